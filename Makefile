@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# labd -- board-farm lab controller.  `make`, `make check`, `make demo`, `make bench`.
+
+PKGS := libserialport libusb-1.0 libgpiod libcurl jansson libconfig yaml-0.1 sqlite3 \
+	libmicrohttpd libpcre2-8
+
+# Debian packages: build dependencies, then what the tests and the demo run.
+DEB_BUILD := build-essential pkg-config libserialport-dev libusb-1.0-0-dev libgpiod-dev \
+	libcurl4-openssl-dev libjansson-dev libconfig-dev libyaml-dev libsqlite3-dev \
+	libmicrohttpd-dev libpcre2-dev
+DEB_TEST := qemu-system-x86 qemu-system-arm u-boot-qemu busybox-static cpio xz-utils socat \
+	umockdev libumockdev-dev ser2net pdudaemon telnet tmux curl python3 python3-jsonschema \
+	sqlite3 libxml2-utils iproute2 procps
+
+CC ?= cc
+SANITIZE ?=
+BUILD := build$(if $(SANITIZE),-san)
+OBJ := $(BUILD)/obj
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
+	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
+	-Idispatcher -Idrivers -I. $(PKG_CFLAGS)
+LDLIBS := $(PKG_LIBS) -lm
+ifneq ($(SANITIZE),)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+DEPFLAGS = -MMD -MP
+V ?=
+Q := $(if $(V),,@)
+
+# Everything except the programs' main() files goes into one archive that the
+# daemon and the unit tests link against.
+LIB_SRCS := $(filter-out dispatcher/main.c,$(wildcard dispatcher/*.c dispatcher/results/*.c)) \
+	$(wildcard drivers/*.c drivers/*/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(OBJ)/%.o)
+LABCTL_SRCS := $(wildcard labctl/*.c)
+LABCTL_OBJS := $(LABCTL_SRCS:%.c=$(OBJ)/%.o) $(OBJ)/dispatcher/strbuf.o
+SIM_SRCS := $(wildcard tests/sim/*.c)
+SIM_OBJS := $(SIM_SRCS:%.c=$(OBJ)/%.o)
+UNIT_SRCS := $(wildcard tests/unit/test-*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+HELPER_SRCS := $(wildcard tests/helper/*.c)
+HELPER_BINS := $(HELPER_SRCS:tests/helper/%.c=$(BUILD)/tests/helper/%)
+
+PROGRAMS := $(BUILD)/labd $(BUILD)/labctl $(BUILD)/simboard
+
+.PHONY: all deps check demo bench clean install tests
+all: $(PROGRAMS)
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(BUILD)/liblabd.a: $(LIB_OBJS)
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+
+$(BUILD)/labd: $(OBJ)/dispatcher/main.o $(BUILD)/liblabd.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/labctl: $(LABCTL_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/simboard: $(SIM_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lm
+
+$(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(BUILD)/liblabd.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/helper/%: $(OBJ)/tests/helper/%.o $(BUILD)/liblabd.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+tests: $(PROGRAMS) $(UNIT_BINS) $(HELPER_BINS)
+
+# Install the Debian packages this tree needs (only the missing ones).
+deps:
+	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST)
+
+check: deps
+	$(MAKE) tests
+	BUILD=$(BUILD) tests/run $(T)
+
+demo: deps
+	$(MAKE) all
+	BUILD=$(BUILD) contrib/demo/run-demo.sh
+
+bench: deps
+	$(MAKE) tests
+	BUILD=$(BUILD) tests/bench/run
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* test-loop.c -- dispatcher/loop.c driven one iteration at a time on real fds */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+
+#include "loop.h"
+#include "tap.h"
+
+static int io_hits;
+static int timer_hits;
+static int order[8], norder;
+
+static int on_io(struct loop_source *s, int fd, uint32_t revents, void *ud)
+{
+	char buf[16];
+
+	io_hits++;
+	if (read(fd, buf, sizeof(buf)) <= 0)
+		return -EIO;
+	return 0;
+}
+
+static int on_timer(struct loop_source *s, uint64_t now, void *ud)
+{
+	timer_hits++;
+	order[norder++] = (int)(intptr_t)ud;
+	return 0;
+}
+
+TEST(test_loop__io_pipe)
+{
+	struct loop *l;
+	struct loop_source *s;
+	int p[2];
+
+	CHECK(loop_new(&l) == 0);
+	CHECK(pipe(p) == 0);
+	io_hits = 0;
+	CHECK(loop_add_io(l, &s, p[0], EPOLLIN, on_io, NULL) == 0);
+	CHECK(loop_run_once(l, 0) == 0);
+	CHECK(write(p[1], "x", 1) == 1);
+	CHECK(loop_run_once(l, 1000 * USEC_PER_MSEC) == 1);
+	CHECK_INT(io_hits, ==, 1);
+	loop_source_free(s);
+	close(p[0]);
+	close(p[1]);
+	loop_free(l);
+}
+
+TEST(test_loop__timer_order)
+{
+	struct loop *l;
+	struct loop_source *a, *b, *c;
+	uint64_t now;
+
+	CHECK(loop_new(&l) == 0);
+	now = loop_now(l);
+	timer_hits = norder = 0;
+	CHECK(loop_add_timer(l, &a, now + 30000, on_timer, (void *)3) == 0);
+	CHECK(loop_add_timer(l, &b, now + 10000, on_timer, (void *)1) == 0);
+	CHECK(loop_add_timer(l, &c, now + 20000, on_timer, (void *)2) == 0);
+	while (timer_hits < 3)
+		CHECK(loop_run_once(l, USEC_PER_SEC) >= 0);
+	CHECK_INT(order[0], ==, 1);
+	CHECK_INT(order[1], ==, 2);
+	CHECK_INT(order[2], ==, 3);
+	CHECK(!loop_timer_is_armed(a));
+	CHECK(loop_now(l) >= now + 30000);
+	loop_source_free(a);
+	loop_source_free(b);
+	loop_source_free(c);
+	loop_free(l);
+}
+
+TEST(test_loop__timer_rearm_and_cancel)
+{
+	struct loop *l;
+	struct loop_source *a, *b;
+
+	CHECK(loop_new(&l) == 0);
+	timer_hits = norder = 0;
+	CHECK(loop_add_timer(l, &a, loop_now(l) + 5000, on_timer, (void *)1) == 0);
+	CHECK(loop_add_timer(l, &b, loop_now(l) + 10000, on_timer, (void *)2) == 0);
+	CHECK(loop_timer_set(a, USEC_INFINITY) == 0);	/* cancel a */
+	while (timer_hits < 1)
+		CHECK(loop_run_once(l, USEC_PER_SEC) >= 0);
+	CHECK_INT(order[0], ==, 2);
+	CHECK(loop_timer_set_rel(a, 1000) == 0);
+	while (timer_hits < 2)
+		CHECK(loop_run_once(l, USEC_PER_SEC) >= 0);
+	CHECK_INT(order[1], ==, 1);
+	loop_source_free(a);
+	loop_source_free(b);
+	loop_free(l);
+}
+
+static int child_code = -1;
+
+static int on_child(struct loop_source *s, const siginfo_t *si, void *ud)
+{
+	child_code = si->si_code == CLD_EXITED ? si->si_status : 1000 + si->si_status;
+	return 0;
+}
+
+TEST(test_loop__child_exit)
+{
+	struct loop *l;
+	pid_t pid;
+
+	CHECK(loop_new(&l) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(7);
+	child_code = -1;
+	CHECK(loop_add_child(l, NULL, pid, on_child, NULL) == 0);
+	while (child_code < 0)
+		CHECK(loop_run_once(l, USEC_PER_SEC) >= 0);
+	CHECK_INT(child_code, ==, 7);
+	loop_free(l);
+}
+
+TEST(test_loop__child_free_kills)
+{
+	struct loop *l;
+	struct loop_source *s;
+	pid_t pid;
+	int i;
+
+	CHECK(loop_new(&l) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(loop_add_child(l, &s, pid, on_child, NULL) == 0);
+	loop_source_free(s);
+	/* the loop reaps it in the background */
+	for (i = 0; i < 100 && kill(pid, 0) == 0; i++)
+		loop_run_once(l, 10 * USEC_PER_MSEC);
+	CHECK(kill(pid, 0) < 0 && errno == ESRCH);
+	loop_free(l);
+}
+
+static int sig_hits;
+
+static int on_signal(struct loop_source *s, const struct signalfd_siginfo *si, void *ud)
+{
+	sig_hits++;
+	return 0;
+}
+
+TEST(test_loop__signal)
+{
+	struct loop *l;
+	struct loop_source *s;
+
+	CHECK(loop_new(&l) == 0);
+	sig_hits = 0;
+	CHECK(loop_add_signal(l, &s, SIGUSR1, on_signal, NULL) == 0);
+	CHECK(loop_add_signal(l, NULL, SIGUSR1, on_signal, NULL) == -EBUSY);
+	kill(getpid(), SIGUSR1);
+	while (!sig_hits)
+		CHECK(loop_run_once(l, USEC_PER_SEC) >= 0);
+	CHECK_INT(sig_hits, ==, 1);
+	loop_source_free(s);
+	loop_free(l);
+}
+
+static int defer_hits;
+static struct loop_source *victim;
+
+static int on_defer(struct loop_source *s, void *ud)
+{
+	defer_hits++;
+	if (ud)
+		victim = loop_source_free(victim);	/* free another source mid-dispatch */
+	return 0;
+}
+
+TEST(test_loop__defer_and_free_in_callback)
+{
+	struct loop *l;
+
+	CHECK(loop_new(&l) == 0);
+	defer_hits = 0;
+	CHECK(loop_add_defer(l, NULL, on_defer, (void *)1) == 0);
+	CHECK(loop_add_defer(l, &victim, on_defer, NULL) == 0);
+	CHECK(loop_run_once(l, 0) >= 1);
+	CHECK_INT(defer_hits, ==, 1);	/* the victim was freed before its turn */
+	CHECK(loop_run_once(l, 0) == 0);
+	loop_free(l);
+}
+
+TEST_LIST(test_loop__io_pipe, test_loop__timer_order, test_loop__timer_rearm_and_cancel,
+	  test_loop__child_exit, test_loop__child_free_kills, test_loop__signal,
+	  test_loop__defer_and_free_in_callback)
