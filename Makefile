@@ -2,12 +2,12 @@
 # labd -- board-farm lab controller.  `make`, `make check`, `make demo`, `make bench`.
 
 PKGS := libserialport libusb-1.0 libgpiod libcurl jansson libconfig yaml-0.1 sqlite3 \
-	libmicrohttpd libpcre2-8
+	libmicrohttpd libpcre2-8 libcrypto
 
 # Debian packages: build dependencies, then what the tests and the demo run.
 DEB_BUILD := build-essential pkg-config libserialport-dev libusb-1.0-0-dev libgpiod-dev \
 	libcurl4-openssl-dev libjansson-dev libconfig-dev libyaml-dev libsqlite3-dev \
-	libmicrohttpd-dev libpcre2-dev
+	libmicrohttpd-dev libpcre2-dev libssl-dev
 DEB_TEST := qemu-system-x86 qemu-system-arm u-boot-qemu busybox-static cpio xz-utils socat \
 	umockdev libumockdev-dev ser2net pdudaemon telnet tmux curl python3 python3-jsonschema \
 	sqlite3 libxml2-utils iproute2 procps

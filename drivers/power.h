@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * power.h -- power control of a board: the driver interface and its core
+ *
+ * A power driver is one file (drivers/power/<name>.c) defining a
+ * `const struct power_driver`, listed in the table in drivers/power.c.  The
+ * core (power.c) finds drivers by name, runs one operation at a time per
+ * board, applies the timeout, builds "cycle" from off + delay + on when the
+ * driver has no native cycle, and calls the user's completion callback from
+ * the loop (never from inside power_run()).
+ *
+ * Protocol for users (the runner, the API):
+ *  1. power_new() parses the board's `power` group (no hardware access);
+ *     check-config stops here and calls power_free().
+ *  2. power_run(p, op, done, ud) starts an operation; -EBUSY if one runs.
+ *  3. done(p, err, msg, ud) is called exactly once: err 0 on success, else a
+ *     negative errno and a one-line reason ("command 'x' exited with status 3").
+ *  4. power_abort() stops the operation; done is not called.
+ *  5. power_free() aborts and frees.
+ *
+ * Protocol for drivers: ->start() starts the operation and returns 0 or a
+ * negative errno; it later calls power_complete() exactly once, from a loop
+ * callback.  ->abort() must stop any pending work so that power_complete()
+ * is not called afterwards.
+ */
+#ifndef LABD_POWER_H
+#define LABD_POWER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libconfig.h>
+
+#include "driver.h"
+
+struct diag;
+struct driver_config;
+struct power;
+
+enum power_op {
+	POWER_OFF,
+	POWER_ON,
+	POWER_CYCLE,	/* off, wait, on: a hard reset */
+};
+
+#define POWER_DEFAULT_TIMEOUT (30 * 1000000ULL)
+#define POWER_DEFAULT_CYCLE_DELAY (1 * 1000000ULL)
+
+typedef void (*power_done_fn)(struct power *p, int err, const char *msg, void *userdata);
+
+struct power_driver {
+	const char *name;
+	size_t priv_size;	/* bytes of driver state, zeroed, at power_priv() */
+	/** required: parse @settings into the private state; no hardware access */
+	int (*parse)(struct power *p, const config_setting_t *settings, struct diag *diag);
+	/** required: start @op (POWER_CYCLE only if ->cycles) */
+	int (*start)(struct power *p, enum power_op op);
+	/** optional: stop the operation in progress; no power_complete() afterwards */
+	void (*abort)(struct power *p);
+	/** optional: release resources held by the private state */
+	void (*release)(struct power *p);
+	/** true when ->start() implements POWER_CYCLE itself */
+	bool cycles;
+};
+
+/** power_find_driver() - the driver called @name, or NULL. */
+const struct power_driver *power_find_driver(const char *name);
+
+/** power_driver_names() - NULL-terminated list of all driver names. */
+const char *const *power_driver_names(void);
+
+/**
+ * power_new() - create the power control of a board
+ * @cfg: the board's `power` settings (driver name and group)
+ * @ctx: copied; its pointers must outlive the power object
+ *
+ * Returns 0, -EINVAL (problems in @diag, e.g. unknown driver) or -ENOMEM.
+ */
+int power_new(const struct driver_config *cfg, const struct driver_ctx *ctx,
+	      struct power **ret, struct diag *diag);
+
+/** power_set_timeout() / power_set_cycle_delay() - from the board definition. */
+void power_set_timeout(struct power *p, uint64_t usec);
+void power_set_cycle_delay(struct power *p, uint64_t usec);
+
+/** power_run() - start @op; @done is called once from the loop. -EBUSY when busy. */
+int power_run(struct power *p, enum power_op op, power_done_fn done, void *userdata);
+
+/** power_abort() - stop the running operation; its callback is not called. */
+void power_abort(struct power *p);
+
+/** power_is_busy() - whether an operation runs. */
+bool power_is_busy(const struct power *p);
+
+/** power_last_state() - -1 unknown, 0 off, 1 on: the last completed operation's result. */
+int power_last_state(const struct power *p);
+
+/** power_free() - abort and free; accepts NULL; returns NULL. */
+struct power *power_free(struct power *p);
+
+/* For drivers */
+
+/** power_priv() - the driver's private state (priv_size bytes, zeroed at creation). */
+void *power_priv(struct power *p);
+/** power_ctx() - the context given to power_new(). */
+const struct driver_ctx *power_ctx(const struct power *p);
+/** power_timeout() - the operation timeout, for drivers that enforce it themselves. */
+uint64_t power_timeout(const struct power *p);
+/** power_complete() - the driver finished the operation started by ->start(). */
+void power_complete(struct power *p, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+const char *power_op_name(enum power_op op);
+
+#endif
