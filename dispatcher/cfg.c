@@ -69,7 +69,7 @@ static int bad_type(config_setting_t *s, const char *key, const char *want, stru
 int cfg_get_string(const config_setting_t *group, const char *key, bool required,
 		   const char **ret, struct diag *diag)
 {
-	config_setting_t *s;
+	config_setting_t *s = NULL;
 	int r = lookup(group, key, required, &s, diag);
 
 	if (r < 0)
@@ -83,7 +83,7 @@ int cfg_get_string(const config_setting_t *group, const char *key, bool required
 int cfg_get_int(const config_setting_t *group, const char *key, bool required,
 		long long min, long long max, long long *ret, struct diag *diag)
 {
-	config_setting_t *s;
+	config_setting_t *s = NULL;
 	long long v;
 	int r = lookup(group, key, required, &s, diag);
 
@@ -102,7 +102,7 @@ int cfg_get_int(const config_setting_t *group, const char *key, bool required,
 int cfg_get_bool(const config_setting_t *group, const char *key, bool required, bool *ret,
 		 struct diag *diag)
 {
-	config_setting_t *s;
+	config_setting_t *s = NULL;
 	int r = lookup(group, key, required, &s, diag);
 
 	if (r < 0)
@@ -116,7 +116,7 @@ int cfg_get_bool(const config_setting_t *group, const char *key, bool required, 
 int cfg_get_duration(const config_setting_t *group, const char *key, bool required,
 		     uint64_t *ret, struct diag *diag)
 {
-	config_setting_t *s;
+	config_setting_t *s = NULL;
 	double v;
 	int r = lookup(group, key, required, &s, diag);
 
@@ -143,7 +143,7 @@ int cfg_get_duration(const config_setting_t *group, const char *key, bool requir
 int cfg_get_strv(const config_setting_t *group, const char *key, bool required, char ***ret,
 		 struct diag *diag)
 {
-	config_setting_t *s;
+	config_setting_t *s = NULL;
 	char **v = NULL;
 	int r = lookup(group, key, required, &s, diag);
 	int i, n;
