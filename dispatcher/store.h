@@ -13,7 +13,18 @@
  *
  * Records returned by the store are owned by the caller and released with
  * the matching *_release() function.  Errors: negative errno (-ENOENT for a
- * missing row, -EIO for an SQLite failure, logged once with its message).
+ * missing row, or for a job_id naming no job; -EIO for an SQLite failure,
+ * logged once with its message; -ENOMEM).
+ *
+ * Listing functions read every matching row before the first callback, so
+ * a callback may call the store, even the same function (the scheduler
+ * starts jobs from inside store_job_queued()).  A callback returning < 0
+ * stops the listing, and the listing returns that value.
+ *
+ * Durability: WAL with synchronous=NORMAL, so a SIGKILL of labd loses no
+ * committed write (a power cut may lose the last few).  A database written
+ * by an older labd is migrated at open; a file that is not a database, or
+ * one from a newer labd, gives -EIO.
  */
 #ifndef LABD_STORE_H
 #define LABD_STORE_H
@@ -52,6 +63,7 @@ struct job_record {
 	int results_fail;
 	int results_skip;
 	int results_unknown;
+	char *last_error;	/* error text of the previous attempt, or NULL */
 };
 
 /** A board's persistent state. */
@@ -105,7 +117,13 @@ struct store *store_close(struct store *st);
 
 /* ---- jobs (store_jobs.c) ---- */
 
-/** store_job_insert() - add a queued job; fills rec->id. */
+/**
+ * store_job_insert() - add a job; fills rec->id.
+ *
+ * Every field is stored as given (a zeroed record is queued, health unknown,
+ * error none), except id and the results counts; an attempt below 1 is
+ * stored, and written back to rec->attempt, as 1.
+ */
 int store_job_insert(struct store *st, struct job_record *rec);
 
 /** store_job_get() - read job @id into @ret (release with job_record_release()). */
@@ -119,13 +137,18 @@ int store_job_list(struct store *st, const struct job_filter *f,
 int store_job_queued(struct store *st, int (*cb)(const struct job_record *rec, void *ud),
 		     void *ud);
 
-/** store_job_start() - mark @id running on @device at @when, with its @attempt. */
+/** store_job_start() - mark @id running on @device at @when. */
 int store_job_start(struct store *st, int64_t id, const char *device, uint64_t when);
 
 /** store_job_set_state() - e.g. running -> canceling. */
 int store_job_set_state(struct store *st, int64_t id, enum job_state state);
 
-/** store_job_finish() - record the outcome; counts the job's results. */
+/**
+ * store_job_finish() - record the outcome; state finished, ended @when.
+ *
+ * Counts the job's results into results_pass/fail/skip/unknown ("unknown"
+ * is every result that is not "pass", "fail" or "skip").
+ */
 int store_job_finish(struct store *st, int64_t id, enum job_health health,
 		     enum error_type type, const char *msg, uint64_t when);
 
@@ -133,8 +156,10 @@ int store_job_finish(struct store *st, int64_t id, enum job_health health,
  * store_job_requeue() - put @id back in the queue for another attempt
  * @recovered: set the job's "recovered" flag (requeued after a labd crash)
  *
- * Increments attempt, clears device/started, keeps the last error message
- * for reference, decrements retries_left unless @recovered.
+ * Increments attempt, clears device/started/ended, health and error type,
+ * moves the error message (@why if given, else the job's error_msg) to
+ * last_error, decrements retries_left (not below 0) unless @recovered.
+ * The results of the abandoned attempt are deleted (the events stay).
  */
 int store_job_requeue(struct store *st, int64_t id, bool recovered, const char *why);
 
@@ -145,6 +170,7 @@ int store_job_running(struct store *st, int (*cb)(const struct job_record *rec, 
 /** store_job_count() - number of jobs in @state. */
 int store_job_count(struct store *st, enum job_state state, int64_t *ret);
 
+/** job_record_release() - free @rec's strings and zero it; accepts NULL. */
 void job_record_release(struct job_record *rec);
 
 /* ---- devices (store_devices.c) ---- */
@@ -159,6 +185,7 @@ int store_device_put(struct store *st, const struct device_record *rec);
 int store_device_list(struct store *st, int (*cb)(const struct device_record *rec, void *ud),
 		      void *ud);
 
+/** device_record_release() - free @rec's strings and zero it; accepts NULL. */
 void device_record_release(struct device_record *rec);
 
 /* ---- results (store_results.c) ---- */
@@ -170,6 +197,7 @@ int store_result_add(struct store *st, struct result_record *rec);
 int store_result_list(struct store *st, int64_t job_id,
 		      int (*cb)(const struct result_record *rec, void *ud), void *ud);
 
+/** result_record_release() - free @rec's strings and zero it; accepts NULL. */
 void result_record_release(struct result_record *rec);
 
 /* ---- events (store_events.c) ---- */
@@ -182,9 +210,16 @@ int store_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *k
 int store_event_list(struct store *st, int64_t job_id, int64_t after,
 		     int (*cb)(const struct event_record *rec, void *ud), void *ud);
 
+/** event_record_release() - free @rec's strings and zero it; accepts NULL. */
 void event_record_release(struct event_record *rec);
 
-/** store_begin() / store_commit() - group several writes in one transaction. */
+/**
+ * store_begin() / store_commit() - group several writes in one transaction.
+ *
+ * Calls nest: only the outermost pair begins and commits.  store_commit()
+ * without store_begin() is -EINVAL; a failed commit rolls back.  store_close()
+ * commits a transaction still open.
+ */
 int store_begin(struct store *st);
 int store_commit(struct store *st);
 
