@@ -48,8 +48,10 @@ struct console_driver {
 	/**
 	 * required: open a non-blocking, close-on-exec fd into *@ret_fd.  Return 0
 	 * when usable, -EINPROGRESS when a connect is pending (the core waits for
-	 * EPOLLOUT and calls ->connected()), or a negative errno; write a reason
-	 * with console_set_error() before failing.
+	 * EPOLLOUT and calls ->connected()), -EAGAIN when it cannot tell yet (a
+	 * host name lookup runs: the core calls ->open() again shortly), or a
+	 * negative errno; write a reason with console_set_error() before failing.
+	 * console_write_raw() works from here on (protocol greetings).
 	 */
 	int (*open)(struct console *c, int *ret_fd);
 	/** optional: check a pending connect once the fd is writable (default: SO_ERROR) */
@@ -84,7 +86,13 @@ const char *const *console_driver_names(void);
 int console_new(const struct driver_config *cfg, const struct driver_ctx *ctx,
 		struct console **ret, struct diag *diag);
 
-/** console_start() - open now and keep the console open; reports through @ops. */
+/**
+ * console_start() - open now and keep the console open; reports through @ops
+ *
+ * The first ops->state() may come from inside this call.  Callbacks may call
+ * console_free().  Returns 0 (even when the console is down: it is retried
+ * every CONSOLE_REOPEN_INTERVAL), -EALREADY or -ENOMEM.
+ */
 int console_start(struct console *c, const struct console_ops *ops, void *userdata);
 
 /** console_is_up() - whether the console is open and connected. */
