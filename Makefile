@@ -23,8 +23,11 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
-	-Idispatcher -Idrivers -I. $(PKG_CFLAGS)
+	-Idispatcher -Idispatcher/results -Idrivers -I. $(PKG_CFLAGS)
 LDLIBS := $(PKG_LIBS) -lm
+# Keep labd's symbols inside its programs: libconfig exports its private
+# strbuf_release(), and ours must not replace it (libconfig crashes parsing strings).
+CFLAGS += -fvisibility=hidden
 ifneq ($(SANITIZE),)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined

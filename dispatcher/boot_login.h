@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * boot_login.h -- the part every boot method shares: from the kernel starting
+ * to a shell prompt
+ *
+ * Embedded in the state of a boot action.  The steps:
+ *  1. optionally wait for the kernel start message (U-Boot boots: after
+ *     "Starting kernel"); from then on kernel messages are watched (a panic
+ *     fails the boot);
+ *  2. with auto_login: wait for the login prompt, send the user name, wait
+ *     for the password prompt and send the password when configured;
+ *  3. wait for a shell prompt (the job's prompts, else the device type's);
+ *  4. send each login command and wait for the prompt after it;
+ *  5. run_done().
+ * A "Login incorrect" answer fails the job; a bootloader banner after the
+ * kernel started means the board reset unexpectedly.  Timeouts fail the job
+ * (error type job: the kernel or root filesystem did not come up).
+ */
+#ifndef LABD_BOOT_LOGIN_H
+#define LABD_BOOT_LOGIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct run;
+struct run_event;
+struct job_boot;
+
+enum boot_login_step {
+	BOOT_LOGIN_KERNEL,
+	BOOT_LOGIN_USER,
+	BOOT_LOGIN_PASSWORD,
+	BOOT_LOGIN_SHELL,
+	BOOT_LOGIN_COMMANDS,
+	BOOT_LOGIN_DONE,
+};
+
+struct boot_login {
+	enum boot_login_step step;
+	const struct job_boot *boot;
+	bool kernel_started;
+	size_t command;		/* next login command */
+};
+
+/** boot_login_start() - begin; @wait_kernel: require the kernel start message first. */
+void boot_login_start(struct run *r, struct boot_login *bl, const struct job_boot *boot,
+		      bool wait_kernel);
+
+/** boot_login_event() - feed an event of the boot action while logging in. */
+void boot_login_event(struct run *r, struct boot_login *bl, const struct run_event *ev);
+
+#endif
