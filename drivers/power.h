@@ -13,8 +13,11 @@
  *  1. power_new() parses the board's `power` group (no hardware access);
  *     check-config stops here and calls power_free().
  *  2. power_run(p, op, done, ud) starts an operation; -EBUSY if one runs.
- *  3. done(p, err, msg, ud) is called exactly once: err 0 on success, else a
- *     negative errno and a one-line reason ("command 'x' exited with status 3").
+ *  3. done(p, err, msg, ud) is called exactly once: err 0 on success (msg ""),
+ *     else a negative errno and a one-line reason ("command 'x' exited with
+ *     status 3"), valid during the call.  done may run the next operation or
+ *     free @p.  The timeout bounds each driver step (the off and the on of an
+ *     emulated cycle separately); a `timeout` key in the power group sets it.
  *  4. power_abort() stops the operation; done is not called.
  *  5. power_free() aborts and frees.
  *
@@ -60,7 +63,9 @@ struct power_driver {
 	void (*abort)(struct power *p);
 	/** optional: release resources held by the private state */
 	void (*release)(struct power *p);
-	/** true when ->start() implements POWER_CYCLE itself */
+	/** true when ->start() implements POWER_CYCLE itself; it may still return
+	 *  -EOPNOTSUPP (with no side effect) for a board it cannot cycle natively,
+	 *  and the core then does off + delay + on */
 	bool cycles;
 };
 
