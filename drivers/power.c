@@ -24,6 +24,7 @@
 #define POWER_NAMES_MAX 256	/* "command, pdudaemon, ..." in messages */
 
 static const struct power_driver *const power_drivers[] = {
+	&power_command_driver,
 	&power_fake_driver,
 };
 
