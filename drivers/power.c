@@ -25,6 +25,7 @@
 
 static const struct power_driver *const power_drivers[] = {
 	&power_command_driver,
+	&power_pdudaemon_driver,
 	&power_fake_driver,
 };
 

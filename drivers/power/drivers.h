@@ -18,6 +18,7 @@
 #define POWER_COMMON_KEYS "driver", "timeout"
 
 extern const struct power_driver power_command_driver;
+extern const struct power_driver power_pdudaemon_driver;
 extern const struct power_driver power_fake_driver;
 
 #endif
