@@ -6,7 +6,7 @@
  *
  *   labd.conf          daemon settings (state directory, HTTP listener, TFTP
  *                      root, server IP) and `devices_dir`, the board directory;
- *   <devices_dir>/*.conf  any number of files, each holding `device_types`
+ *   <devices_dir>/NAME.conf any number of files, each holding `device_types`
  *                      and/or `devices` lists (or a single `device_type` or
  *                      `device` group).
  *
@@ -23,7 +23,14 @@
  * immutable, refcounted struct lab_config: a reload (SIGHUP) loads a new one
  * and the daemon swaps it in, keeping running jobs on the objects they hold.
  *
- * All strings are owned by the config.  Durations are microseconds.
+ * All strings are owned by the config.  Durations are microseconds.  The file
+ * format, with examples, is described at the top of config.c and, for lab
+ * admins, in doc/boards.md.
+ *
+ * Sections of labd.conf owned by other modules (`backends`, `users`: the
+ * table config_sections[] in config.c) are accepted without being parsed
+ * here; those modules read them from lab_config.root, e.g.
+ * config_setting_get_member(c->root, "backends"), and report with cfg.h.
  */
 #ifndef LABD_CONFIG_H
 #define LABD_CONFIG_H
@@ -42,8 +49,26 @@
 #define CONFIG_DEFAULT_PATH "/etc/labd/labd.conf"
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/labd"
 #define CONFIG_DEFAULT_LISTEN "127.0.0.1:8640"
+#define CONFIG_DEFAULT_DEVICES_DIR "devices"	/* relative to labd.conf's directory */
+#define CONFIG_DEFAULT_SERVER_IP "10.0.2.2"
+#define CONFIG_DEFAULT_MAX_ARTIFACT_SIZE (512ULL << 20)
 
-/** Parameters of the u-boot boot method (device type `boot.u-boot`). */
+/*
+ * Defaults of a device type, used when neither the type nor its parents set
+ * a value.  error_messages defaults to LAVA's list of U-Boot failures
+ * ("Resetting CPU", "TIMEOUT", "Retry count exceeded", "File not found",
+ * "Bad Linux ARM64 Image magic!", ...: config_type.c); boot_methods to
+ * ["minimal"], deploy_methods to ["none"], qemu.allowed_images to
+ * ["kernel", "initrd"]; power_on_delay to POWER_DEFAULT_CYCLE_DELAY.
+ */
+#define CONFIG_DEFAULT_INTERRUPT_PROMPT "Hit any key to stop autoboot"
+#define CONFIG_DEFAULT_INTERRUPT_CHAR " "
+#define CONFIG_DEFAULT_BOOTLOADER_PROMPT "=> "
+#define CONFIG_DEFAULT_FINAL_MESSAGE "Starting kernel"
+#define CONFIG_DEFAULT_START_MESSAGE "Linux version [0-9]"
+#define CONFIG_DEFAULT_QEMU_CONSOLE "socket"
+
+/** Parameters of the u-boot boot method (the `u-boot` group of a device type). */
 struct uboot_params {
 	char *interrupt_prompt;	/* regex; default "Hit any key to stop autoboot" */
 	char *interrupt_char;	/* default " " */
@@ -57,7 +82,7 @@ struct uboot_params {
 	char *default_commands;	/* name of the set used when the job names none */
 };
 
-/** Parameters shared by all boot methods once the kernel runs (`boot.kernel`). */
+/** Parameters shared by all boot methods once the kernel runs (`kernel` group). */
 struct kernel_params {
 	char *start_message;	/* regex; default "Linux version [0-9]" */
 	char *login_prompt;	/* regex used when the job's auto_login has none */
@@ -65,7 +90,7 @@ struct kernel_params {
 	uint64_t char_delay;	/* between characters sent to the shell; default 0 */
 };
 
-/** QEMU device types (issue: real kernels on emulated boards). */
+/** QEMU device types (`qemu` group): real kernels on emulated boards. */
 struct qemu_params {
 	char *binary;		/* "qemu-system-aarch64" */
 	char **args;		/* strv: fixed arguments, with {SUBSTITUTIONS} */
@@ -90,6 +115,7 @@ struct device_type {
 	struct kv bootx;	/* "booti.kernel" -> "0x40400000", "bootz.ramdisk", ... */
 	char **context_allowed;	/* strv: job context keys this type accepts */
 	uint64_t power_on_delay;	/* wait after power-off before power-on (cycle) */
+	char *fingerprint;	/* canonical text of the type and its parents */
 };
 
 /** A driver instance's settings: the driver name and its libconfig group. */
@@ -112,6 +138,7 @@ struct device {
 	struct driver_config power;
 	bool has_power;		/* a board without power control cannot be reset */
 	struct kv parameters;	/* overrides of the type's parameters */
+	uint64_t power_on_delay;	/* power_set_cycle_delay(): the device's, else its type's */
 	char *fingerprint;	/* canonical text of the definition, to detect changes */
 };
 
@@ -125,7 +152,7 @@ struct http_config {
 
 struct lab_config {
 	int refcount;
-	char *path;		/* labd.conf */
+	char *path;		/* labd.conf, made absolute; so are all paths below */
 	char *lab_name;
 	char *state_dir;
 	char *devices_dir;
@@ -140,6 +167,7 @@ struct lab_config {
 	size_t n_devices;
 	config_t **files;	/* parsed libconfig files kept alive for driver settings */
 	size_t n_files;
+	const config_setting_t *root;	/* labd.conf's top level (files[0]), for other sections */
 };
 
 /**
@@ -152,6 +180,13 @@ struct lab_config {
  * hardware is touched).  Returns 0, -EINVAL (see @diag), -ENOENT or -ENOMEM.
  */
 int config_load(const char *path, struct lab_config **ret, struct diag *diag);
+
+/**
+ * config_check() - `labd check-config`: load @path and drop the result
+ *
+ * Returns what config_load() returns; the problems are in @diag.
+ */
+int config_check(const char *path, struct diag *diag);
 
 /** config_ref() / config_unref() - share a configuration; unref accepts NULL, returns NULL. */
 struct lab_config *config_ref(struct lab_config *c);
@@ -166,5 +201,12 @@ const struct device_type *config_find_type(const struct lab_config *c, const cha
  * else its type's (and parents', already merged at load), else NULL.
  */
 const char *device_param(const struct device *dev, const char *key);
+
+/**
+ * config_device_changed() - whether two definitions of a board differ (in the
+ * device group or in any type of its chain), e.g. across a reload.  Where the
+ * definition sits (file, line, order) does not count.
+ */
+bool config_device_changed(const struct device *a, const struct device *b);
 
 #endif
