@@ -145,6 +145,7 @@ static void telnet_negotiate(struct console *c, struct telnet *t, uint8_t cmd, u
 /* A complete subnegotiation: only the RFC 2217 baud rate reply is of interest. */
 static void telnet_subnegotiation(struct console *c, struct telnet *t)
 {
+	const char *name = console_ctx(c)->device_name;
 	const uint8_t *sb = t->sb;
 	uint32_t baud;
 
@@ -152,12 +153,12 @@ static void telnet_subnegotiation(struct console *c, struct telnet *t)
 	    sb[1] != COMPORT_SERVER_REPLY + COMPORT_SET_BAUDRATE)
 		return;
 	baud = (uint32_t)sb[2] << 24 | (uint32_t)sb[3] << 16 | (uint32_t)sb[4] << 8 | sb[5];
+
 	if (baud == t->baud)
-		log_debug("console '%s': server set the baud rate to %u", console_ctx(c)->device_name,
-			  baud);
+		log_debug("console '%s': server set the baud rate to %u", name, baud);
 	else
-		log_warning("console '%s': server set the baud rate to %u instead of %u",
-			    console_ctx(c)->device_name, baud, t->baud);
+		log_warning("console '%s': server set the baud rate to %u instead of %u", name,
+			    baud, t->baud);
 }
 
 static void telnet_sb_add(struct telnet *t, uint8_t b)

@@ -75,8 +75,9 @@ static int tty_parse_name(const config_setting_t *settings, const char *key,
 			*ret = n->value;
 			return 0;
 		}
-		strbuf_addf(&known, "%s%s", n == names ? "" : ", ", n->name);
 	}
+	for (n = names; n->name; n++)
+		strbuf_addf(&known, "%s%s", n == names ? "" : ", ", n->name);
 	r = diag_add(diag, cfg_file(settings), cfg_line(settings), "unknown %s '%s' (known: %s)",
 		     key, s, known.buf);
 	strbuf_release(&known);

@@ -442,13 +442,14 @@ TEST(test_console__telnet_decode)
 /* A listening socket on 127.0.0.1; its port in *@port. */
 static int tcp_listener(int *port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t len = sizeof(sa);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), on = 1;
 
 	if (fd < 0)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sa.sin_port = htons((uint16_t)*port);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
