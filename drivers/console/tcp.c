@@ -231,7 +231,8 @@ int console_tcp_open_unix(struct console *c, const char *path, int *ret_fd)
 		r = -errno;
 		console_set_error(c, "cannot connect to '%s': %s", path, strerror(-r));
 		close(fd);
-		return r;
+		/* a full backlog: retry at the normal pace, not as a pending lookup */
+		return r == -EAGAIN ? -ECONNREFUSED : r;
 	}
 	*ret_fd = fd;
 	return 0;

@@ -581,7 +581,7 @@ TEST(test_console__tcp_refused_then_up)
 	loop_free(l);
 }
 
-/* A host name goes through the non-blocking lookup and the address rotation. */
+/* A host name (from /etc/hosts) goes through the non-blocking lookup and address rotation. */
 TEST(test_console__tcp_localhost)
 {
 	struct rec rec = { .data = STRBUF_INIT };
@@ -603,14 +603,7 @@ TEST(test_console__tcp_localhost)
 	console_free(c);
 	close(fd);
 	close(lfd);
-	/* a name that does not resolve */
-	rec.downs = 0;
-	c = start_console(l, "driver = \"tcp\"; host = \"no-such-host.invalid\"; port = 1;", &rec);
-	CHECK(c);
-	RUN_UNTIL(l, rec.downs == 1, 10 * SEC);
-	CHECK_INT(rec.downs, ==, 1);
-	CHECK_CONTAINS(rec.reason, "cannot resolve 'no-such-host.invalid'");
-	console_free(c);
+	/* (no test of a failing lookup: it would send DNS queries off this machine) */
 	strbuf_release(&rec.data);
 	loop_free(l);
 }
