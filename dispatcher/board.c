@@ -96,8 +96,11 @@ int board_new(const struct board_deps *deps, struct lab_config *cfg, const struc
 	if (r < 0)
 		goto err_free;
 	r = console_new(&dev->console, &ctx, &b->console, &diag);
-	if (r == 0 && dev->has_power)
+	if (r == 0 && dev->has_power) {
 		r = power_new(&dev->power, &ctx, &b->power, &diag);
+		if (r == 0)
+			power_set_cycle_delay(b->power, dev->power_on_delay);
+	}
 	if (r < 0) {
 		char *msg = diag_join(&diag);
 

@@ -1,1 +1,249 @@
-int main(void) { return 0; }
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * main.c -- the labd program
+ *
+ *   labd [-c FILE] [--listen HOST:PORT] [-v]   run the lab controller
+ *   labd check-config [-c FILE]                validate labd.conf and the boards
+ *   labd run-job [-c FILE] JOB                 run one job without the HTTP API
+ *                                              and exit like `labctl submit --follow`
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "diag.h"
+#include "events.h"
+#include "joblog.h"
+#include "log.h"
+#include "loop.h"
+#include "store.h"
+#include "strbuf.h"
+
+#define LABD_VERSION "0.1.0"
+
+struct options {
+	const char *config;
+	const char *listen;
+	const char *command;
+	const char *job;
+	int verbose;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: labd [-c FILE] [--listen HOST:PORT] [-v]\n"
+		   "       labd check-config [-c FILE]\n"
+		   "       labd run-job [-c FILE] JOB\n"
+		   "\n"
+		   "  -c, --config FILE   labd.conf (default %s)\n"
+		   "  -l, --listen ADDR   HTTP API address, overriding the configuration\n"
+		   "  -v, --verbose       more messages (twice: debug)\n"
+		   "  -V, --version       print the version\n",
+		   CONFIG_DEFAULT_PATH);
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:l:vVh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'l':
+			o->listen = optarg;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'V':
+			printf("labd %s\n", LABD_VERSION);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		o->command = argv[optind++];
+	if (o->command && !strcmp(o->command, "run-job") && optind < argc)
+		o->job = argv[optind++];
+	if (optind < argc || (o->command && strcmp(o->command, "check-config") &&
+			      strcmp(o->command, "run-job"))) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (o->command && !strcmp(o->command, "run-job") && !o->job) {
+		fprintf(stderr, "labd: run-job needs a job file\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void print_diag(const struct diag *diag)
+{
+	size_t i;
+
+	for (i = 0; i < diag->n; i++)
+		fprintf(stderr, "%s\n", diag->msgs[i]);
+}
+
+static int check_config(const struct options *o)
+{
+	struct diag diag = DIAG_INIT;
+	struct lab_config *cfg;
+	int err;
+
+	err = config_load(o->config, &cfg, &diag);
+	print_diag(&diag);
+	diag_release(&diag);
+	if (err < 0) {
+		fprintf(stderr, "labd: configuration '%s' is not valid\n",
+			o->config ? o->config : CONFIG_DEFAULT_PATH);
+		return 1;
+	}
+	printf("%s: ok: %zu device types, %zu devices\n", cfg->path, cfg->n_types,
+	       cfg->n_devices);
+	config_unref(cfg);
+	return 0;
+}
+
+/* ---- run-job: one job, its live log on stdout, exit status like labctl ---- */
+
+struct one_job {
+	struct daemon *d;
+	int64_t id;
+	uint64_t console_off;
+	uint64_t labd_off;
+	int status;
+};
+
+static void print_new_log(struct one_job *oj)
+{
+	struct strbuf buf = STRBUF_INIT;
+	char *dir = daemon_job_dir(oj->d, oj->id);
+
+	if (!dir)
+		return;
+	joblog_read(dir, JOBLOG_LABD, oj->labd_off, 1 << 20, &buf);
+	oj->labd_off += buf.len;
+	for (char *p = buf.buf, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		fprintf(stdout, "# labd: %.*s\n", (int)(nl - p), p);
+	}
+	strbuf_reset(&buf);
+	joblog_read(dir, JOBLOG_CONSOLE, oj->console_off, 1 << 20, &buf);
+	oj->console_off += buf.len;
+	fwrite(buf.buf, 1, buf.len, stdout);
+	fflush(stdout);
+	strbuf_release(&buf);
+	free(dir);
+}
+
+static void on_log(int64_t job_id, void *ud)
+{
+	struct one_job *oj = ud;
+
+	if (job_id == oj->id)
+		print_new_log(oj);
+}
+
+static void on_event(const struct event *ev, void *ud)
+{
+	struct one_job *oj = ud;
+	const char *health;
+	json_int_t fails;
+
+	if (ev->job_id != oj->id || strcmp(ev->kind, "finished"))
+		return;
+	print_new_log(oj);
+	health = json_string_value(json_object_get(ev->data, "health"));
+	fails = json_integer_value(json_object_get(ev->data, "results_fail"));
+	printf("\njob %lld: %s", (long long)oj->id, health ? health : "?");
+	if (health && strcmp(health, "complete"))
+		printf(" (%s): %s", json_string_value(json_object_get(ev->data, "error_type")),
+		       json_string_value(json_object_get(ev->data, "error_msg")));
+	else if (fails)
+		printf(", %lld failed results", (long long)fails);
+	printf("\n");
+	oj->status = health && !strcmp(health, "complete") ? (fails ? 1 : 0) : 2;
+	daemon_stop(oj->d, oj->status);
+}
+
+static int run_job(struct daemon *d, const char *path)
+{
+	struct one_job oj = { .d = d, .status = 2 };
+	struct strbuf text = STRBUF_INIT;
+	struct diag diag = DIAG_INIT;
+	FILE *f = fopen(path, "r");
+	char buf[65536];
+	size_t n;
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "labd: cannot open '%s': %s\n", path, strerror(errno));
+		return 3;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(&text, buf, n);
+	fclose(f);
+	err = daemon_submit(d, text.buf, text.len, path, JOB_FORMAT_AUTO, "labd run-job", &oj.id,
+			    &diag);
+	strbuf_release(&text);
+	print_diag(&diag);
+	diag_release(&diag);
+	if (err < 0)
+		return 3;
+	daemon_log_listen(d, on_log, &oj, NULL);
+	events_listen(daemon_events(d), on_event, &oj, NULL);
+	daemon_run(d);
+	return oj.status;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct diag diag = DIAG_INIT;
+	struct daemon_options dopts = { 0 };
+	struct daemon *d;
+	int err, status;
+
+	if (parse_args(argc, argv, &o) < 0)
+		return 2;
+	log_set_level(o.verbose > 1 ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (o.command && !strcmp(o.command, "check-config"))
+		return check_config(&o);
+	dopts.config_path = o.config;
+	dopts.listen = o.listen;
+	dopts.no_api = o.job != NULL;
+	if (o.job)
+		log_set_level(o.verbose ? LOG_LEVEL_INFO : LOG_LEVEL_WARNING);
+	err = daemon_new(&dopts, &d, &diag);
+	print_diag(&diag);
+	diag_release(&diag);
+	if (err < 0) {
+		fprintf(stderr, "labd: cannot start: %s\n", strerror(-err));
+		return 1;
+	}
+	status = o.job ? run_job(d, o.job) : daemon_run(d);
+	daemon_free(d);
+	return status;
+}

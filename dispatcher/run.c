@@ -98,6 +98,17 @@ uint64_t run_now(const struct run *r)
 	return loop_now(r->deps.loop);
 }
 
+void run_set_log_notify(struct run *r, void (*fn)(struct joblog *jl, void *userdata),
+			void *userdata)
+{
+	joblog_set_notify(r->log, fn, userdata);
+}
+
+const char *run_log_dir(const struct run *r)
+{
+	return r->dir;
+}
+
 const struct run_outcome *run_outcome(const struct run *r)
 {
 	return &r->outcome;

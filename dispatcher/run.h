@@ -73,6 +73,14 @@ bool run_is_finished(const struct run *r);
 /** run_free() - free a finished run (or abort one: no power-off); accepts NULL. */
 struct run *run_free(struct run *r);
 
+/** run_set_log_notify() - call @fn whenever the job's log grows (live followers). */
+struct joblog;
+void run_set_log_notify(struct run *r, void (*fn)(struct joblog *jl, void *userdata),
+			void *userdata);
+
+/** run_log_dir() - the directory of the job's log (borrowed). */
+const char *run_log_dir(const struct run *r);
+
 /** run_phase_json() - the boot phases recorded so far, as a JSON object text (caller frees). */
 char *run_phases_json(const struct run *r);
 

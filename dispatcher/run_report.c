@@ -99,7 +99,8 @@ static const char *lookup_var(struct run *r, const char *name)
 	return v ? v : device_param(board_device(r->board), name);
 }
 
-int run_substitute(struct run *r, const char *in, char **ret, const char **ret_missing)
+/* One pass of substitution over @in. */
+static int substitute_once(struct run *r, const char *in, char **ret, const char **ret_missing)
 {
 	static char missing[64];
 	struct strbuf out = STRBUF_INIT;
@@ -130,4 +131,32 @@ int run_substitute(struct run *r, const char *in, char **ret, const char **ret_m
 	}
 	*ret = strbuf_detach(&out, NULL);
 	return *ret ? 0 : -ENOMEM;
+}
+
+/* Values may name other variables ({BOOTX} holds {KERNEL_ADDR}): substitute until
+ * nothing changes, a few rounds at most. */
+int run_substitute(struct run *r, const char *in, char **ret, const char **ret_missing)
+{
+	char *cur = strdup(in), *next;
+	int round, err = 0;
+
+	if (!cur)
+		return -ENOMEM;
+	for (round = 0; round < 4; round++) {
+		err = substitute_once(r, cur, &next, ret_missing);
+		if (err < 0)
+			break;
+		if (!strcmp(next, cur)) {
+			free(next);
+			break;
+		}
+		free(cur);
+		cur = next;
+	}
+	if (err < 0) {
+		free(cur);
+		return err;
+	}
+	*ret = cur;
+	return 0;
 }

@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/lib.sh -- helpers for the scenario tests (tNNNN-*.sh): TAP output, a
+# temporary lab of simulated boards, and a labd started on a free port.
+#
+#   . "$(dirname "$0")/lib.sh"
+#   sim_lab 2                  # two simulated boards, labd.conf in $LAB
+#   labd_start                 # labd on 127.0.0.1:$LABD_PORT; $LABCTL ready
+#   test_expect_success 'a job boots' '
+#           submit_wait jobs/x.yaml complete
+#   '
+#   test_done
+#
+# Everything started here is stopped by the EXIT trap.  Python helpers must use
+# /usr/bin/python3 (Debian's, with its modules).
+
+set -u
+TOP=${LABD_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
+LABD=$BUILD/labd
+LABCTL_BIN=$BUILD/labctl
+SIMBOARD=${SIMBOARD:-$BUILD/simboard}
+PY=/usr/bin/python3
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/labd-test.XXXXXX")
+LAB=$TMP/lab
+test_count=0
+test_failed=0
+_cleanup_cmds=()
+
+_cleanup() {
+	local c
+	for c in "${_cleanup_cmds[@]}"; do eval "$c" >/dev/null 2>&1; done
+	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
+}
+trap _cleanup EXIT
+
+# at_exit CMD: run CMD when the script ends (last registered runs first).
+at_exit() {
+	_cleanup_cmds=("$1" "${_cleanup_cmds[@]}")
+}
+
+say() { echo "# $*"; }
+
+# test_expect_success DESC BODY: run BODY (bash), ok when it exits 0.
+test_expect_success() {
+	local desc=$1 body=$2 out
+	test_count=$((test_count + 1))
+	out=$TMP/test-$test_count.out
+	if (set -e; eval "$body") >"$out" 2>&1; then
+		echo "ok $test_count - $desc"
+	else
+		echo "not ok $test_count - $desc"
+		test_failed=$((test_failed + 1))
+		sed 's/^/#   /' "$out" | tail -40
+	fi
+}
+
+# test_skip DESC WHY: a test that cannot run here, with the reason.
+test_skip() {
+	test_count=$((test_count + 1))
+	echo "ok $test_count - $1 # SKIP $2"
+}
+
+test_done() {
+	echo "1..$test_count"
+	[ "$test_failed" -eq 0 ]
+}
+
+# free_port: an unused TCP port on 127.0.0.1.
+free_port() {
+	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# wait_for CMD [TIMEOUT_S]: poll CMD every 50 ms until it succeeds.
+wait_for() {
+	local cmd=$1 limit=${2:-20} i=0
+	while ! eval "$cmd" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -ge $((limit * 20)) ] && return 1
+		sleep 0.05
+	done
+}
+
+# sim_start N [ARGS...]: N simulated boards in $LAB/sim (sim0..).
+sim_start() {
+	local n=$1; shift
+	mkdir -p "$LAB/sim"
+	"$SIMBOARD" --dir "$LAB/sim" --count "$n" "$@" >"$LAB/simboard.log" 2>&1 &
+	SIM_PID=$!
+	at_exit "kill $SIM_PID"
+	wait_for "[ -S '$LAB/sim/ctl.sock' ] && [ -e '$LAB/sim/sim$((n - 1)).pty' ]" 10
+}
+
+# sim_ctl ARGS...: a command on the simulated boards' control socket.
+sim_ctl() {
+	"$SIMBOARD" ctl "$LAB/sim" "$@"
+}
+
+# write_lab_conf [EXTRA]: labd.conf in $LAB with state in $LAB/state.
+write_lab_conf() {
+	mkdir -p "$LAB/devices"
+	cp "$TOP/contrib/lab/sim-types.conf" "$LAB/devices/00-sim-types.conf"
+	cat >"$LAB/labd.conf" <<CONF
+lab_name = "test-lab";
+state_dir = "state";
+devices_dir = "devices";
+server_ip = "10.0.2.2";
+artifact_dir = "$TOP";
+${1:-}
+CONF
+}
+
+# sim_device NAME INDEX [TYPE] [EXTRA]: a board on simulated board sim<INDEX>.
+sim_device() {
+	local name=$1 i=$2 type=${3:-sim-uboot} extra=${4:-}
+	cat >>"$LAB/devices/10-boards.conf" <<CONF
+device = {
+	name = "$name";
+	type = "$type";
+	tags = [ "sim" ];
+	console = { driver = "pty"; path = "$LAB/sim/sim$i.pty"; };
+	power = {
+		driver = "command";
+		on = "$SIMBOARD ctl $LAB/sim power sim$i on";
+		off = "$SIMBOARD ctl $LAB/sim power sim$i off";
+		timeout = 5;
+	};
+	$extra
+};
+CONF
+}
+
+# sim_lab N [SIMBOARD ARGS...]: N simulated boards and a lab with one device each
+# (sim-01 .. sim-0N); labd.conf in $LAB.
+sim_lab() {
+	local n=$1 i; shift
+	sim_start "$n" "$@"
+	write_lab_conf
+	for i in $(seq 0 $((n - 1))); do
+		sim_device "$(printf 'sim-%02d' $((i + 1)))" "$i"
+	done
+}
+
+# labd_start [ARGS...]: labd on a free port; sets LABD_PORT, LABD_URL, LABD_PID.
+labd_start() {
+	LABD_PORT=$(free_port)
+	LABD_URL=http://127.0.0.1:$LABD_PORT
+	export LABD_URL
+	"$LABD" -c "$LAB/labd.conf" --listen "127.0.0.1:$LABD_PORT" "$@" >>"$LAB/labd.log" 2>&1 &
+	LABD_PID=$!
+	at_exit "kill -9 $LABD_PID"
+	wait_for "curl -sf $LABD_URL/api/v1/health" 20 || { cat "$LAB/labd.log"; return 1; }
+}
+
+# labd_stop: SIGTERM and wait.
+labd_stop() {
+	kill "$LABD_PID" 2>/dev/null
+	wait "$LABD_PID" 2>/dev/null || true
+}
+
+labctl() {
+	"$LABCTL_BIN" --url "$LABD_URL" "$@"
+}
+
+# write_job FILE: a job file from stdin.
+write_job() {
+	mkdir -p "$(dirname "$1")"
+	cat >"$1"
+}
+
+# run_job JOB [EXPECTED_STATUS]: labd run-job on $LAB, output in $TMP/run.out.
+run_job() {
+	local job=$1 want=${2:-0} rc=0
+	"$LABD" -c "$LAB/labd.conf" run-job "$job" >"$TMP/run.out" 2>&1 || rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "labd run-job $job: exit status $rc, expected $want"
+		tail -30 "$TMP/run.out"
+		return 1
+	fi
+}
