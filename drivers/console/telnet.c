@@ -65,8 +65,16 @@ static int telnet_parse(struct console *c, const config_setting_t *settings,
 		r = -EINVAL;
 	if (cfg_get_bool(settings, "rfc2217", false, &t->rfc2217, diag) == -EINVAL)
 		r = -EINVAL;
-	if (cfg_get_int(settings, "baud", false, 50, 4000000, &baud, diag) == -EINVAL)
+	switch (cfg_get_int(settings, "baud", false, 50, 4000000, &baud, diag)) {
+	case -EINVAL:
 		r = -EINVAL;
+		break;
+	case 0:
+		if (!t->rfc2217)
+			r = diag_add(diag, cfg_file(settings), cfg_line(settings),
+				     "'baud' needs 'rfc2217 = true' (plain telnet cannot set it)");
+		break;
+	}
 	t->baud = (uint32_t)baud;
 	return r < 0 ? -EINVAL : 0;
 }

@@ -182,6 +182,8 @@ TEST(test_console__drivers)
 		  ==, -EINVAL);
 	CHECK_INT(console_from_text(l, "driver = \"telnet\"; host = \"h\"; port = 1; "
 				    "rfc2217 = 1;", &c, &diag), ==, -EINVAL);
+	CHECK_INT(console_from_text(l, "driver = \"telnet\"; host = \"h\"; port = 1; "
+				    "baud = 9600;", &c, &diag), ==, -EINVAL);
 	msg = diag_join(&diag);
 	CHECK_CONTAINS(msg, "test.conf:1: unknown console driver 'nope' (known: pty, tty, tcp");
 	CHECK_CONTAINS(msg, "missing key 'path'");
@@ -190,6 +192,7 @@ TEST(test_console__drivers)
 	CHECK_CONTAINS(msg, "'host' is empty");
 	CHECK_CONTAINS(msg, "'port' must be between 1 and 65535, not 0");
 	CHECK_CONTAINS(msg, "'rfc2217' must be true or false");
+	CHECK_CONTAINS(msg, "'baud' needs 'rfc2217 = true'");
 	free(msg);
 	diag_release(&diag);
 	CHECK(console_from_text(l, "driver = \"telnet\"; host = \"h\"; port = 1; rfc2217 = true;"
