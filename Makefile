@@ -23,7 +23,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
-	-Idispatcher -Idispatcher/results -Idrivers -I. $(PKG_CFLAGS)
+	-iquote dispatcher -iquote dispatcher/results -iquote drivers -iquote . $(PKG_CFLAGS)
 LDLIBS := $(PKG_LIBS) -lm
 # Keep labd's symbols inside its programs: libconfig exports its private
 # strbuf_release(), and ours must not replace it (libconfig crashes parsing strings).
