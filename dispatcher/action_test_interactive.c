@@ -69,6 +69,8 @@ static void record(struct run *r, struct interactive_state *st, const char *resu
 		run_result(r, &res);
 }
 
+static void step_finished(struct run *r, struct interactive_state *st);
+
 static void expect_prompt(struct run *r, struct interactive_state *st)
 {
 	run_expect_clear(r);
@@ -83,7 +85,10 @@ static void expect_answer(struct run *r, struct interactive_state *st)
 	size_t i;
 
 	if (!s->n_successes && !s->n_failures) {
-		expect_prompt(r, st);
+		if (strv_length(block_of(r, st)->prompts))
+			expect_prompt(r, st);
+		else
+			step_finished(r, st);	/* nothing to wait for: fire and forget */
 		return;
 	}
 	run_expect_clear(r);
@@ -94,6 +99,7 @@ static void expect_answer(struct run *r, struct interactive_state *st)
 	st->wait = WAIT_ANSWER;
 	run_expect(r, "test-interactive", 0);
 }
+
 
 static void next_step(struct run *r, struct interactive_state *st);
 

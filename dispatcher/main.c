@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,7 @@ struct one_job {
 	int64_t id;
 	uint64_t console_off;
 	uint64_t labd_off;
+	bool mid_line;		/* the console output printed last did not end a line */
 	int status;
 };
 
@@ -147,12 +149,15 @@ static void print_new_log(struct one_job *oj)
 		nl = strchr(p, '\n');
 		if (!nl)
 			break;
-		fprintf(stdout, "# labd: %.*s\n", (int)(nl - p), p);
+		fprintf(stdout, "%s# labd: %.*s\n", oj->mid_line ? "\n" : "", (int)(nl - p), p);
+		oj->mid_line = false;
 	}
 	strbuf_reset(&buf);
 	joblog_read(dir, JOBLOG_CONSOLE, oj->console_off, 1 << 20, &buf);
 	oj->console_off += buf.len;
 	fwrite(buf.buf, 1, buf.len, stdout);
+	if (buf.len)
+		oj->mid_line = buf.buf[buf.len - 1] != '\n';
 	fflush(stdout);
 	strbuf_release(&buf);
 	free(dir);
