@@ -107,6 +107,17 @@ bench: deps
 	$(MAKE) tests
 	BUILD=$(BUILD) tests/bench/run
 
+PREFIX ?= /usr
+DESTDIR ?=
+install: all
+	install -D -m 0755 $(BUILD)/labd $(DESTDIR)$(PREFIX)/bin/labd
+	install -D -m 0755 $(BUILD)/labctl $(DESTDIR)$(PREFIX)/bin/labctl
+	install -D -m 0644 contrib/systemd/labd.service $(DESTDIR)/lib/systemd/system/labd.service
+	install -D -m 0644 contrib/labd.conf.example $(DESTDIR)/etc/labd/labd.conf.example
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/labd/README.md
+	[ ! -f contrib/labctl.bash-completion ] || install -D -m 0644 contrib/labctl.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/labctl
+
 clean:
 	rm -rf build build-san
 
