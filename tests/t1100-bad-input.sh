@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t1100-bad-input.sh -- broken board definitions and broken job files are
+# refused with "file:line: cause" messages, before any board is touched.
+. "$(dirname "$0")/lib.sh"
+
+sim_lab 1
+
+test_expect_success 'check-config accepts the good lab' '
+	"$LABD" check-config -c "$LAB/labd.conf" >"$TMP/out" &&
+	grep -q "ok: 2 device types, 1 devices" "$TMP/out"
+'
+
+# A second lab with one broken board file next to a good one.
+BAD=$TMP/bad
+mkdir -p "$BAD/devices"
+cp "$LAB/labd.conf" "$BAD/labd.conf"
+cp "$LAB/devices/00-sim-types.conf" "$BAD/devices/"
+cat >"$BAD/devices/20-broken.conf" <<'CONF'
+devices = (
+	{
+		name = "b1";
+		type = "no-such-type";
+		console = { driver = "pty"; path = "/dev/null"; };
+	},
+	{
+		name = "b2";
+		type = "sim-uboot";
+		console = { driver = "serial-over-pigeon"; };
+	},
+	{
+		name = "b3";
+		type = "sim-uboot";
+		console = { driver = "pty"; path = "/dev/null"; baud = "fast"; };
+		power = { driver = "command"; on = "true"; };
+		colour = "blue";
+	},
+	{
+		name = "b1";
+		type = "sim-uboot";
+		console = { driver = "pty"; path = "/dev/null"; };
+	}
+);
+CONF
+
+test_expect_success 'check-config reports every broken board with file:line: cause' '
+	! "$LABD" check-config -c "$BAD/labd.conf" 2>"$TMP/err" &&
+	cat "$TMP/err" &&
+	grep -q "20-broken.conf:4: .*unknown device type '\''no-such-type'\''" "$TMP/err" &&
+	grep -q "20-broken.conf:10: .*unknown console driver '\''serial-over-pigeon'\''" "$TMP/err" &&
+	grep -q "20-broken.conf:15: .*'\''baud'\'' must be an integer" "$TMP/err" &&
+	grep -q "20-broken.conf:16: .*missing key '\''off'\''" "$TMP/err" &&
+	grep -q "20-broken.conf:17: unknown key '\''colour'\''" "$TMP/err" &&
+	grep -q "20-broken.conf:19: .*duplicate device '\''b1'\''" "$TMP/err"
+'
+
+test_expect_success 'labd refuses to start on a broken lab and says why' '
+	! "$LABD" -c "$BAD/labd.conf" --listen 127.0.0.1:0 2>"$TMP/err" &&
+	grep -q "unknown device type" "$TMP/err"
+'
+
+test_expect_success 'a libconfig syntax error names the file and line' '
+	printf "device = { name = \"x\"\n type = ;\n};\n" >"$BAD/devices/30-syntax.conf" &&
+	! "$LABD" check-config -c "$BAD/labd.conf" 2>"$TMP/err" &&
+	grep -q "30-syntax.conf:[0-9]*: " "$TMP/err"
+'
+
+for f in "$TOP"/tests/data/jobs/bad-*.yaml; do
+	name=$(basename "$f")
+	test_expect_success "job $name is refused with file:line causes, no board touched" '
+		run_job "'"$f"'" 3 &&
+		grep -q "'"$name"':[0-9][0-9]*: " "$TMP/run.out" &&
+		sim_ctl status sim0 | grep -q "boots=0"
+	'
+done
+
+test_expect_success 'a job for a type this lab does not have is refused' '
+	sed "s/^device_type: .*/device_type: rpi4/" "$TOP/tests/data/jobs/good-uboot.yaml" >"$TMP/rpi.yaml" &&
+	run_job "$TMP/rpi.yaml" 3 &&
+	grep -q "unknown device type '\''rpi4'\''" "$TMP/run.out"
+'
+
+test_expect_success 'a job asking for tags no board has is refused' '
+	write_job "$TMP/tags.yaml" <<JOB &&
+job_name: tags
+device_type: sim-uboot
+tags: [sim, usb3]
+timeouts: {job: {minutes: 1}}
+actions:
+- boot: {method: minimal, prompts: ["# "]}
+JOB
+	run_job "$TMP/tags.yaml" 3 &&
+	grep -q "no board of type '\''sim-uboot'\'' with tags \[sim, usb3\]" "$TMP/run.out"
+'
+
+test_expect_success 'garbage bytes as a job file: an error, not a crash' '
+	head -c 4096 /dev/urandom >"$TMP/garbage.yaml" &&
+	run_job "$TMP/garbage.yaml" 3 &&
+	grep -q "garbage.yaml" "$TMP/run.out"
+'
+
+test_done
