@@ -311,7 +311,9 @@ int sim_ub_booti(struct board *b, int argc, char **argv)
 		}
 		rd = find_load(b, hex(argv[2]));
 	}
-	if (argc > 3 && !find_load(b, hex(argv[3]))) {
+	/* like QEMU's U-Boot, the control DT at $fdtcontroladdr is always valid */
+	if (argc > 3 && !find_load(b, hex(argv[3])) &&
+	    hex(argv[3]) != hex(sim_uenv(b, "fdtcontroladdr", "7ef0f000"))) {
 		sim_puts(b, "ERROR: Did not find a cmdline Flattened Device Tree\r\n"
 			    "Could not find a valid device tree\r\n");
 		return 1;
