@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* test-spool.c -- append, read, acknowledge, bounds, restart and torn records */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spool.h"
+#include "strbuf.h"
+#include "tap.h"
+
+static char dir[64];
+
+static void make_dir(void)
+{
+	strcpy(dir, "/tmp/test-spool-XXXXXX");
+	if (!mkdtemp(dir))
+		abort();
+	strcat(dir, "/sp");
+}
+
+static void remove_dir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %.*s", (int)(strlen(dir) - 3), dir);
+	if (system(cmd))
+		abort();
+}
+
+static int count_segments(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		if (strstr(e->d_name, ".seg"))
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Records are joined with '|' in the strbuf passed as userdata. */
+static int collect(const void *data, size_t len, void *ud)
+{
+	struct strbuf *sb = ud;
+
+	if (sb->len)
+		strbuf_addch(sb, '|');
+	strbuf_add(sb, data, len);
+	return 0;
+}
+
+static int read_all(struct spool *sp, uint64_t *pos, struct strbuf *out)
+{
+	strbuf_reset(out);
+	return spool_read(sp, pos, 1 << 30, collect, out);
+}
+
+TEST(test_spool__append_read_ack)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct spool *sp;
+	uint64_t pos;
+
+	make_dir();
+	CHECK(spool_open(dir, 1 << 20, &sp) == 0);
+	CHECK_INT(spool_head(sp), ==, spool_tail(sp));
+	CHECK(spool_append(sp, "one", 3) == 0);
+	CHECK(spool_append(sp, "two\0bin", 7) == 0);
+	CHECK(spool_append(sp, "three", 5) == 0);
+	pos = spool_head(sp);
+	CHECK_INT(read_all(sp, &pos, &out), ==, 3);
+	CHECK_INT(out.len, ==, 3 + 1 + 7 + 1 + 5);
+	CHECK(!memcmp(out.buf, "one|two\0bin|three", out.len));
+	CHECK_INT(pos, ==, spool_tail(sp));
+	/* a batch limited by size: the first record always, then what fits */
+	pos = spool_head(sp);
+	strbuf_reset(&out);
+	CHECK_INT(spool_read(sp, &pos, 5, collect, &out), ==, 1);
+	CHECK_STR(out.buf, "one");
+	CHECK(spool_ack(sp, pos) == 0);
+	CHECK(spool_ack(sp, spool_tail(sp) + 1) == -EINVAL);
+	sp = spool_close(sp);
+	/* after a restart only the unacknowledged records come again */
+	CHECK(spool_open(dir, 1 << 20, &sp) == 0);
+	pos = spool_head(sp);
+	CHECK_INT(read_all(sp, &pos, &out), ==, 2);
+	CHECK(!memcmp(out.buf, "two\0bin|three", out.len));
+	CHECK(spool_ack(sp, pos) == 0);
+	CHECK(spool_append(sp, "four", 4) == 0);
+	pos = spool_head(sp);
+	CHECK_INT(read_all(sp, &pos, &out), ==, 1);
+	CHECK_STR(out.buf, "four");
+	spool_close(sp);
+	strbuf_release(&out);
+	remove_dir();
+}
+
+TEST(test_spool__bounded_and_segments_deleted)
+{
+	char rec[1000];
+	struct spool *sp;
+	uint64_t pos;
+	int i, n = 0, err = 0;
+
+	make_dir();
+	memset(rec, 'x', sizeof(rec));
+	CHECK(spool_open(dir, 10000, &sp) == -EINVAL);
+	CHECK(spool_open(dir, SPOOL_MIN_BYTES, &sp) == 0);
+	for (i = 0; i < 1000 && !err; i++) {
+		err = spool_append(sp, rec, sizeof(rec));
+		n += !err;
+	}
+	CHECK_INT(err, ==, -ENOSPC);
+	CHECK_INT(n, ==, SPOOL_MIN_BYTES / (sizeof(rec) + SPOOL_HEADER));
+	CHECK(spool_size(sp) <= SPOOL_MIN_BYTES);
+	CHECK(count_segments() > 1);
+	CHECK(spool_append(sp, rec, SPOOL_MAX_RECORD + 1) == -E2BIG);
+	/* delivering everything frees the space */
+	pos = spool_head(sp);
+	CHECK(spool_ack_frees(sp, spool_tail(sp)));
+	CHECK_INT(spool_read(sp, &pos, 1 << 30, collect, &(struct strbuf)STRBUF_INIT), ==, n);
+	CHECK(spool_ack(sp, pos) == 0);
+	CHECK(count_segments() <= 1);
+	CHECK(spool_size(sp) < SPOOL_MIN_BYTES / 4);
+	CHECK(spool_append(sp, rec, sizeof(rec)) == 0);
+	spool_close(sp);
+	remove_dir();
+}
+
+TEST(test_spool__torn_record_dropped)
+{
+	struct strbuf out = STRBUF_INIT;
+	char path[128];
+	struct spool *sp;
+	uint64_t pos, tail;
+	int fd;
+
+	make_dir();
+	CHECK(spool_open(dir, 1 << 20, &sp) == 0);
+	CHECK(spool_append(sp, "whole", 5) == 0);
+	CHECK(spool_append(sp, "torn-record", 11) == 0);
+	tail = spool_tail(sp);
+	sp = spool_close(sp);
+	/* cut the last record in the middle, as a crash during write(2) could */
+	snprintf(path, sizeof(path), "%s/%016x.seg", dir, 0);
+	CHECK(truncate(path, (off_t)tail - 4) == 0);
+	CHECK(spool_open(dir, 1 << 20, &sp) == 0);
+	CHECK_INT(spool_dropped(sp), ==, SPOOL_HEADER + 11 - 4);
+	pos = spool_head(sp);
+	CHECK_INT(read_all(sp, &pos, &out), ==, 1);
+	CHECK_STR(out.buf, "whole");
+	/* appending goes on after the last whole record */
+	CHECK(spool_append(sp, "next", 4) == 0);
+	pos = spool_head(sp);
+	CHECK_INT(read_all(sp, &pos, &out), ==, 2);
+	CHECK_STR(out.buf, "whole|next");
+	sp = spool_close(sp);
+	/* a flipped payload byte fails the checksum */
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK(pwrite(fd, "W", 1, SPOOL_HEADER + 5 + SPOOL_HEADER) == 1);
+	close(fd);
+	CHECK(spool_open(dir, 1 << 20, &sp) == 0);
+	CHECK_INT(spool_dropped(sp), ==, SPOOL_HEADER + 4);
+	pos = spool_head(sp);
+	CHECK_INT(read_all(sp, &pos, &out), ==, 1);
+	CHECK_STR(out.buf, "whole");
+	spool_close(sp);
+	strbuf_release(&out);
+	remove_dir();
+}
+
+TEST(test_spool__survives_sigkill)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct spool *sp;
+	uint64_t pos;
+	pid_t pid;
+	int status;
+
+	make_dir();
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		if (spool_open(dir, 1 << 20, &sp) || spool_append(sp, "a", 1) ||
+		    spool_append(sp, "b", 1) || spool_ack(sp, SPOOL_HEADER + 1) ||
+		    spool_append(sp, "c", 1))
+			_exit(1);
+		kill(getpid(), SIGKILL);
+		_exit(2);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFSIGNALED(status));
+	CHECK(spool_open(dir, 1 << 20, &sp) == 0);
+	pos = spool_head(sp);
+	CHECK_INT(read_all(sp, &pos, &out), ==, 2);
+	CHECK_STR(out.buf, "b|c");
+	spool_close(sp);
+	strbuf_release(&out);
+	remove_dir();
+}
+
+TEST_LIST(test_spool__append_read_ack, test_spool__bounded_and_segments_deleted,
+	  test_spool__torn_record_dropped, test_spool__survives_sigkill);
