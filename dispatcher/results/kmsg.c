@@ -2,25 +2,38 @@
 /* kmsg.c -- recognise kernel panics, oopses, BUGs and warnings in console lines */
 #include "kmsg.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "strbuf.h"
 
+#define KMSG_FRAME_MIN 20	/* '=' characters of a sanitizer frame line */
+
 struct kmsg {
 	kmsg_report_fn fn;
 	void *userdata;
 	enum kmsg_class cls;	/* collection in progress, or KMSG_NONE */
+	bool stamped;		/* the report's lines carry printk timestamps */
+	bool framed;		/* opened by a "=====" line: the next one closes it */
+	bool stamps_seen;	/* the console has printk timestamps */
 	struct strbuf first;
 	struct strbuf excerpt;
 	int64_t start, end;
 	unsigned lines;
+	uint64_t hash;		/* of the stamped first line, from its timestamp on */
+	struct strbuf opener;	/* the last line, when it was "cut here" or "=====" */
+	int64_t opener_line;
+	unsigned count[KMSG_CLASS_COUNT];
+	uint64_t seen[KMSG_MAX_SEEN];	/* hashes of reported stamped first lines */
+	size_t n_seen;
 };
 
-/* Ordered: the first match wins, so specific sanitizer reports come before BUG:. */
+/* Ordered: the first match wins, so specific reports come before generic BUG:. */
 static const struct {
-	const char *needle;
+	const char *opener;
 	enum kmsg_class cls;
 } kmsg_rules[] = {
 	{ "Kernel panic - not syncing", KMSG_PANIC },
@@ -30,10 +43,18 @@ static const struct {
 	{ "UBSAN:", KMSG_UBSAN },
 	{ "WARNING: possible circular locking dependency", KMSG_LOCKDEP },
 	{ "WARNING: possible recursive locking detected", KMSG_LOCKDEP },
+	{ "WARNING: inconsistent lock state", KMSG_LOCKDEP },
 	{ "rcu: INFO: rcu_", KMSG_RCU_STALL },
 	{ "INFO: rcu_sched self-detected stall", KMSG_RCU_STALL },
+	{ "INFO: rcu_sched detected stalls", KMSG_RCU_STALL },
 	{ "INFO: rcu_preempt detected stalls", KMSG_RCU_STALL },
-	{ "INFO: task ", KMSG_HUNG_TASK },
+	{ "INFO: rcu_preempt self-detected stall", KMSG_RCU_STALL },
+	{ "INFO: task ", KMSG_HUNG_TASK },	/* + " blocked for more than", see below */
+	{ "watchdog: BUG: soft lockup", KMSG_LOCKUP },
+	{ "BUG: soft lockup", KMSG_LOCKUP },
+	{ "Watchdog detected hard LOCKUP", KMSG_LOCKUP },
+	{ "BUG: kernel NULL pointer dereference", KMSG_OOPS },
+	{ "BUG: unable to handle", KMSG_OOPS },
 	{ "Unable to handle kernel", KMSG_OOPS },
 	{ "general protection fault", KMSG_OOPS },
 	{ "Internal error: Oops", KMSG_OOPS },
@@ -58,6 +79,7 @@ static const char *const kmsg_names[KMSG_CLASS_COUNT] = {
 	[KMSG_RCU_STALL] = "rcu-stall",
 	[KMSG_HUNG_TASK] = "hung-task",
 	[KMSG_LOCKDEP] = "lockdep",
+	[KMSG_LOCKUP] = "lockup",
 };
 
 const char *kmsg_class_name(enum kmsg_class cls)
@@ -70,6 +92,17 @@ bool kmsg_is_fatal(enum kmsg_class cls)
 	return cls == KMSG_PANIC;
 }
 
+/* Reports that print "---[ end trace" at their end (unstamped lines inside are skipped). */
+static bool has_end_marker(enum kmsg_class cls)
+{
+	return cls == KMSG_PANIC || cls == KMSG_OOPS || cls == KMSG_WARNING;
+}
+
+static bool is_framed_class(enum kmsg_class cls)
+{
+	return cls == KMSG_KASAN || cls == KMSG_KFENCE || cls == KMSG_KCSAN || cls == KMSG_UBSAN;
+}
+
 int kmsg_new(kmsg_report_fn fn, void *userdata, struct kmsg **ret)
 {
 	struct kmsg *k = calloc(1, sizeof(*k));
@@ -80,6 +113,7 @@ int kmsg_new(kmsg_report_fn fn, void *userdata, struct kmsg **ret)
 	k->userdata = userdata;
 	strbuf_init(&k->first);
 	strbuf_init(&k->excerpt);
+	strbuf_init(&k->opener);
 	*ret = k;
 	return 0;
 }
@@ -90,38 +124,139 @@ struct kmsg *kmsg_free(struct kmsg *k)
 		return NULL;
 	strbuf_release(&k->first);
 	strbuf_release(&k->excerpt);
+	strbuf_release(&k->opener);
 	free(k);
 	return NULL;
 }
 
-/* Skip a "[   12.345678] " kernel timestamp, if any. */
-static const char *skip_timestamp(const char *line, size_t *len)
+/* "[" blanks digits "." digits "]" at p; returns its length or 0. */
+static size_t bracket_time(const char *p, size_t len)
 {
-	const char *p = line, *end = line + *len;
+	size_t i = 1, d;
 
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	if (p < end && *p == '[') {
-		const char *close = memchr(p, ']', (size_t)(end - p));
+	if (!len || p[0] != '[')
+		return 0;
+	while (i < len && p[i] == ' ')
+		i++;
+	for (d = 0; i < len && isdigit((unsigned char)p[i]); i++)
+		d++;
+	if (!d || d > 10 || i >= len || p[i++] != '.')
+		return 0;
+	for (d = 0; i < len && isdigit((unsigned char)p[i]); i++)
+		d++;
+	if (!d || d > 9 || i >= len || p[i] != ']')
+		return 0;
+	return i + 1;
+}
 
-		if (close && close - p < 24) {
-			p = close + 1;
-			while (p < end && *p == ' ')
-				p++;
+/* "[" blanks ("T" | "C") digits "]" at p (the printk caller id); returns its length or 0. */
+static size_t bracket_caller(const char *p, size_t len)
+{
+	size_t i = 1, d;
+
+	if (len < 4 || p[0] != '[')
+		return 0;
+	while (i < len && p[i] == ' ')
+		i++;
+	if (i >= len || (p[i] != 'T' && p[i] != 'C'))
+		return 0;
+	for (d = 0, i++; i < len && isdigit((unsigned char)p[i]); i++)
+		d++;
+	return d && i < len && p[i] == ']' ? i + 1 : 0;
+}
+
+size_t kmsg_timestamp_len(const char *p, size_t len)
+{
+	size_t n = bracket_time(p, len);
+
+	return n ? n + bracket_caller(p + n, len - n) : 0;
+}
+
+/* The class a message (text after the timestamp) opens. */
+static enum kmsg_class classify_message(const char *msg, size_t len)
+{
+	size_t i, n;
+
+	while (len && (*msg == ' ' || *msg == '\t')) {
+		msg++;
+		len--;
+	}
+	for (i = 0; i < sizeof(kmsg_rules) / sizeof(kmsg_rules[0]); i++) {
+		n = strlen(kmsg_rules[i].opener);
+		if (len < n || memcmp(msg, kmsg_rules[i].opener, n))
+			continue;
+		if (kmsg_rules[i].cls == KMSG_HUNG_TASK && !memmem(msg, len, " blocked for more than", 22))
+			continue;
+		return kmsg_rules[i].cls;
+	}
+	return KMSG_NONE;
+}
+
+/*
+ * The next kernel timestamp in @line at or after *@from: returns its offset
+ * (or @len when there is none) and sets *@from to its message.
+ */
+static size_t next_stamp(const char *line, size_t len, size_t *from)
+{
+	size_t i, n;
+
+	for (i = *from; i < len; i++) {
+		if (line[i] != '[')
+			continue;
+		n = kmsg_timestamp_len(line + i, len - i);
+		if (n) {
+			*from = i + n + (i + n < len && line[i + n] == ' ');
+			return i;
 		}
 	}
-	*len = (size_t)(end - p);
-	return p;
+	*from = len;
+	return len;
+}
+
+/*
+ * The class of the report @line opens: its message is at the start of the
+ * line, after a leading timestamp, or after a timestamp further on (a kernel
+ * message cut into user-space output).  @ret_ts: offset of that timestamp
+ * (@len if none); @ret_msg: offset of the message.  Both may be NULL.
+ */
+static enum kmsg_class classify_at(const char *line, size_t len, bool need_stamp, size_t *ret_ts,
+				   size_t *ret_msg)
+{
+	enum kmsg_class cls = need_stamp ? KMSG_NONE : classify_message(line, len);
+	size_t ts = len, msg = 0, from = 0;
+
+	while (cls == KMSG_NONE && from < len) {
+		ts = next_stamp(line, len, &from);
+		msg = from;
+		if (ts < len)
+			cls = classify_message(line + msg, len - msg);
+	}
+	if (cls == KMSG_NONE)
+		return cls;
+	if (ret_ts)
+		*ret_ts = ts;
+	while (msg < len && (line[msg] == ' ' || line[msg] == '\t'))
+		msg++;
+	if (ret_msg)
+		*ret_msg = msg;
+	return cls;
 }
 
 enum kmsg_class kmsg_classify(const char *line, size_t len)
 {
-	size_t i;
+	return classify_at(line, len, false, NULL, NULL);
+}
 
-	for (i = 0; i < sizeof(kmsg_rules) / sizeof(kmsg_rules[0]); i++)
-		if (memmem(line, len, kmsg_rules[i].needle, strlen(kmsg_rules[i].needle)))
-			return kmsg_rules[i].cls;
-	return KMSG_NONE;
+/* The kernel message of a line: after its leading timestamp, blanks skipped. */
+static const char *message_of(const char *line, size_t *len, bool *stamped)
+{
+	size_t n = kmsg_timestamp_len(line, *len);
+
+	*stamped = n > 0;
+	while (n < *len && line[n] == ' ')
+		n++;
+	*len -= n;
+	return line + n;
 }
 
 static bool is_end_marker(const char *line, size_t len)
@@ -129,21 +264,68 @@ static bool is_end_marker(const char *line, size_t len)
 	return memmem(line, len, "---[ end trace", 14) || memmem(line, len, "---[ end Kernel panic", 21);
 }
 
+static bool is_frame(const char *line, size_t len)
+{
+	bool stamped;
+	const char *msg = message_of(line, &len, &stamped);
+	size_t i;
+
+	while (len && (msg[len - 1] == ' ' || msg[len - 1] == '\t'))
+		len--;
+	for (i = 0; i < len && msg[i] == '='; i++)
+		;
+	return len >= KMSG_FRAME_MIN && i == len;
+}
+
+static bool is_cut_here(const char *line, size_t len)
+{
+	return memmem(line, len, "[ cut here ]", 12) != NULL;
+}
+
+/* FNV-1a of the stamped first line, to recognise a report printed again. */
+static uint64_t line_hash(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (len--)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static bool seen_before(struct kmsg *k, uint64_t h)
+{
+	size_t i, n = k->n_seen < KMSG_MAX_SEEN ? k->n_seen : KMSG_MAX_SEEN;
+
+	for (i = 0; i < n; i++)
+		if (k->seen[i] == h)
+			return true;
+	k->seen[k->n_seen++ % KMSG_MAX_SEEN] = h;
+	return false;
+}
+
 static void emit(struct kmsg *k, bool complete)
 {
+	char name[KMSG_MAX_NAME];
 	struct kmsg_report rep = {
 		.cls = k->cls,
+		.name = name,
 		.first_line = k->first.buf,
 		.excerpt = k->excerpt.buf,
 		.line_start = k->start,
 		.line_end = k->end,
 		.complete = complete,
 	};
+	bool repeated;
 
 	if (k->cls == KMSG_NONE)
 		return;
+	repeated = k->stamped && seen_before(k, k->hash);
+	if (!repeated && ++k->count[k->cls] > 1)
+		snprintf(name, sizeof(name), "%s-%u", kmsg_class_name(k->cls), k->count[k->cls]);
+	else
+		snprintf(name, sizeof(name), "%s", kmsg_class_name(k->cls));
 	k->cls = KMSG_NONE;
-	if (k->fn)
+	if (k->fn && !repeated)
 		k->fn(&rep, k->userdata);
 	strbuf_reset(&k->first);
 	strbuf_reset(&k->excerpt);
@@ -161,39 +343,95 @@ static void collect(struct kmsg *k, const char *line, size_t len, int64_t lineno
 	k->end = lineno;
 }
 
-static void start(struct kmsg *k, enum kmsg_class cls, const char *line, size_t len,
-		  int64_t lineno)
+/* Open a report at @line; its timestamp (if any) is at @ts, its message at @msg. */
+static void start(struct kmsg *k, enum kmsg_class cls, const char *line, size_t len, size_t ts,
+		  size_t msg, int64_t lineno)
 {
-	size_t tlen = len;
-	const char *text = skip_timestamp(line, &tlen);
-
 	k->cls = cls;
+	k->stamped = ts < len;
+	k->hash = k->stamped ? line_hash(line + ts, len - ts) : 0;
+	k->framed = false;
 	k->start = k->end = lineno;
+	k->lines = 0;
 	strbuf_reset(&k->first);
-	strbuf_add(&k->first, text, tlen);
+	strbuf_add(&k->first, line + msg, len - msg);
+	strbuf_reset(&k->excerpt);
+	if (k->opener.len && k->opener_line == lineno - 1) {
+		k->framed = is_framed_class(cls) && is_frame(k->opener.buf, k->opener.len);
+		k->start = k->opener_line;
+		collect(k, k->opener.buf, k->opener.len, k->opener_line);
+	}
 	collect(k, line, len, lineno);
+}
+
+/* Remember a "cut here" or "=====" line: a report may start on the next line. */
+static void note_opener(struct kmsg *k, const char *line, size_t len, int64_t lineno)
+{
+	strbuf_reset(&k->opener);
+	if (!is_cut_here(line, len) && !is_frame(line, len))
+		return;
+	strbuf_add(&k->opener, line, len);
+	k->opener_line = lineno;
+}
+
+/* Inside a report: does @cls (opened by this line) start a new one? */
+static bool starts_new(const struct kmsg *k, enum kmsg_class cls)
+{
+	if (cls == KMSG_NONE)
+		return false;
+	if (cls == KMSG_OOPS && (k->cls == KMSG_OOPS || k->cls == KMSG_BUG))
+		return false;	/* "kernel BUG at" then "Internal error: Oops - BUG" */
+	return true;
+}
+
+/* A line inside the current report; returns true if it ended the report. */
+static bool continue_report(struct kmsg *k, const char *line, size_t len, int64_t lineno)
+{
+	bool stamped;
+	size_t mlen = len;
+
+	message_of(line, &mlen, &stamped);
+	if (k->stamped && !stamped) {
+		if (has_end_marker(k->cls) || k->framed)
+			return false;	/* user space between the report's lines */
+		emit(k, false);
+		return true;
+	}
+	collect(k, line, len, lineno);
+	if (is_end_marker(line, len) || (k->framed && is_frame(line, len))) {
+		emit(k, true);
+		return true;
+	}
+	if (k->lines >= KMSG_MAX_EXCERPT_LINES) {
+		emit(k, false);
+		return true;
+	}
+	return false;
 }
 
 void kmsg_feed(struct kmsg *k, const char *line, size_t len, int64_t lineno)
 {
-	enum kmsg_class cls = kmsg_classify(line, len);
+	size_t ts = len, msg = 0;
+	enum kmsg_class cls;
 
-	if (k->cls == KMSG_NONE) {
-		if (cls != KMSG_NONE)
-			start(k, cls, line, len, lineno);
-		if (k->cls != KMSG_NONE && is_end_marker(line, len))
-			emit(k, true);
-		return;
-	}
-	/* Inside a report: a panic inside an oops is the more important report. */
-	if (cls == KMSG_PANIC && k->cls != KMSG_PANIC) {
+	/* once the console showed timestamps, a line without one is user space */
+	if (kmsg_timestamp_len(line, len))
+		k->stamps_seen = true;
+	cls = classify_at(line, len, k->stamps_seen, &ts, &msg);
+
+	if (k->cls != KMSG_NONE && starts_new(k, cls))
 		emit(k, false);
-		start(k, cls, line, len, lineno);
+	if (k->cls != KMSG_NONE) {
+		continue_report(k, line, len, lineno);
+		note_opener(k, line, len, lineno);
 		return;
 	}
-	collect(k, line, len, lineno);
-	if (is_end_marker(line, len) || k->lines >= KMSG_MAX_EXCERPT_LINES)
-		emit(k, is_end_marker(line, len));
+	if (cls != KMSG_NONE) {
+		start(k, cls, line, len, ts, msg, lineno);
+		if (is_end_marker(line, len))
+			emit(k, true);
+	}
+	note_opener(k, line, len, lineno);
 }
 
 void kmsg_flush(struct kmsg *k)

@@ -3,12 +3,40 @@
  * kmsg.h -- kernel messages in a console log: panics, oopses, BUGs, warnings
  *
  * A line-fed scanner that recognises the reports the Linux kernel prints
- * when something goes wrong and collects each report's lines (from its
- * first line to "---[ end trace ... ]---", "---[ end Kernel panic ...", or
- * a bounded number of lines) into an excerpt.  Kernel timestamps
- * ("[   12.345678] ") and other console noise before the message are
- * tolerated.  Each finished report is handed to a callback with its class,
- * its first line, the excerpt and the console line range.
+ * when something goes wrong and collects each report's lines into an
+ * excerpt, then hands the report to a callback with its class, its name,
+ * its first line and its console line range.
+ *
+ * Where a report starts: a line whose kernel message (the text after a
+ * printk timestamp "[   12.345678] ", or the whole line when the console
+ * has no timestamps) begins with one of the class's openers ("Kernel panic
+ * - not syncing", "Unable to handle kernel", "WARNING: CPU:", "BUG: KASAN:"
+ * ...).  The timestamp may stand anywhere in the line: a kernel message
+ * can begin in the middle of a line of user-space output.  Once a line
+ * with a timestamp was seen, lines without one are user space and open
+ * nothing ("echo BUG: x" on the shell is no kernel report).  A
+ * "------------[ cut here ]------------" or "=====" line just before the
+ * opener belongs to the report.
+ *
+ * Where it ends, the first of:
+ *  - its end marker "---[ end trace ... ]---" or "---[ end Kernel panic
+ *    ... ]---" (the report is complete);
+ *  - for the sanitizers framed in "=====" lines (KASAN, KFENCE, KCSAN,
+ *    UBSAN), the closing "=====" line (complete);
+ *  - the opener of another report (an oops line inside a BUG or oops
+ *    report is the same report; a panic always starts its own);
+ *  - for reports without an end marker (RCU stalls, hung tasks, lockdep,
+ *    lockups, BUG: ...), a line without timestamp when the report's lines
+ *    have one (user space writes again); reports with an end marker skip
+ *    such interleaved lines instead;
+ *  - KMSG_MAX_EXCERPT_LINES lines, or kmsg_flush().
+ *
+ * Names: each class has a short name ("panic", "oops", "bug", "warning",
+ * "kasan", "kfence", "kcsan", "ubsan", "rcu-stall", "hung-task", "lockdep",
+ * "lockup"); the second report of a class in one log is "<name>-2", and so
+ * on, so every report has a unique name.  A report whose first line,
+ * timestamp included, was already reported is not reported again: `dmesg`
+ * on the board prints old reports with their original timestamps.
  */
 #ifndef LABD_KMSG_H
 #define LABD_KMSG_H
@@ -18,7 +46,9 @@
 #include <stdint.h>
 
 #define KMSG_MAX_EXCERPT_LINES 100
-#define KMSG_MAX_EXCERPT (16 * 1024)
+#define KMSG_MAX_EXCERPT (16 * 1024)	/* bytes of excerpt; more lines are counted, not kept */
+#define KMSG_MAX_SEEN 256		/* first lines remembered to skip repeated reports */
+#define KMSG_MAX_NAME 32
 
 enum kmsg_class {
 	KMSG_NONE,
@@ -33,13 +63,15 @@ enum kmsg_class {
 	KMSG_RCU_STALL,		/* rcu: INFO: rcu_sched self-detected stall */
 	KMSG_HUNG_TASK,		/* INFO: task x blocked for more than N seconds */
 	KMSG_LOCKDEP,		/* WARNING: possible circular locking dependency */
+	KMSG_LOCKUP,		/* BUG: soft lockup, Watchdog detected hard LOCKUP */
 	KMSG_CLASS_COUNT,
 };
 
 struct kmsg_report {
 	enum kmsg_class cls;
-	const char *first_line;	/* without the kernel timestamp */
-	const char *excerpt;	/* every line of the report, '\n'-separated */
+	const char *name;	/* "oops", "oops-2" ...: unique in the log */
+	const char *first_line;	/* the opener's message, without the timestamp */
+	const char *excerpt;	/* the report's lines as printed, '\n'-separated */
 	int64_t line_start;
 	int64_t line_end;
 	bool complete;		/* the end marker was seen */
@@ -49,7 +81,10 @@ typedef void (*kmsg_report_fn)(const struct kmsg_report *rep, void *userdata);
 
 struct kmsg;
 
+/** kmsg_new() - a scanner calling @fn for each report. Returns 0 or -ENOMEM. */
 int kmsg_new(kmsg_report_fn fn, void *userdata, struct kmsg **ret);
+
+/** kmsg_free() - free; accepts NULL; returns NULL. */
 struct kmsg *kmsg_free(struct kmsg *k);
 
 /** kmsg_feed() - one console line (no line terminator) with its log line number. */
@@ -58,7 +93,7 @@ void kmsg_feed(struct kmsg *k, const char *line, size_t len, int64_t lineno);
 /** kmsg_flush() - report a collection still open (the log ended mid-report). */
 void kmsg_flush(struct kmsg *k);
 
-/** kmsg_classify() - the class a single line starts, or KMSG_NONE. */
+/** kmsg_classify() - the class of the report a single line opens, or KMSG_NONE. */
 enum kmsg_class kmsg_classify(const char *line, size_t len);
 
 /** kmsg_class_name() - "panic", "oops", "bug", "warning", "kasan" ... */
@@ -66,5 +101,13 @@ const char *kmsg_class_name(enum kmsg_class cls);
 
 /** kmsg_is_fatal() - whether the class ends a boot (a panic). */
 bool kmsg_is_fatal(enum kmsg_class cls);
+
+/**
+ * kmsg_timestamp_len() - length of the printk timestamp @p starts with:
+ * "[   12.345678]", optionally followed by a caller id "[    T1]" or
+ * "[C0]" (CONFIG_PRINTK_CALLER); 0 when @p does not start with one.
+ * The blank after the closing bracket is not counted.
+ */
+size_t kmsg_timestamp_len(const char *p, size_t len);
 
 #endif
