@@ -17,6 +17,7 @@
 
 struct joblog;
 struct kmsg;
+struct ktap;
 struct loop_source;
 struct matcher;
 
@@ -74,6 +75,7 @@ struct run {
 	unsigned line_dispatching;
 	bool watch_kernel;
 	struct kmsg *kmsg;
+	struct ktap *ktap;			/* KTAP/TAP results: watched all the job long */
 	char *panic_line;			/* a panic was seen: fail once its report ended */
 	struct loop_source *panic_timer;
 

@@ -13,6 +13,7 @@
 #include "job.h"
 #include "joblog.h"
 #include "kmsg.h"
+#include "ktap.h"
 #include "log.h"
 #include "loop.h"
 #include "match.h"
@@ -208,7 +209,7 @@ static void on_kmsg_report(const struct kmsg_report *rep, void *ud)
 	char *text = extra ? json_dumps(extra, JSON_COMPACT) : NULL;
 	struct run_result res = {
 		.suite = "kernel-messages",
-		.name = kmsg_class_name(rep->cls),
+		.name = rep->name,
 		.result = "fail",
 		.log_start = rep->line_start,
 		.log_end = rep->line_end,
@@ -222,6 +223,33 @@ static void on_kmsg_report(const struct kmsg_report *rep, void *ud)
 	json_decref(extra);
 	if (rep->cls == KMSG_PANIC)
 		fail_on_panic(r);
+}
+
+/* A KTAP/TAP result (KUnit, kselftest) seen anywhere in the job's console output. */
+static void on_ktap_result(const struct ktap_result *res, void *ud)
+{
+	struct run *r = ud;
+	json_t *extra = json_object();
+	char *text;
+	struct run_result rr = {
+		.suite = "ktap",
+		.name = res->name,
+		.result = res->result,
+		.log_start = res->line_start,
+		.log_end = res->line_end,
+	};
+
+	if (res->directive)
+		json_object_set_new(extra, "directive", json_string(res->directive));
+	if (res->reason)
+		json_object_set_new(extra, "reason", json_string(res->reason));
+	if (res->error)
+		json_object_set_new(extra, "error", json_string(res->error));
+	text = json_object_size(extra) ? json_dumps(extra, JSON_COMPACT) : NULL;
+	rr.extra = text;
+	run_result(r, &rr);
+	free(text);
+	json_decref(extra);
 }
 
 static void note_panic(struct run *r, const char *line, size_t len)
@@ -245,6 +273,7 @@ static void dispatch_line(struct run *r, char *buf, size_t len)
 			note_panic(r, buf, len);
 		kmsg_feed(r->kmsg, buf, len, r->line_no);
 	}
+	ktap_feed(r->ktap, buf, len, r->line_no);
 	r->line_dispatching++;
 	for (s = r->line_subs; s; s = s->next)
 		if (!s->dead)
@@ -399,6 +428,8 @@ int run_console_init(struct run *r)
 	if (!err)
 		err = kmsg_new(on_kmsg_report, r, &r->kmsg);
 	if (!err)
+		err = ktap_new(on_ktap_result, r, &r->ktap);
+	if (!err)
 		err = loop_add_timer(l, &r->wait_timer, USEC_INFINITY, on_wait_timeout, r);
 	if (!err)
 		err = loop_add_defer(l, &r->match_defer, on_match_defer, r);
@@ -428,6 +459,7 @@ void run_console_detach(struct run *r)
 		strbuf_reset(&r->line);
 	}
 	kmsg_flush(r->kmsg);
+	ktap_flush(r->ktap);
 }
 
 void run_console_release(struct run *r)
@@ -440,6 +472,7 @@ void run_console_release(struct run *r)
 	}
 	r->matcher = matcher_free(r->matcher);
 	r->kmsg = kmsg_free(r->kmsg);
+	r->ktap = ktap_free(r->ktap);
 	strbuf_release(&r->line);
 	loop_source_free(r->wait_timer);
 	loop_source_free(r->match_defer);
