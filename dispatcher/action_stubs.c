@@ -2,7 +2,7 @@
 /*
  * action_stubs.c -- actions whose real implementation is being written:
  * they fail clearly instead of pretending to work.  Each entry disappears
- * when its file (action_boot_qemu.c, action_test_definitions.c) lands.
+ * when its file (action_boot_qemu.c) lands.
  */
 #include "action.h"
 
@@ -19,12 +19,6 @@ static void no_event(struct run *r, void *state, const struct run_event *ev)
 
 const struct action_ops action_boot_qemu_ops = {
 	.name = "boot-qemu",
-	.start = not_implemented,
-	.event = no_event,
-};
-
-const struct action_ops action_test_definitions_ops = {
-	.name = "test-definitions",
 	.start = not_implemented,
 	.event = no_event,
 };
