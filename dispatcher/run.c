@@ -352,6 +352,7 @@ void run_finish(struct run *r, enum job_health health, enum error_type type, con
 		return;
 	}
 	run_log(r, "info", "powering the board off");
+	power_set_vars(p, NULL);	/* the job's artifacts are not the board's any more */
 	err = power_run(p, POWER_OFF, on_power_off, r);
 	if (err < 0) {
 		run_log(r, "error", "cannot power off the board: %s", strerror(-err));

@@ -369,7 +369,10 @@ int run_power(struct run *r, enum power_op op)
 		return -ENODEV;
 	}
 	run_log(r, "info", "power %s", power_op_name(op));
-	err = power_run(p, op, on_power_done, r);
+	/* drivers that start the board from the job's artifacts (qemu) read them */
+	err = power_set_vars(p, run_vars(r));
+	if (!err)
+		err = power_run(p, op, on_power_done, r);
 	if (err < 0)
 		run_log(r, "error", "cannot start power %s: %s", power_op_name(op), strerror(-err));
 	return err;

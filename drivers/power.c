@@ -11,6 +11,7 @@
 #include "cfg.h"
 #include "config.h"
 #include "diag.h"
+#include "kv.h"
 #include "loop.h"
 #include "power/drivers.h"
 
@@ -52,6 +53,7 @@ struct power {
 	power_done_fn done;
 	void *userdata;
 	struct loop_source *timer;	/* step timeout, cycle delay, or delivery */
+	struct kv vars;		/* power_set_vars() */
 	void *priv;
 };
 
@@ -177,6 +179,19 @@ void power_set_timeout(struct power *p, uint64_t usec)
 void power_set_cycle_delay(struct power *p, uint64_t usec)
 {
 	p->cycle_delay = usec;
+}
+
+int power_set_vars(struct power *p, const struct kv *vars)
+{
+	struct kv n = KV_INIT;
+
+	if (vars && kv_merge(&n, vars) < 0) {
+		kv_release(&n);
+		return -ENOMEM;
+	}
+	kv_release(&p->vars);
+	p->vars = n;
+	return 0;
 }
 
 /* Record the result and deliver it from the next loop iteration. */
@@ -376,6 +391,7 @@ struct power *power_free(struct power *p)
 	if (p->priv && p->drv->release)
 		p->drv->release(p);
 	loop_source_free(p->timer);
+	kv_release(&p->vars);
 	free(p->msg);
 	free(p->priv);
 	free(p);
@@ -390,6 +406,11 @@ void *power_priv(struct power *p)
 const struct driver_ctx *power_ctx(const struct power *p)
 {
 	return &p->ctx;
+}
+
+const struct kv *power_vars(const struct power *p)
+{
+	return &p->vars;
 }
 
 uint64_t power_timeout(const struct power *p)

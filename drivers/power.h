@@ -39,6 +39,7 @@
 
 struct diag;
 struct driver_config;
+struct kv;
 struct power;
 
 enum power_op {
@@ -89,6 +90,14 @@ int power_new(const struct driver_config *cfg, const struct driver_ctx *ctx,
 void power_set_timeout(struct power *p, uint64_t usec);
 void power_set_cycle_delay(struct power *p, uint64_t usec);
 
+/**
+ * power_set_vars() - the running job's substitution variables ({KERNEL},
+ * {RAMDISK}, {APPEND} ...) for the next operations: drivers that start the
+ * board from the job's artifacts (qemu) read them with power_vars().  Copied;
+ * NULL clears them.  Returns 0 or -ENOMEM (the old variables are kept).
+ */
+int power_set_vars(struct power *p, const struct kv *vars);
+
 /** power_run() - start @op; @done is called once from the loop. -EBUSY when busy. */
 int power_run(struct power *p, enum power_op op, power_done_fn done, void *userdata);
 
@@ -110,6 +119,8 @@ struct power *power_free(struct power *p);
 void *power_priv(struct power *p);
 /** power_ctx() - the context given to power_new(). */
 const struct driver_ctx *power_ctx(const struct power *p);
+/** power_vars() - the variables of the last power_set_vars(); never NULL, maybe empty. */
+const struct kv *power_vars(const struct power *p);
 /** power_timeout() - the operation timeout, for drivers that enforce it themselves. */
 uint64_t power_timeout(const struct power *p);
 /** power_complete() - the driver finished the operation started by ->start(). */
