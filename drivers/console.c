@@ -28,6 +28,7 @@ extern const struct console_driver console_tty_driver;
 extern const struct console_driver console_tcp_driver;
 extern const struct console_driver console_unix_driver;
 extern const struct console_driver console_telnet_driver;
+extern const struct console_driver console_qemu_driver;
 
 static const struct console_driver *const console_drivers[] = {
 	&console_pty_driver,
@@ -35,6 +36,7 @@ static const struct console_driver *const console_drivers[] = {
 	&console_tcp_driver,
 	&console_unix_driver,
 	&console_telnet_driver,
+	&console_qemu_driver,
 };
 
 #define CONSOLE_NR_DRIVERS (sizeof(console_drivers) / sizeof(console_drivers[0]))
