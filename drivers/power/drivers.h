@@ -20,5 +20,6 @@
 extern const struct power_driver power_command_driver;
 extern const struct power_driver power_pdudaemon_driver;
 extern const struct power_driver power_fake_driver;
+extern const struct power_driver power_qemu_driver;
 
 #endif

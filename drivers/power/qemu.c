@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* qemu.c -- power driver "qemu": power on starts the device type's QEMU, power off kills it */
+/*
+ * Board definition (the device type carries the `qemu` group):
+ *
+ *	console = { driver = "qemu"; };
+ *	power = { driver = "qemu"; timeout = 10; };	// timeout optional, seconds
+ *
+ * Power on starts QEMU (qemu_cmdline.h builds its argv from the device type,
+ * the running job's allowed variables and the board's serial line) as a child
+ * of labd watched through a pidfd; it is on as soon as QEMU runs, and its
+ * serial line has been connected since before it started (qemu_line.h).
+ * Power off sends SIGTERM, then SIGKILL after QEMU_KILL_GRACE, and is done
+ * when the loop has reaped QEMU.  Cycle is off then on, with no delay.  On
+ * when QEMU runs and off when it does not are no-ops, as with a PDU.
+ *
+ * QEMU's stdout and stderr go to a pipe read by the loop; the last
+ * QEMU_OUTPUT_MAX bytes are kept so that a failure quotes QEMU's last line:
+ * "qemu exited with status 1: qemu-system-x86_64: -kernel /x: No such file".
+ * QEMU dying on its own fails the power operation in progress, else takes the
+ * console down with that reason (a running job ends with it); a clean exit
+ * (the guest powered off under -no-reboot) leaves the board off and silent,
+ * like a real board that shut itself down.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cfg.h"
+#include "config.h"
+#include "diag.h"
+#include "log.h"
+#include "loop.h"
+#include "power.h"
+#include "power/drivers.h"
+#include "power/qemu_cmdline.h"
+#include "qemu_line.h"
+#include "strbuf.h"
+#include "strv.h"
+
+#define QEMU_KILL_GRACE (3 * USEC_PER_SEC)	/* SIGTERM to SIGKILL */
+#define QEMU_OUTPUT_MAX 4096		/* bytes of QEMU's output kept for reasons */
+#define QEMU_REASON_MAX 300		/* bytes of its last line quoted in a reason */
+#define QEMU_READ_CHUNK 1024
+#define QEMU_READS_PER_WAKEUP 16
+#define QEMU_READS_AT_EXIT 64
+#define QEMU_SERIAL_FD 3		/* where QEMU finds its serial line */
+#define QEMU_SERIAL_LOG "qemu-serial.log"	/* chardev logfile in the board's directory */
+#define QEMU_ERR_MAX 1024
+
+extern char **environ;
+
+enum qemu_state {
+	QEMU_OFF,
+	QEMU_RUNNING,
+	QEMU_STOPPING,	/* SIGTERM sent, waiting for the exit */
+};
+
+struct qemu {
+	struct qemu_line *line;
+	enum qemu_state state;
+	bool pending;		/* an operation waits for power_complete() */
+	enum power_op op;
+	int result;		/* what the done timer reports */
+	char *reason;
+	pid_t pid;
+	struct loop_source *child;
+	struct loop_source *done;	/* completes the operation from the loop */
+	struct loop_source *kill;	/* SIGKILL after the grace */
+	int out_fd;
+	struct loop_source *out;
+	struct strbuf output;
+};
+
+static const char *qemu_name(struct power *p)
+{
+	return power_ctx(p)->device_name ? power_ctx(p)->device_name : "-";
+}
+
+static int qemu_parse(struct power *p, const config_setting_t *s, struct diag *diag)
+{
+	static const char *const known[] = { POWER_COMMON_KEYS, NULL };
+	struct qemu *q = power_priv(p);
+	int r;
+
+	q->out_fd = -1;
+	strbuf_init(&q->output);
+	r = cfg_check_keys(s, known, diag);
+	if (r < 0)
+		return r;
+	return qemu_line_get(power_ctx(p), &q->line);
+}
+
+/* ---- completion ---- */
+
+static void qemu_complete_later(struct power *p, int err, const char *reason)
+{
+	struct qemu *q = power_priv(p);
+
+	q->result = err;
+	free(q->reason);
+	q->reason = reason ? strdup(reason) : NULL;
+	loop_timer_set_rel(q->done, 0);
+}
+
+static int qemu_on_done(struct loop_source *s, uint64_t now, void *userdata)
+{
+	struct power *p = userdata;
+	struct qemu *q = power_priv(p);
+
+	if (!q->pending)
+		return 0;
+	q->pending = false;
+	power_complete(p, q->result, "%s", q->reason ? q->reason : "");
+	return 0;
+}
+
+/* ---- QEMU's output ---- */
+
+static int qemu_read(struct qemu *q, int max_reads)
+{
+	char buf[QEMU_READ_CHUNK];
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < max_reads; i++) {
+		n = read(q->out_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		if (n <= 0 || strbuf_add(&q->output, buf, (size_t)n) < 0)
+			return 1;
+		if (q->output.len > QEMU_OUTPUT_MAX)
+			strbuf_consume(&q->output, q->output.len - QEMU_OUTPUT_MAX);
+	}
+	return 0;
+}
+
+static void qemu_close_output(struct qemu *q)
+{
+	q->out = loop_source_free(q->out);
+	if (q->out_fd >= 0)
+		close(q->out_fd);
+	q->out_fd = -1;
+}
+
+static int qemu_on_output(struct loop_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct qemu *q = userdata;
+
+	if (qemu_read(q, QEMU_READS_PER_WAKEUP))
+		qemu_close_output(q);
+	return 0;
+}
+
+/* The last non-empty line QEMU printed, printable and bounded, into @buf. */
+static void qemu_last_line(const struct qemu *q, char *buf, size_t size)
+{
+	const char *out = q->output.buf;
+	size_t end = q->output.len, start, i, n;
+
+	while (end && strchr("\r\n\t ", out[end - 1]))
+		end--;
+	start = end;
+	while (start && out[start - 1] != '\n')
+		start--;
+	n = end - start < size - 1 ? end - start : size - 1;
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)out[start + i];
+
+		buf[i] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
+	}
+	buf[n] = '\0';
+}
+
+/* "qemu exited with status 1: <last line>" from waitid()'s @code and @status. */
+static void qemu_describe_exit(const struct qemu *q, int code, int status, char *buf,
+			       size_t size)
+{
+	char line[QEMU_REASON_MAX + 1];
+	const char *sep;
+
+	qemu_last_line(q, line, sizeof(line));
+	sep = *line ? ": " : "";
+	if (code == CLD_EXITED)
+		snprintf(buf, size, "qemu exited with status %d%s%s", status, sep, line);
+	else
+		snprintf(buf, size, "qemu was killed by signal %d (%s)%s%s", status,
+			 strsignal(status), sep, line);
+}
+
+/* ---- starting ---- */
+
+static int qemu_board_dir(struct power *p, char **ret)
+{
+	const struct lab_config *c = power_ctx(p)->config;
+	char *dir;
+
+	if (asprintf(&dir, "%s/boards", c->state_dir) < 0)
+		return -ENOMEM;
+	mkdir(c->state_dir, 0755);
+	mkdir(dir, 0755);
+	free(dir);
+	if (asprintf(&dir, "%s/boards/%s", c->state_dir, qemu_name(p)) < 0)
+		return -ENOMEM;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		free(dir);
+		return -errno;
+	}
+	*ret = dir;
+	return 0;
+}
+
+static int qemu_argv(struct power *p, char ***ret, char *err, size_t errlen)
+{
+	const struct driver_ctx *ctx = power_ctx(p);
+	const struct device *dev = config_find_device(ctx->config, qemu_name(p));
+	struct qemu_cmdline_in in = {
+		.config = ctx->config,
+		.dev = dev,
+		.job_vars = power_vars(p),
+		.serial_fd = QEMU_SERIAL_FD,
+	};
+	char *dir = NULL, *log = NULL;
+	int r;
+
+	if (!dev) {
+		snprintf(err, errlen, "no device '%s' in the lab configuration", qemu_name(p));
+		return -EINVAL;
+	}
+	if (qemu_board_dir(p, &dir) == 0 && asprintf(&log, "%s/%s", dir, QEMU_SERIAL_LOG) < 0)
+		log = NULL;
+	in.serial_log = log;
+	r = qemu_cmdline_build(&in, ret, err, errlen);
+	free(log);
+	free(dir);
+	return r;
+}
+
+/* posix_spawn QEMU: stdin /dev/null, output into @out_fd, the line at QEMU_SERIAL_FD. */
+static int qemu_spawn_argv(char **argv, int out_fd, int line_fd, pid_t *ret)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	int r;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	r = posix_spawn_file_actions_init(&fa);
+	if (r)
+		return -r;
+	r = posix_spawnattr_init(&attr);
+	if (r)
+		goto err_destroy_actions;
+	r = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	if (!r)
+		r = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+	if (!r)
+		r = posix_spawn_file_actions_adddup2(&fa, out_fd, STDERR_FILENO);
+	if (!r)
+		r = posix_spawn_file_actions_adddup2(&fa, line_fd, QEMU_SERIAL_FD);
+	if (!r)
+		r = posix_spawn_file_actions_addclosefrom_np(&fa, QEMU_SERIAL_FD + 1);
+	/* Its own process group: a ^C on labd's terminal is not for QEMU. */
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+				 POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	if (!r)
+		r = posix_spawnp(ret, argv[0], &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
+err_destroy_actions:
+	posix_spawn_file_actions_destroy(&fa);
+	return -r;
+}
+
+static int qemu_on_exit(struct loop_source *s, const siginfo_t *si, void *userdata);
+
+/* Watch QEMU and its output in the loop. */
+static int qemu_watch(struct power *p, int out_fd)
+{
+	struct qemu *q = power_priv(p);
+	struct loop *l = power_ctx(p)->loop;
+	int r;
+
+	r = loop_add_child(l, &q->child, q->pid, qemu_on_exit, p);
+	if (r < 0) {
+		kill(q->pid, SIGKILL);
+		close(out_fd);
+		return r;
+	}
+	loop_source_set_description(q->child, "power-qemu");
+	fcntl(out_fd, F_SETFL, O_NONBLOCK);
+	q->out_fd = out_fd;
+	r = loop_add_io(l, &q->out, out_fd, EPOLLIN, qemu_on_output, q);
+	if (r < 0)
+		return r;
+	loop_source_set_description(q->out, "power-qemu-output");
+	q->state = QEMU_RUNNING;
+	return 0;
+}
+
+/* The line's board end, never at QEMU_SERIAL_FD itself (dup2 onto itself keeps CLOEXEC). */
+static int qemu_line_fd(struct qemu *q, int *tmp)
+{
+	int fd = qemu_line_board_fd(q->line);
+
+	*tmp = -1;
+	if (fd != QEMU_SERIAL_FD)
+		return fd;
+	*tmp = fcntl(fd, F_DUPFD_CLOEXEC, QEMU_SERIAL_FD + 1);
+	return *tmp;
+}
+
+static int qemu_spawn(struct power *p, char **argv, char *err, size_t errlen)
+{
+	struct qemu *q = power_priv(p);
+	int fds[2], tmp, line_fd, r;
+
+	line_fd = qemu_line_fd(q, &tmp);
+	if (line_fd < 0) {
+		snprintf(err, errlen, "the console of '%s' is not open: use the 'qemu' console driver",
+			 qemu_name(p));
+		return -ENOTCONN;
+	}
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto out;
+	}
+	qemu_line_drain(q->line);
+	strbuf_reset(&q->output);
+	r = qemu_spawn_argv(argv, fds[1], line_fd, &q->pid);
+	close(fds[1]);
+	if (r < 0)
+		close(fds[0]);
+	else
+		r = qemu_watch(p, fds[0]);
+out:
+	if (tmp >= 0)
+		close(tmp);
+	if (r < 0 && !*err)
+		snprintf(err, errlen, "cannot start '%s': %s", argv[0], strerror(-r));
+	return r;
+}
+
+/* Start QEMU and complete the operation from the loop, with the reason if it failed. */
+static void qemu_start_and_complete(struct power *p)
+{
+	struct qemu *q = power_priv(p);
+	char err[QEMU_ERR_MAX] = "";
+	char **argv = NULL;
+	int r;
+
+	r = qemu_argv(p, &argv, err, sizeof(err));
+	if (r == -ENOMEM)
+		snprintf(err, sizeof(err), "out of memory");
+	if (!r)
+		r = qemu_spawn(p, argv, err, sizeof(err));
+	if (!r) {
+		char *cmd = strv_join(argv, " ");
+
+		log_info("board '%s': started qemu (pid %d): %s", qemu_name(p), (int)q->pid,
+			 cmd ? cmd : argv[0]);
+		free(cmd);
+	}
+	strv_free(argv);
+	qemu_complete_later(p, r, r ? err : NULL);
+}
+
+/* ---- stopping and exits ---- */
+
+static void qemu_stop(struct power *p)
+{
+	struct qemu *q = power_priv(p);
+
+	q->state = QEMU_STOPPING;
+	loop_child_kill(q->child, SIGTERM);
+	loop_timer_set_rel(q->kill, QEMU_KILL_GRACE);
+}
+
+static int qemu_on_kill(struct loop_source *s, uint64_t now, void *userdata)
+{
+	struct qemu *q = userdata;
+
+	if (q->state == QEMU_STOPPING && q->child)
+		loop_child_kill(q->child, SIGKILL);
+	return 0;
+}
+
+/* QEMU ended without labd asking: fail the operation, or the console. */
+static void qemu_died(struct power *p, int code, int status)
+{
+	struct qemu *q = power_priv(p);
+	char reason[QEMU_ERR_MAX];
+
+	qemu_describe_exit(q, code, status, reason, sizeof(reason));
+	if (q->pending && q->op != POWER_OFF) {
+		qemu_complete_later(p, -EIO, reason);
+		return;
+	}
+	if (code == CLD_EXITED && !status) {
+		log_info("board '%s': %s: the guest powered off", qemu_name(p), reason);
+		return;
+	}
+	log_warning("board '%s': %s", qemu_name(p), reason);
+	qemu_line_lost(q->line, reason);
+}
+
+static int qemu_on_exit(struct loop_source *s, const siginfo_t *si, void *userdata)
+{
+	struct power *p = userdata;
+	struct qemu *q = power_priv(p);
+	enum qemu_state was = q->state;
+
+	q->child = loop_source_free(q->child);
+	q->state = QEMU_OFF;
+	loop_timer_set(q->kill, USEC_INFINITY);
+	if (q->out_fd >= 0)
+		qemu_read(q, QEMU_READS_AT_EXIT);
+	qemu_close_output(q);
+	if (was != QEMU_STOPPING) {
+		qemu_died(p, si->si_code, si->si_status);
+		return 0;
+	}
+	if (!q->pending)
+		return 0;
+	if (q->op == POWER_OFF)
+		qemu_complete_later(p, 0, NULL);
+	else
+		qemu_start_and_complete(p);
+	return 0;
+}
+
+/* ---- the driver operations ---- */
+
+static int qemu_make_timers(struct power *p)
+{
+	struct qemu *q = power_priv(p);
+	struct loop *l = power_ctx(p)->loop;
+	int r;
+
+	if (q->done)
+		return 0;
+	if (!l)
+		return -ENOTCONN;
+	r = loop_add_timer(l, &q->done, USEC_INFINITY, qemu_on_done, p);
+	if (r < 0)
+		return r;
+	loop_source_set_description(q->done, "power-qemu-done");
+	r = loop_add_timer(l, &q->kill, USEC_INFINITY, qemu_on_kill, q);
+	if (r < 0)
+		return r;
+	loop_source_set_description(q->kill, "power-qemu-kill");
+	return 0;
+}
+
+static int qemu_start(struct power *p, enum power_op op)
+{
+	struct qemu *q = power_priv(p);
+	int r = qemu_make_timers(p);
+
+	if (r < 0)
+		return r;
+	q->op = op;
+	q->pending = true;
+	if (q->state == QEMU_STOPPING)
+		return 0;	/* the exit goes on with @op */
+	if (q->state == QEMU_RUNNING && op != POWER_ON)
+		qemu_stop(p);
+	else if (q->state == QEMU_RUNNING || op == POWER_OFF)
+		qemu_complete_later(p, 0, NULL);
+	else
+		qemu_start_and_complete(p);
+	return 0;
+}
+
+static void qemu_abort(struct power *p)
+{
+	struct qemu *q = power_priv(p);
+
+	/* A kill in progress goes on; only the report is dropped. */
+	q->pending = false;
+	if (q->done)
+		loop_timer_set(q->done, USEC_INFINITY);
+}
+
+static void qemu_release(struct power *p)
+{
+	struct qemu *q = power_priv(p);
+
+	/* Freeing the child source kills QEMU; the loop reaps it. */
+	q->child = loop_source_free(q->child);
+	qemu_close_output(q);
+	q->done = loop_source_free(q->done);
+	q->kill = loop_source_free(q->kill);
+	strbuf_release(&q->output);
+	free(q->reason);
+	q->line = qemu_line_put(q->line);
+}
+
+const struct power_driver power_qemu_driver = {
+	.name = "qemu",
+	.priv_size = sizeof(struct qemu),
+	.parse = qemu_parse,
+	.start = qemu_start,
+	.abort = qemu_abort,
+	.release = qemu_release,
+	.cycles = true,
+};
