@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * action_boot_qemu.c -- the qemu boot: (re)start the board's QEMU with the
+ * deployed kernel, ramdisk and command line, then login and shell
+ *
+ * Direct kernel boot, as LAVA's qemu method does: the device type's `qemu`
+ * group holds the command line, the board's `qemu` power driver starts it
+ * (drivers/power/qemu.c), and the job only chooses artifacts (deploy to
+ * tmpfs, labels the type allows) and, where the type allows it, extra kernel
+ * arguments (context: extra_kernel_args).  This action composes {APPEND}
+ * (the type's `append`, then the job's extra arguments), power-cycles the
+ * board, which starts a fresh QEMU, and hands over to boot_login.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "action.h"
+#include "board.h"
+#include "boot_login.h"
+#include "config.h"
+#include "job.h"
+#include "kv.h"
+
+struct qemu_state {
+	bool powering;
+	struct boot_login login;
+};
+
+/* {APPEND}: the device type's kernel command line, then what the job adds. */
+static int set_append(struct run *r)
+{
+	const struct qemu_params *q = &board_device(run_board(r))->type->qemu;
+	const char *extra = run_action(r)->boot.qemu_append;
+	const char *base = q->append_default ? q->append_default : "";
+	char *append;
+	int err;
+
+	if (extra && !q->append_allowed) {
+		run_fail(r, ERROR_JOB, "device type '%s' does not let jobs change the kernel command line",
+			 board_device(run_board(r))->type->name);
+		return -EPERM;
+	}
+	if (asprintf(&append, "%s%s%s", base, *base && extra ? " " : "", extra ? extra : "") < 0)
+		return -ENOMEM;
+	err = kv_set(run_vars(r), "APPEND", append);
+	if (!err)
+		run_log(r, "info", "kernel command line: %s", append);
+	free(append);
+	return err;
+}
+
+static int qemu_start(struct run *r, void *state)
+{
+	struct qemu_state *st = state;
+	int err;
+
+	if (!board_device(run_board(r))->type->has_qemu) {
+		run_fail(r, ERROR_INFRASTRUCTURE, "device type '%s' has no 'qemu' group",
+			 board_device(run_board(r))->type->name);
+		return 0;
+	}
+	err = set_append(r);
+	if (err < 0)
+		return err == -EPERM ? 0 : err;
+	st->powering = true;
+	run_flush_console(r);
+	err = run_power(r, POWER_CYCLE);
+	if (err < 0)
+		run_fail(r, ERROR_INFRASTRUCTURE, "cannot start QEMU: %s", strerror(-err));
+	return 0;
+}
+
+static void qemu_event(struct run *r, void *state, const struct run_event *ev)
+{
+	struct qemu_state *st = state;
+
+	if (st->powering) {
+		if (ev->kind != RUN_EVENT_POWER)
+			return;
+		st->powering = false;
+		run_phase(r, "power-on");
+		boot_login_start(r, &st->login, &run_action(r)->boot, false);
+		return;
+	}
+	boot_login_event(r, &st->login, ev);
+}
+
+const struct action_ops action_boot_qemu_ops = {
+	.name = "boot-qemu",
+	.state_size = sizeof(struct qemu_state),
+	.start = qemu_start,
+	.event = qemu_event,
+};
