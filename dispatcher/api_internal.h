@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * api_internal.h -- what the api*.c files share: requests, identities, replies
+ *
+ * api.c owns the listeners and the request life cycle: it collects the body
+ * (at most API_MAX_BODY bytes), identifies the client (api_auth.c), finds the
+ * route and calls its handler once the whole request arrived.  A handler
+ * answers exactly once through one of the api_reply_*() functions and returns
+ * what they return.  Handlers run on the loop thread and must not block.
+ *
+ * Only api*.c include this header (and microhttpd.h).
+ */
+#ifndef LABD_API_INTERNAL_H
+#define LABD_API_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "job.h"
+#include "strbuf.h"
+
+struct api;
+struct api_listener;
+struct api_logs;
+struct daemon;
+struct diag;
+
+#define API_PREFIX "/api/v1"
+#define API_MAX_BODY JOB_MAX_SIZE		/* bytes of a request body */
+#define API_MAX_DISCARD (16 * 1024 * 1024)	/* of a too large body, read before closing */
+#define API_MAX_CONNECTIONS 256			/* per listener, followers included */
+#define API_CONNECTION_TIMEOUT 60		/* seconds a client may stay silent */
+#define API_LISTEN_BACKLOG 64
+#define API_MAX_LIST 1000			/* ?limit= of the job list */
+#define API_DEFAULT_LIST 100
+#define API_MAX_PARAMS 2			/* '*' segments of a route */
+#define API_IDENTITY_MAX 64
+
+/*
+ * Roles, weakest first.  Until users and roles exist (labd.conf `users`),
+ * every client that passes authentication is an admin.
+ */
+enum api_role {
+	API_ROLE_NONE,		/* not authenticated: only /health */
+	API_ROLE_READER,	/* may read jobs, logs and boards */
+	API_ROLE_USER,		/* may submit and cancel jobs */
+	API_ROLE_ADMIN,		/* may change board states */
+};
+
+/** Who sent a request: "token:<8 hex digits of its hash>", "uid:1000", "anonymous". */
+struct api_identity {
+	char name[API_IDENTITY_MAX];
+	enum api_role role;
+	bool bad_token;		/* a token was given and matched none */
+};
+
+struct api_request {
+	struct api_listener *listener;
+	struct MHD_Connection *conn;
+	const char *method;
+	const char *url;
+	struct strbuf body;
+	bool replied;
+	struct api_identity who;
+	char *path;		/* copy of the URL path, split at '/' for params */
+	const char *params[API_MAX_PARAMS];	/* segments matched by '*' */
+	void *stream;		/* a log follower (api_log.c), or NULL */
+};
+
+typedef enum MHD_Result (*api_handler_fn)(struct api_request *r);
+
+/* ---- api.c: listeners, replies and request helpers ---- */
+
+struct daemon *api_daemon(const struct api_request *r);
+struct api_logs *api_logs_of(const struct api_request *r);
+bool api_listener_is_unix(const struct api_listener *l);
+bool api_listener_needs_token(const struct api_listener *l);
+
+/** api_listener_poke() - run libmicrohttpd soon (after resuming a connection). */
+void api_listener_poke(struct api_listener *l);
+
+/** api_reply_json() - answer @status with @body (reference stolen; NULL: "{}"). */
+enum MHD_Result api_reply_json(struct api_request *r, unsigned status, json_t *body);
+
+/** api_reply_error() - answer {"error": "<message>"}. */
+enum MHD_Result api_reply_error(struct api_request *r, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** api_reply_diag() - answer {"error": @error, "errors": [every message of @diag]}. */
+enum MHD_Result api_reply_diag(struct api_request *r, unsigned status, const char *error,
+			       const struct diag *diag);
+
+/** api_json_response() - a JSON response of @body (reference stolen), or NULL (ENOMEM). */
+struct MHD_Response *api_json_response(json_t *body);
+
+/** api_reply() - queue @resp (a reference is dropped, also on failure). */
+enum MHD_Result api_reply(struct api_request *r, unsigned status, struct MHD_Response *resp);
+
+/** api_query() - the query argument @key, or NULL. */
+const char *api_query(const struct api_request *r, const char *key);
+
+/** api_query_bool() - "1", "true" or "yes"; false when absent. */
+bool api_query_bool(const struct api_request *r, const char *key);
+
+/**
+ * api_query_int() - the integer query argument @key within [@min, @max]
+ *
+ * Returns 1 (stored in @ret), 0 when absent (@ret untouched) or -EINVAL.
+ */
+int api_query_int(const struct api_request *r, const char *key, int64_t min, int64_t max,
+		  int64_t *ret);
+
+/** api_param_id() - the positive job id in path segment @i; -EINVAL otherwise. */
+int api_param_id(const struct api_request *r, unsigned i, int64_t *ret);
+
+/** api_time_json() - realtime usec as an ISO-8601 UTC string, 0 as null. */
+json_t *api_time_json(uint64_t usec);
+
+/** api_json_str() - a JSON string of @s (bytes that are not UTF-8 become '?'); NULL: null. */
+json_t *api_json_str(const char *s);
+
+/** api_base_url() - "http://HOST" of the request (Host header), caller frees. */
+char *api_base_url(const struct api_request *r);
+
+/* ---- api_auth.c: who is asking, and may they ---- */
+
+/** api_identify() - fill r->who from the connection and its Authorization header. */
+void api_identify(struct api_request *r);
+
+/**
+ * api_authorize() - the one access check of every request
+ *
+ * Returns 0 when r->who may act with @need; otherwise answers 401 (no or a
+ * wrong token) or 403 and returns -EACCES.
+ */
+int api_authorize(struct api_request *r, enum api_role need);
+
+/* ---- handlers ---- */
+
+enum MHD_Result api_health(struct api_request *r);
+
+/* api_jobs.c */
+enum MHD_Result api_jobs_submit(struct api_request *r);
+enum MHD_Result api_jobs_list(struct api_request *r);
+enum MHD_Result api_jobs_show(struct api_request *r);
+enum MHD_Result api_jobs_cancel(struct api_request *r);
+enum MHD_Result api_jobs_events(struct api_request *r);
+enum MHD_Result api_jobs_results(struct api_request *r);
+
+/* api_devices.c */
+enum MHD_Result api_devices_list(struct api_request *r);
+enum MHD_Result api_devices_show(struct api_request *r);
+enum MHD_Result api_devices_set_state(struct api_request *r);
+
+/* ---- api_log.c: console logs, whole or followed live ---- */
+
+enum MHD_Result api_log_get(struct api_request *r);
+
+/** api_logs_new() - start watching job logs and events for followers. */
+int api_logs_new(struct daemon *d, struct api_logs **ret);
+
+/**
+ * api_logs_shutdown() - end every follower: their streams stop with an
+ * error at the next read.  Suspended connections are resumed, as
+ * libmicrohttpd requires before its daemon stops.
+ */
+void api_logs_shutdown(struct api_logs *logs);
+
+/** api_logs_free() - after the listeners stopped; accepts NULL; returns NULL. */
+struct api_logs *api_logs_free(struct api_logs *logs);
+
+/** api_log_request_done() - the connection of @r is gone: forget its follower. */
+void api_log_request_done(struct api_request *r);
+
+#endif
