@@ -42,7 +42,9 @@ LIB_SRCS := $(filter-out dispatcher/main.c,$(wildcard dispatcher/*.c dispatcher/
 	$(wildcard drivers/*.c drivers/*/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LABCTL_SRCS := $(wildcard labctl/*.c)
-LABCTL_OBJS := $(LABCTL_SRCS:%.c=$(OBJ)/%.o) $(OBJ)/dispatcher/strbuf.o
+# labctl check validates jobs itself when labd is not reachable: the job parser and its helpers.
+LABCTL_LIB := strbuf job job_boot job_deploy job_doc job_json job_test job_yaml diag strv kv
+LABCTL_OBJS := $(LABCTL_SRCS:%.c=$(OBJ)/%.o) $(LABCTL_LIB:%=$(OBJ)/dispatcher/%.o)
 SIM_SRCS := $(wildcard tests/sim/*.c)
 SIM_OBJS := $(SIM_SRCS:%.c=$(OBJ)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)
