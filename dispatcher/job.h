@@ -42,6 +42,9 @@ struct device_type;
 #define JOB_MAX_TIMEOUT (7 * 24 * 3600 * 1000000ULL)
 #define JOB_DEFAULT_ACTION_TIMEOUT (5 * 60 * 1000000ULL)
 #define JOB_DEFAULT_CONNECTION_TIMEOUT (2 * 60 * 1000000ULL)
+#define JOB_MAX_NAME 200		/* bytes of job_name (LAVA's limit) */
+#define JOB_MAX_FAILURE_RETRY 10	/* LAVA failure_retry: attempts of one action */
+#define JOB_MAX_INFRASTRUCTURE_RETRIES 5
 
 enum job_format {
 	JOB_FORMAT_AUTO,	/* JSON if the first non-blank byte is '{', else YAML */
@@ -202,6 +205,7 @@ struct job {
 	json_t *metadata;	/* object; free-form, copied to results */
 	struct job_action *actions;
 	size_t n_actions;
+	json_t *line_map;	/* private: source line of every value, for job_check_device_type() */
 };
 
 /**
