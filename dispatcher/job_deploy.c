@@ -83,18 +83,6 @@ static bool deploy_is_named(const char *label)
 	return false;
 }
 
-static bool deploy_label_ok(const char *label)
-{
-	const char *p;
-
-	if (!*label || strlen(label) > DEPLOY_MAX_LABEL)
-		return false;
-	for (p = label; *p; p++)
-		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
-			return false;
-	return true;
-}
-
 static int deploy_walk_sha256(struct job_doc *doc, const json_t *spec, struct job_artifact *a)
 {
 	const char *s;
@@ -197,7 +185,7 @@ static int deploy_walk_images(struct job_doc *doc, const json_t *obj, struct job
 		return r;
 	mark = job_doc_enter(doc, "images");
 	json_object_foreach(images, label, v) {
-		if (!deploy_label_ok(label))
+		if (!job_doc_is_name(label, DEPLOY_MAX_LABEL, "-_"))
 			r = job_doc_error(doc, label, "invalid image label '%.100s': use up to %d letters, digits, '-' and '_'",
 					  label, DEPLOY_MAX_LABEL);
 		else if (deploy_add(doc, images, label, d) < 0)

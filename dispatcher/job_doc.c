@@ -2,6 +2,7 @@
 /* job_doc.c -- a job document under validation: paths, lines, diagnostics, typed getters */
 #include "job_doc.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -569,6 +570,18 @@ int job_doc_get_timeout(struct job_doc *doc, const json_t *obj, const char *key,
 	if (r > 0)
 		*ret = total;
 	return r;
+}
+
+bool job_doc_is_name(const char *s, size_t max, const char *punct)
+{
+	const char *p;
+
+	if (!*s || strlen(s) > max)
+		return false;
+	for (p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr(punct, *p))
+			return false;
+	return true;
 }
 
 static const char *const job_doc_url_schemes[] = { "http://", "https://", "file:///", NULL };

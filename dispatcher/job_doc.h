@@ -203,6 +203,9 @@ int job_doc_get_timeout(struct job_doc *doc, const json_t *obj, const char *key,
  */
 int job_doc_get_url(struct job_doc *doc, const json_t *obj, const char *key, char **ret);
 
+/** job_doc_is_name() - whether @s is 1 to @max letters, digits and characters of @punct. */
+bool job_doc_is_name(const char *s, size_t max, const char *punct);
+
 /** job_doc_scalar_str() - a scalar as text (parameters): "3", "true", "1.5", "" for null. */
 char *job_doc_scalar_str(const json_t *v);
 

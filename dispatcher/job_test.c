@@ -155,24 +155,12 @@ static int test_walk_list(struct job_doc *doc, const json_t *obj, const char *ke
 	return r;
 }
 
-static bool test_name_ok(const char *name)
-{
-	const char *p;
-
-	if (!*name || strlen(name) > TEST_MAX_NAME)
-		return false;
-	for (p = name; *p; p++)
-		if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
-			return false;
-	return true;
-}
-
 /* A suite name: it names result files and URLs. */
 static int test_walk_name(struct job_doc *doc, const json_t *obj, char **ret)
 {
 	if (job_doc_dup_str(doc, obj, "name", true, ret) <= 0)
 		return -EINVAL;
-	if (!test_name_ok(*ret))
+	if (!job_doc_is_name(*ret, TEST_MAX_NAME, "-_."))
 		return job_doc_error(doc, "name", "invalid name '%.100s': use up to %d letters, digits, '-', '_' and '.'",
 				     *ret, TEST_MAX_NAME);
 	return 0;
@@ -321,18 +309,6 @@ static int test_walk_monitor(struct job_doc *doc, const json_t *item, void *ret)
 
 /* Test definitions */
 
-static bool test_is_shell_name(const char *name)
-{
-	const char *p;
-
-	if (!*name || isdigit((unsigned char)*name))
-		return false;
-	for (p = name; *p; p++)
-		if (!isalnum((unsigned char)*p) && *p != '_')
-			return false;
-	return true;
-}
-
 /* {NAME: scalar}: NAME becomes a shell variable. */
 static int test_walk_params(struct job_doc *doc, const json_t *obj, const char *key,
 			    struct kv *ret)
@@ -347,7 +323,7 @@ static int test_walk_params(struct job_doc *doc, const json_t *obj, const char *
 		return r;
 	mark = job_doc_enter(doc, key);
 	json_object_foreach(map, name, v) {
-		if (!test_is_shell_name(name)) {
+		if (!job_doc_is_name(name, TEST_MAX_NAME, "_") || isdigit((unsigned char)*name)) {
 			r = job_doc_error(doc, name, "invalid parameter name '%.100s': use letters, digits and '_'", name);
 			continue;
 		}
