@@ -88,6 +88,13 @@ struct sim_cmdq {
 	int n, pos, cap;
 };
 
+/* A file the shell wrote (sim_files.c). */
+struct sim_file {
+	char *path;
+	char *data;
+	size_t len;
+};
+
 struct sim_load {
 	uint64_t addr, size;
 	bool image;		/* a kernel Image rather than a dtb or ramdisk */
@@ -172,6 +179,10 @@ struct board {
 	struct sim_env senv;
 	uint64_t stream_until, stream_seq;
 	uint64_t spew_left;
+	struct sim_file files[64];	/* SIM_MAX_FILES: written by the shell, gone at boot */
+	int nfiles;
+	struct sim_file *redir;		/* output of the running command goes here */
+	bool redir_null;		/* ... or nowhere (> /dev/null) */
 };
 
 /* epoll tags: the first int of what an epoll event points to */
@@ -246,6 +257,14 @@ int sim_ub_load(struct board *b, int argc, char **argv);
 int sim_ub_sleep(struct board *b, int argc, char **argv);
 int sim_ub_booti(struct board *b, int argc, char **argv);
 int sim_ub_reset(struct board *b, int argc, char **argv);
+
+/* sim_files.c: files the shell writes, redirections, sh/. */
+struct sim_file *sim_file_find(struct board *b, const char *path);
+void sim_file_append(struct sim_file *f, const void *p, size_t n);
+void sim_files_clear(struct board *b);
+void sim_redirect(struct board *b, char *cmd);
+int sim_sh_mkdir(struct board *b, int argc, char **argv);
+int sim_sh_source(struct board *b, int argc, char **argv);
 
 /* sim_kernel.c */
 void sim_kernel_boot(struct board *b, const char *cmdline, bool initrd);

@@ -145,8 +145,12 @@ static void emit_garbled(struct board *b, const char *s, size_t n)
 /* Console output of a powered board. */
 void sim_write(struct board *b, const void *p, size_t n)
 {
-	if (!b->powered)
+	if (!b->powered || b->redir_null)
 		return;
+	if (b->redir) {
+		sim_file_append(b->redir, p, n);
+		return;
+	}
 	if (b->cur == MODE_GARBAGE && (b->stage == STAGE_UBOOT || b->stage == STAGE_KERNEL))
 		emit_garbled(b, p, n);
 	else
@@ -274,6 +278,7 @@ void sim_run_wake(struct board *b)
 void sim_boot_begin(struct board *b)
 {
 	b->boots++;
+	sim_files_clear(b);
 	b->rng = (uint64_t)(b->idx + 1) * 0x100000001b3ULL + b->boots;
 	b->garbage_gap = 2 + sim_rand(b) % 4;
 	sim_cancel(b);
@@ -317,6 +322,7 @@ void sim_power_off(struct board *b)
 
 void sim_board_free(struct board *b)
 {
+	sim_files_clear(b);
 	sim_cmd_clear(b);
 	free(b->cmdq.cmd);
 	free(b->cmdq.sep);

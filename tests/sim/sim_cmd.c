@@ -228,10 +228,12 @@ static void cmd_run(struct board *b)
 			b->status = 1;
 			break;
 		}
+		if (b->stage == STAGE_SHELL)
+			sim_redirect(b, q->cmd[q->pos - 1]);
 		argc = sim_words(b, cmd, argv, SIM_MAX_ARGS, buf, sizeof(buf));
-		if (!argc)
-			continue;
-		ret = b->exec(b, argc, argv);
+		ret = argc ? b->exec(b, argc, argv) : b->status;
+		b->redir = NULL;
+		b->redir_null = false;
 		if (ret == CMD_ASYNC || ret == CMD_GONE)
 			return;
 		b->status = ret;

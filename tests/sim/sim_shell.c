@@ -269,37 +269,40 @@ static int sh_printf(struct board *b, int argc, char **argv)
 	char out[SIM_LINE_MAX];
 	const char *f;
 	size_t n = 0, flen;
-	int a = 2;
+	int a = 2, first;
 
 	if (argc < 2) {
 		sim_puts(b, "printf: usage: printf format [arguments]\r\n");
 		return 2;
 	}
-	for (f = argv[1]; *f && n + 1 < sizeof(out); f++) {
-		if (*f == '\\' && f[1]) {
-			f++;
-			out[n++] = *f == 'n' ? '\n' : *f == 't' ? '\t' : *f == 'r' ? '\r' :
-				   *f == 'e' ? '\033' : *f;
-			continue;
+	do {	/* the format is used again while arguments remain, as POSIX says */
+		first = a;
+		for (f = argv[1]; *f && n + 1 < sizeof(out); f++) {
+			if (*f == '\\' && f[1]) {
+				f++;
+				out[n++] = *f == 'n' ? '\n' : *f == 't' ? '\t' : *f == 'r' ? '\r' :
+					   *f == 'e' ? '\033' : *f;
+				continue;
+			}
+			if (*f != '%' || !f[1]) {
+				out[n++] = *f;
+				continue;
+			}
+			flen = strspn(f + 1, "-+ #0123456789.");
+			if (flen > 16 || !f[1 + flen])
+				break;
+			if (f[1 + flen] == '%') {
+				out[n++] = '%';
+			} else {
+				n += printf_conv(out + n, sizeof(out) - n, f + 1, (int)flen,
+						 f[1 + flen], a < argc ? argv[a] : "");
+				a++;
+			}
+			f += 1 + flen;
+			if (n >= sizeof(out))
+				n = sizeof(out) - 1;
 		}
-		if (*f != '%' || !f[1]) {
-			out[n++] = *f;
-			continue;
-		}
-		flen = strspn(f + 1, "-+ #0123456789.");
-		if (flen > 16 || !f[1 + flen])
-			break;
-		if (f[1 + flen] == '%') {
-			out[n++] = '%';
-		} else {
-			n += printf_conv(out + n, sizeof(out) - n, f + 1, (int)flen, f[1 + flen],
-					 a < argc ? argv[a] : "");
-			a++;
-		}
-		f += 1 + flen;
-		if (n >= sizeof(out))
-			n = sizeof(out) - 1;
-	}
+	} while (a > first && a < argc && n + 1 < sizeof(out));
 	out[n] = '\0';
 	put_text(b, out);
 	return 0;
@@ -502,9 +505,11 @@ static const struct {
 	const char *name;
 	sim_exec_fn fn;
 } cmds[] = {
+	{ ".", sim_sh_source },
 	{ ":", sh_true },
 	{ "cat", sim_sh_cat },
 	{ "cd", sim_sh_cd },
+	{ "chmod", sim_sh_mkdir },
 	{ "date", sh_date },
 	{ "dmesg", sh_dmesg },
 	{ "echo", sh_echo },
@@ -520,6 +525,7 @@ static const struct {
 	{ "lava-test-set", sim_sh_lava_set },
 	{ "logout", sh_exit },
 	{ "ls", sim_sh_ls },
+	{ "mkdir", sim_sh_mkdir },
 	{ "oops", sim_sh_crash },
 	{ "panic", sim_sh_crash },
 	{ "poweroff", sim_sh_poweroff },
@@ -527,6 +533,7 @@ static const struct {
 	{ "printf", sh_printf },
 	{ "pwd", sim_sh_cd },
 	{ "reboot", sim_sh_poweroff },
+	{ "sh", sim_sh_source },
 	{ "sleep", sh_sleep },
 	{ "spew", sim_sh_spew },
 	{ "stream", sim_sh_stream },

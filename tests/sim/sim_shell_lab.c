@@ -127,6 +127,17 @@ int sim_sh_cat(struct board *b, int argc, char **argv)
 	int i, ret = 0;
 
 	for (i = 1; i < argc; i++) {
+		struct sim_file *f = sim_file_find(b, argv[i]);
+		size_t j;
+
+		for (j = 0; f && j < f->len; j++) {
+			if (f->data[j] == '\n')
+				sim_puts(b, "\r\n");
+			else
+				sim_write(b, &f->data[j], 1);
+		}
+		if (f)
+			continue;
 		resolve(b, argv[i], path, sizeof(path));
 		if (read_file(b, path, buf, sizeof(buf))) {
 			put_text(b, buf);
@@ -199,11 +210,39 @@ int sim_sh_ktap(struct board *b, int argc, char **argv)
 	return 0;
 }
 
-/* lava-test-case NAME --result R [--measurement M] [--units U] */
+/*
+ * lava-test-case NAME --shell CMD...: run CMD, pass or fail by its status.  A
+ * command that takes time (sleep) is reported as it starts.
+ */
+static int lava_case_shell(struct board *b, int argc, char **argv)
+{
+	static char buf[SIM_LINE_MAX];
+	char *words[SIM_MAX_ARGS + 1];
+	int n = argc - 3, ret;
+
+	sim_printf(b, "<LAVA_SIGNAL_STARTTC %s>\r\n", argv[1]);
+	if (n == 1 && strchr(argv[3], ' ')) {
+		n = sim_words(b, argv[3], words, SIM_MAX_ARGS, buf, sizeof(buf));
+		ret = n ? b->exec(b, n, words) : 0;
+	} else {
+		ret = n > 0 ? b->exec(b, n, argv + 3) : 0;
+	}
+	if (ret == CMD_GONE)
+		return ret;
+	sim_printf(b, "<LAVA_SIGNAL_ENDTC %s>\r\n", argv[1]);
+	sim_printf(b, "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=%s RESULT=%s>\r\n", argv[1],
+		   ret && ret != CMD_ASYNC ? "fail" : "pass");
+	return ret;
+}
+
+/* lava-test-case NAME --result R [--measurement M] [--units U] | NAME --shell CMD... */
 int sim_sh_lava_case(struct board *b, int argc, char **argv)
 {
 	const char *result = NULL, *meas = NULL, *units = NULL;
 	int i;
+
+	if (argc > 2 && !strcmp(argv[2], "--shell"))
+		return lava_case_shell(b, argc, argv);
 
 	for (i = 2; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--result"))
