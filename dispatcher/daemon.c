@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "backend.h"
 #include "board.h"
 #include "config.h"
 #include "diag.h"
@@ -44,6 +45,7 @@ struct daemon {
 	struct events *events;
 	struct sched *sched;
 	struct api *api;
+	struct backends *backends;
 	struct board **boards;
 	size_t n_boards;
 	struct board **retired;	/* removed by a reload, waiting for their job */
@@ -498,7 +500,8 @@ static int on_stop_check(struct loop_source *s, uint64_t now, void *ud)
 {
 	struct daemon *d = ud;
 
-	if (sched_running(d->sched) && now < loop_now(d->loop) + 1) {
+	if ((sched_running(d->sched) && now < loop_now(d->loop) + 1) ||
+	    backends_draining(d->backends, now)) {
 		loop_timer_set_rel(s, 100 * USEC_PER_MSEC);
 		return 0;
 	}
@@ -630,6 +633,8 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 	}
 	err = start_core(d);
 	if (!err)
+		err = backends_new(d, &d->backends, diag);
+	if (!err)
 		err = sched_recover(d->sched);
 	if (!err)
 		err = create_boards(d);
@@ -665,6 +670,7 @@ struct daemon *daemon_free(struct daemon *d)
 		return NULL;
 	api_free(d->api);
 	sched_free(d->sched);
+	backends_free(d->backends);
 	for (i = 0; i < d->n_boards; i++)
 		board_unref(d->boards[i]);
 	for (i = 0; i < d->n_retired; i++)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "config.h"
 #include "daemon.h"
 #include "diag.h"
@@ -108,13 +109,16 @@ static void print_diag(const struct diag *diag)
 static int check_config(const struct options *o)
 {
 	struct diag diag = DIAG_INIT;
-	struct lab_config *cfg;
+	struct lab_config *cfg = NULL;
 	int err;
 
 	err = config_load(o->config, &cfg, &diag);
+	if (!err)
+		err = backends_check(cfg, &diag);
 	print_diag(&diag);
 	diag_release(&diag);
 	if (err < 0) {
+		config_unref(cfg);
 		fprintf(stderr, "labd: configuration '%s' is not valid\n",
 			o->config ? o->config : CONFIG_DEFAULT_PATH);
 		return 1;

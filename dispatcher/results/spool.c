@@ -463,6 +463,20 @@ int spool_read(struct spool *sp, uint64_t *pos, size_t max_bytes, spool_record_f
 	return count;
 }
 
+int spool_scan(struct spool *sp, spool_record_fn fn, void *userdata)
+{
+	uint64_t head = sp->head, pos;
+	int r;
+
+	if (!sp->n_segs)
+		return 0;
+	pos = sp->segs[0].start;
+	sp->head = pos;		/* spool_read() reads from the head on */
+	r = spool_read(sp, &pos, SIZE_MAX, fn, userdata);
+	sp->head = head;
+	return r;
+}
+
 bool spool_ack_frees(const struct spool *sp, uint64_t pos)
 {
 	if (sp->n_segs > 1)

@@ -87,6 +87,14 @@ int spool_read(struct spool *sp, uint64_t *pos, size_t max_bytes, spool_record_f
 	       void *userdata);
 
 /**
+ * spool_scan() - hand every record still on disk to @fn, acknowledged ones
+ * included (oldest first), so that a backend can rebuild its state at start
+ *
+ * Returns the number of records, the negative value @fn returned, or -EIO.
+ */
+int spool_scan(struct spool *sp, spool_record_fn fn, void *userdata);
+
+/**
  * spool_ack() - every record before @pos was delivered
  *
  * Stores the position (a restarted labd reads from there) and deletes the
