@@ -4,7 +4,8 @@
 # board's shell through `labd run-job`: lava-test-case results (pass, fail,
 # measurement, --shell, test sets), a parse pattern, parameters, expected test
 # cases, a definition fetched by URL, suite names across test actions, KTAP
-# results from the same console, and a hanging step.
+# and kernel-message results from the same console (not doubled by dmesg),
+# and a hanging step.
 . "$(dirname "$0")/lib.sh"
 
 ART=$TOP/contrib/lab/artifacts
@@ -63,6 +64,8 @@ cat >>"$TMP/job.yaml" <<'JOB'
           - 'echo "check-beta: bad"'
           - lava-test-case greeting-$GREETING --result pass
           - ktap
+          - warn
+          - dmesg
         parse:
           pattern: '(?P<test_case_id>check-\w+):\s+(?P<result>\w+)'
           fixupdict: {ok: pass, bad: fail}
@@ -122,6 +125,12 @@ test_expect_success 'KTAP printed during a definition gives nested results' '
 	grep -qx "ktap sim-string.sim_strscpy_param.short pass  " "$TMP/r1" &&
 	grep -qx "ktap sim-string.sim_strncmp_overflow fail  " "$TMP/r1" &&
 	grep -qx "ktap sim-string fail  " "$TMP/r1"
+'
+
+test_expect_success 'kernel messages are results; dmesg printing them again adds none' '
+	grep -qx "kernel-messages warning fail  " "$TMP/r1" &&
+	! grep -q "kernel-messages warning-2" "$TMP/r1" &&
+	[ "$(grep -c "^ktap sim-list.sim_list_add " "$TMP/r1")" = 1 ]
 '
 
 test_expect_success 'results carry the console lines they came from' '

@@ -72,6 +72,10 @@ struct ktap {
 	int depth;		/* open levels; 0: no document */
 	struct strbuf join;	/* a result line cut by a kernel message */
 	bool joining;
+	uint64_t seen[KTAP_MAX_SEEN];	/* stamped version lines of past documents */
+	size_t n_seen;
+	bool replay;		/* in a document printed again (dmesg): ignored */
+	struct key replay_key;
 };
 
 static const char *const directives[] = { "SKIP", "XFAIL", "TODO", "TIMEOUT", "ERROR" };
@@ -371,6 +375,34 @@ static void deliver_made_up(struct ktap *k, int i, char *name, const char *error
 		deliver(k, i, &p);
 }
 
+/* ---- documents printed again ---- */
+
+/* FNV-1a of a stamped version line: the same document printed again has the same one. */
+static uint64_t line_hash(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (len--)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+/* Is the document this version line starts one printed before?  Remembers it if not. */
+static bool printed_before(struct ktap *k, const char *line, size_t len)
+{
+	size_t i, n = k->n_seen < KTAP_MAX_SEEN ? k->n_seen : KTAP_MAX_SEEN;
+	uint64_t h;
+
+	if (!kmsg_timestamp_len(line, len))
+		return false;
+	h = line_hash(line, len);
+	for (i = 0; i < n; i++)
+		if (k->seen[i] == h)
+			return true;
+	k->seen[k->n_seen++ % KTAP_MAX_SEEN] = h;
+	return false;
+}
+
 /* ---- levels ---- */
 
 static void open_level(struct ktap *k, struct key key, int64_t lineno)
@@ -475,19 +507,15 @@ static int level_or_child(struct ktap *k, struct key key, int64_t lineno)
 	return k->depth - 1;
 }
 
+/* A subtest's version line (a deeper key than the document's). */
 static void on_version(struct ktap *k, struct key key, int64_t lineno)
 {
 	int i;
 
-	if (k->depth && key_cmp(key, k->lv[0].key) > 0) {
-		for (i = k->depth - 1; i > 0 && key_cmp(key, k->lv[i].key) <= 0; i--)
-			;
-		while (k->depth - 1 > i)
-			close_level(k, NULL, lineno);
-		open_level(k, key, lineno);
-		return;
-	}
-	close_document(k, lineno);
+	for (i = k->depth - 1; i > 0 && key_cmp(key, k->lv[i].key) <= 0; i--)
+		;
+	while (k->depth - 1 > i)
+		close_level(k, NULL, lineno);
 	open_level(k, key, lineno);
 }
 
@@ -573,11 +601,29 @@ static bool cut_by_kernel(struct ktap *k, const char *line, size_t len, const st
 	return false;
 }
 
+/* A version line that starts a new outermost document (not a subtest). */
+static bool starts_document(const struct ktap *k, struct key key)
+{
+	if (k->replay)
+		return key_cmp(key, k->replay_key) <= 0;
+	return !k->depth || key_cmp(key, k->lv[0].key) <= 0;
+}
+
 static void feed_parsed(struct ktap *k, const char *line, size_t len, int64_t lineno)
 {
 	struct parsed r;
 
 	parse_line(line, len, &r);
+	if (r.kind == LINE_VERSION && starts_document(k, r.key)) {
+		close_document(k, lineno);
+		k->replay = printed_before(k, line, len);
+		k->replay_key = r.key;
+		if (!k->replay)
+			open_level(k, r.key, lineno);
+		return;
+	}
+	if (k->replay)
+		return;
 	if (r.kind == LINE_VERSION) {
 		on_version(k, r.key, lineno);
 		return;

@@ -47,6 +47,10 @@
  *  - results of a subtest are reported when the subtest ends (its name is
  *    known only then for kselftest), children before their parent; results
  *    of the outermost level at once.
+ * A document whose first line, printk timestamp included, was seen before
+ * is the kernel log printed again (`dmesg`): it is ignored up to the next
+ * document.
+ *
  * Every result carries the log line range it came from: a leaf from the
  * line after the previous result of its level to its result line, a
  * subtest from its version line to its result line.
@@ -62,6 +66,7 @@
 #define KTAP_MAX_NAME 128	/* bytes of one path component */
 #define KTAP_MAX_PENDING 10000	/* results held until their subtest ends */
 #define KTAP_MAX_MISSING 1000	/* "missing" results reported for one plan */
+#define KTAP_MAX_SEEN 256	/* documents remembered to ignore them printed again */
 
 struct ktap_result {
 	const char *name;	/* the test's path */

@@ -142,7 +142,8 @@ TEST(test_ktap__reboot_and_cut_lines)
 		  "second-boot pass suite @12-18\n"
 		  "tabbed.alpha pass @21-21\n"
 		  "tabbed.beta pass @22-22\n"
-		  "tabbed pass suite @20-24\n");
+		  "tabbed pass suite @20-24\n"
+		  "after-the-replay pass @33-34\n");
 }
 
 /* No document, no results; results outside documents and stray plans are ignored. */
