@@ -1,0 +1,55 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# qemu-expect.py PROMPT_REGEX -- QEMU ARGS...: the baseline of bench-qemu-boot.sh.
+#
+# Starts QEMU with its first serial port on a socketpair, as labd does
+# (`-chardev socket,id=...,fd={FD}`: {FD} in ARGS is the fd number), reads the console until PROMPT_REGEX
+# matches, kills QEMU and prints the seconds from starting QEMU to the prompt.
+# The smallest console reader there is: no logging, no matching beyond one
+# regex, no event loop beyond select().
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+TIMEOUT = 120.0
+
+
+def main():
+    prompt = re.compile(sys.argv[1].encode())
+    ours, theirs = socket.socketpair()
+    argv = [a.replace("{FD}", str(theirs.fileno())) for a in sys.argv[3:]]
+    t0 = time.monotonic()
+    qemu = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    theirs.close()
+    buf = b""
+    took = None
+    while time.monotonic() - t0 < TIMEOUT:
+        ready, _, _ = select.select([ours], [], [], 1.0)
+        if not ready:
+            if qemu.poll() is not None:
+                break
+            continue
+        data = ours.recv(65536)
+        if not data:
+            break
+        buf = (buf + data)[-4096:]
+        if prompt.search(buf):
+            took = time.monotonic() - t0
+            break
+    qemu.send_signal(signal.SIGKILL)
+    qemu.wait()
+    if took is None:
+        print("no prompt", file=sys.stderr)
+        return 1
+    print("%.3f" % took)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
