@@ -93,6 +93,16 @@ $(BUILD)/tests/helper/%: $(OBJ)/tests/helper/%.o $(BUILD)/liblabd.a
 
 tests: $(PROGRAMS) $(UNIT_BINS) $(HELPER_BINS)
 
+# The USB unit tests run against devices emulated by libumockdev (tests/unit/usbbed.h);
+# without it they build as skips.
+USBBED_TESTS := test-usb test-usbhub test-ykush test-fastboot
+USBBED_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags umockdev-1.0 2>/dev/null))
+USBBED_LIBS := $(shell pkg-config --libs umockdev-1.0 2>/dev/null)
+ifneq ($(USBBED_LIBS),)
+$(USBBED_TESTS:%=$(OBJ)/tests/unit/%.o): CFLAGS += -DHAVE_UMOCKDEV $(USBBED_CFLAGS)
+$(USBBED_TESTS:%=$(BUILD)/tests/unit/%): LDLIBS += $(USBBED_LIBS)
+endif
+
 # Install the Debian packages this tree needs (only the missing ones).
 deps:
 	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST)

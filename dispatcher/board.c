@@ -18,6 +18,12 @@
 #include "store.h"
 #include "strv.h"
 
+/* A piece of hardware of the board that a driver reported missing. */
+struct board_part {
+	char *part;		/* "power", "sdmux" */
+	char *reason;		/* "USB device at '1-1' (power) is missing" */
+};
+
 struct board {
 	int refcount;
 	struct board_deps deps;
@@ -34,6 +40,8 @@ struct board {
 	bool retired;
 	char *console_error;
 	char *power_fault;
+	struct board_part missing[BOARD_MAX_PARTS];	/* hardware that vanished */
+	size_t n_missing;
 	int64_t job_id;
 	char *holder;
 	uint64_t hold_until;
@@ -76,10 +84,18 @@ static void load_persisted(struct board *b)
 	device_record_release(&rec);
 }
 
+static void on_presence(const char *part, bool present, const char *what, void *userdata)
+{
+	board_set_part_missing(userdata, part, present ? NULL : what);
+}
+
 int board_new(const struct board_deps *deps, struct lab_config *cfg, const struct device *dev,
 	      struct board **ret)
 {
-	struct driver_ctx ctx = { deps->loop, deps->http, cfg, dev->name };
+	struct driver_ctx ctx = {
+		.loop = deps->loop, .http = deps->http, .config = cfg, .device_name = dev->name,
+		.presence = on_presence,
+	};
 	struct diag diag = DIAG_INIT;
 	struct board *b;
 	int r;
@@ -87,6 +103,7 @@ int board_new(const struct board_deps *deps, struct lab_config *cfg, const struc
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
+	ctx.presence_userdata = b;
 	b->refcount = 1;
 	b->deps = *deps;
 	b->cfg = config_ref(cfg);
@@ -197,6 +214,10 @@ struct board *board_unref(struct board *b)
 	free(b->admin_reason);
 	free(b->console_error);
 	free(b->power_fault);
+	while (b->n_missing--) {
+		free(b->missing[b->n_missing].part);
+		free(b->missing[b->n_missing].reason);
+	}
 	free(b->holder);
 	config_unref(b->cfg);
 	free(b);
@@ -246,7 +267,7 @@ enum device_state board_state(const struct board *b)
 		return DEVICE_STATE_RUNNING;
 	if (b->holder)
 		return DEVICE_STATE_RESERVED;
-	if (!b->console_up || b->power_fault)
+	if (!b->console_up || b->power_fault || b->n_missing)
 		return DEVICE_STATE_BAD;
 	return DEVICE_STATE_IDLE;
 }
@@ -259,6 +280,8 @@ const char *board_state_reason(const struct board *b)
 	case DEVICE_STATE_BAD:
 		if (b->power_fault)
 			return b->power_fault;
+		if (b->n_missing)
+			return b->missing[0].reason;
 		if (!b->started)
 			return "console not opened yet";
 		return b->console_error ? b->console_error : "console is down";
@@ -307,6 +330,44 @@ void board_set_power_fault(struct board *b, const char *reason)
 {
 	set_string(&b->power_fault, reason ? reason : "power control failed");
 	log_warning("board '%s': marked bad: %s", b->dev->name, b->power_fault);
+	notify(b);
+}
+
+static struct board_part *find_part(struct board *b, const char *part)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_missing; i++)
+		if (!strcmp(b->missing[i].part, part))
+			return &b->missing[i];
+	return NULL;
+}
+
+void board_set_part_missing(struct board *b, const char *part, const char *what)
+{
+	struct board_part *m = find_part(b, part);
+	char *reason = NULL;
+
+	if (!what && m) {
+		log_info("board '%s': %s is back", b->dev->name, part);
+		free(m->part);
+		free(m->reason);
+		*m = b->missing[--b->n_missing];
+	} else if (what && !m && b->n_missing < BOARD_MAX_PARTS) {
+		if (asprintf(&reason, "%s (%s) is missing", what, part) < 0)
+			return;
+		m = &b->missing[b->n_missing];
+		m->part = strdup(part);
+		if (!m->part) {
+			free(reason);
+			return;
+		}
+		m->reason = reason;
+		b->n_missing++;
+		log_warning("board '%s': marked bad: %s", b->dev->name, reason);
+	} else {
+		return;
+	}
 	notify(b);
 }
 

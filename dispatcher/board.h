@@ -14,9 +14,10 @@
  *   maintenance  an admin took the board out
  *   running      a job runs on it
  *   reserved     a developer holds it
- *   bad          its console is gone or its power control failed; it comes
- *                back by itself when the console returns (power faults need
- *                an admin: `labctl device set-state NAME idle`)
+ *   bad          its console is gone, its power control failed or a part
+ *                of its hardware (a USB hub, an SD-mux) vanished; it comes
+ *                back by itself when the console or the part returns (power
+ *                faults need an admin: `labctl device set-state NAME idle`)
  *   idle         ready for a job
  *
  * Boards are refcounted: the daemon's board list, a running job and API
@@ -43,6 +44,7 @@ struct power;
 struct store;
 
 #define BOARD_LOG_MAX (16 * 1024 * 1024)	/* board log rotated beyond this */
+#define BOARD_MAX_PARTS 8	/* hardware parts that can be missing at once */
 
 /** Called when a board's effective state may have changed (the scheduler re-plans). */
 typedef void (*board_changed_fn)(struct board *b, void *userdata);
@@ -93,6 +95,14 @@ void board_set_job(struct board *b, int64_t id);
 int64_t board_job(const struct board *b);
 /** board_set_power_fault() - power control failed: bad until an admin clears it. */
 void board_set_power_fault(struct board *b, const char *reason);
+
+/**
+ * board_set_part_missing() - hardware @part of the board ("power", "sdmux")
+ * vanished (@what names it: "USB device at '1-1'") or, with @what NULL, is
+ * back.  The board is bad while any part is missing.  Drivers report through
+ * driver_ctx.presence, which the board points here.
+ */
+void board_set_part_missing(struct board *b, const char *part, const char *what);
 
 /** board_set_reservation() - holder and expiry (0 clears); reserved while held. */
 void board_set_reservation(struct board *b, const char *holder, uint64_t until);

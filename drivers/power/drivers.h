@@ -21,5 +21,6 @@ extern const struct power_driver power_command_driver;
 extern const struct power_driver power_pdudaemon_driver;
 extern const struct power_driver power_fake_driver;
 extern const struct power_driver power_qemu_driver;
+extern const struct power_driver power_usbhub_driver;
 
 #endif

@@ -163,6 +163,11 @@ int qemu_cmdline_build(const struct qemu_cmdline_in *in, char ***ret, char *err,
 			 t ? t->name : "?");
 		return -EINVAL;
 	}
+	if (t->qemu.console && strcmp(t->qemu.console, "socket")) {
+		snprintf(err, errlen, "device type '%s': qemu console '%s' is not supported: labd connects QEMU's serial port to a socket it owns (console = \"socket\")",
+			 t->name, t->qemu.console);
+		return -EINVAL;
+	}
 	r = fixed_args(in, &argv);
 	STRV_FOREACH(a, t->qemu.args) {
 		if (r < 0)

@@ -10,7 +10,8 @@
  *	         -serial chardev:labd-serial
  *	         <args of the device type's qemu group, each substituted>
  *
- * so the console is always the first serial port (ttyS0, ttyAMA0) and labd's.
+ * so the console is always the first serial port (ttyS0, ttyAMA0) and labd's
+ * (the qemu group's `console` must be "socket", its default; "pty" is refused).
  * Each element of `args` becomes exactly one argv element: no shell, no
  * splitting, whatever a value holds.  {NAME} is replaced by, in turn:
  *
@@ -53,8 +54,8 @@ struct qemu_cmdline_in {
  * qemu_cmdline_build() - the argv (strv_free() it) for @in
  * @err: the reason on -EINVAL, one line
  *
- * Returns 0, -EINVAL (no qemu group or binary, unknown variable, comma in a
- * job value) or -ENOMEM.
+ * Returns 0, -EINVAL (no qemu group or binary, console not "socket", unknown
+ * variable, comma in a job value) or -ENOMEM.
  */
 int qemu_cmdline_build(const struct qemu_cmdline_in *in, char ***ret, char *err, size_t errlen);
 

@@ -196,6 +196,21 @@ TEST(test_qemu_cmdline__no_qemu_group)
 	fixture_release(&f);
 }
 
+TEST(test_qemu_cmdline__pty_console_refused)
+{
+	struct fixture f;
+	char **argv = NULL, err[512];
+
+	fixture_init(&f);
+	f.type.qemu.console = "pty";
+	CHECK_INT(build(&f, &argv, err, sizeof(err)), ==, -EINVAL);
+	CHECK_CONTAINS(err, "qemu console 'pty' is not supported");
+	f.type.qemu.console = "socket";
+	CHECK_INT(build(&f, &argv, err, sizeof(err)), ==, 0);
+	strv_free(argv);
+	fixture_release(&f);
+}
+
 TEST(test_qemu_cmdline__commas_in_the_log_path_are_escaped)
 {
 	struct fixture f;
@@ -215,4 +230,5 @@ TEST_LIST(test_qemu_cmdline__fixed_part_first, test_qemu_cmdline__substitutions,
 	  test_qemu_cmdline__append_is_one_argument, test_qemu_cmdline__job_cannot_set_other_variables,
 	  test_qemu_cmdline__comma_in_a_job_value_inside_an_option,
 	  test_qemu_cmdline__undefined_variable, test_qemu_cmdline__braces_that_are_no_variable,
-	  test_qemu_cmdline__no_qemu_group, test_qemu_cmdline__commas_in_the_log_path_are_escaped);
+	  test_qemu_cmdline__no_qemu_group, test_qemu_cmdline__pty_console_refused,
+	  test_qemu_cmdline__commas_in_the_log_path_are_escaped);
