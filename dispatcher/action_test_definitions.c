@@ -106,9 +106,12 @@ static char *const *prompts(struct run *r)
 	const struct job *job = run_job(r);
 	size_t i;
 
-	for (i = run_action_index(r); i-- > 0;)
-		if (job->actions[i].kind == JOB_ACTION_BOOT && strv_length(job->actions[i].boot.prompts))
-			return job->actions[i].boot.prompts;
+	for (i = run_action_index(r); i-- > 0;) {
+		const struct job_action *a = &job->actions[i];
+
+		if (a->kind == JOB_ACTION_BOOT && strv_length(a->boot.prompts))
+			return a->boot.prompts;
+	}
 	return board_device(run_board(r))->type->kernel.prompts;
 }
 
@@ -210,7 +213,7 @@ static void on_signal(const struct lava_signal *sig, void *ud)
 		on_reference(r, st, sig);
 		break;
 	case LAVA_SIGNAL_TESTRAISE:
-		set_str(&st->raised, sig->message && *sig->message ? sig->message : "no reason given");
+		set_str(&st->raised, sig->message && *sig->message ? sig->message : "no reason");
 		break;
 	case LAVA_SIGNAL_INVALID:
 		run_log(r, "warning", "malformed LAVA signal at log lines %lld-%lld: '%.200s'",
@@ -317,7 +320,7 @@ static void run_script(struct run *r, struct defs_state *st)
 {
 	const struct testdef *td = current(st);
 	char *cmd = testdef_run_command(td, st->dir, st->uuid);
-	uint64_t now = run_now(r), left;
+	uint64_t now = run_now(r), left, wait;
 
 	if (!cmd || send_line(r, cmd) < 0) {
 		free(cmd);
@@ -329,7 +332,8 @@ static void run_script(struct run *r, struct defs_state *st)
 	st->wait = WAIT_RUN;
 	left = st->deadline > now ? st->deadline - now : 1;
 	run_expect_clear(r);	/* nothing to match: the lines bring ENDRUN */
-	run_expect(r, "test-definitions", left > 2 * TESTDEFS_MARGIN ? left - TESTDEFS_MARGIN : left);
+	wait = left > 2 * TESTDEFS_MARGIN ? left - TESTDEFS_MARGIN : left;
+	run_expect(r, "test-definitions", wait);
 }
 
 static int compile_pattern(struct defs_state *st, const char *pattern)
@@ -462,6 +466,7 @@ static void on_fetched(struct http_request *req, const struct http_response *res
 	struct defs_state *st = ud;
 	struct run *r = st->run;
 	const struct job_testdef *jt = job_def(r, st->cur);
+	unsigned index = st->first_index + (unsigned)st->cur;
 	char err[512];
 	json_t *doc = NULL;
 	int e;
@@ -479,8 +484,7 @@ static void on_fetched(struct http_request *req, const struct http_response *res
 	}
 	e = testdef_parse_yaml(resp->body, resp->body_len, jt->url, &doc, err, sizeof(err));
 	if (!e)
-		e = testdef_from_json(doc, jt, st->first_index + (unsigned)st->cur, &st->defs[st->cur],
-				      err, sizeof(err));
+		e = testdef_from_json(doc, jt, index, &st->defs[st->cur], err, sizeof(err));
 	json_decref(doc);
 	if (e < 0) {
 		run_fail(r, e == -ENOMEM ? ERROR_BUG : ERROR_JOB, "test definition '%s' from '%s': %s",
@@ -532,7 +536,8 @@ static int load_inline(struct run *r, struct defs_state *st)
 		if (!t->definitions[i].definition)
 			continue;
 		e = testdef_from_json(t->definitions[i].definition, &t->definitions[i],
-				      st->first_index + (unsigned)i, &st->defs[i], err, sizeof(err));
+				      st->first_index + (unsigned)i, &st->defs[i], err,
+				      sizeof(err));
 		if (e == -ENOMEM)
 			return e;
 		if (e < 0) {

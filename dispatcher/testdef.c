@@ -15,6 +15,8 @@
 #include "strbuf.h"
 #include "strv.h"
 
+#define SHELL_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+
 /* The helpers, one sh script each.  No TAB, no "<LAVA_SIGNAL_" in one piece. */
 static const char *const helper_test_case[] = {
 	"#!/bin/sh",
@@ -165,8 +167,7 @@ static int load_params(const json_t *map, struct kv *kv, char *err, size_t errle
 
 	json_object_foreach((json_t *)map, name, v) {
 		if (!*name || isdigit((unsigned char)*name) ||
-		    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
-			    strlen(name)) {
+		    strspn(name, SHELL_NAME_CHARS) != strlen(name)) {
 			snprintf(err, errlen, "invalid parameter name '%.100s'", name);
 			return -EINVAL;
 		}
@@ -198,8 +199,9 @@ static int load_parse(struct testdef *td, const json_t *parse, char *err, size_t
 	if (pat && !(td->pattern = strdup(json_string_value(pat))))
 		return -ENOMEM;
 	json_object_foreach((json_t *)json_object_get(parse, "fixupdict"), raw, v) {
-		for (i = 0; i < 4 && (!json_is_string(v) || strcasecmp(json_string_value(v), words[i]));
-		     i++)
+		const char *word = json_is_string(v) ? json_string_value(v) : "";
+
+		for (i = 0; i < 4 && strcasecmp(word, words[i]); i++)
 			;
 		if (i == 4) {
 			snprintf(err, errlen, "'parse.fixupdict.%.100s' must be pass, fail, skip or unknown",
@@ -282,7 +284,7 @@ int testdef_parse_yaml(const char *text, size_t len, const char *name, json_t **
 	if (job_doc_finish(&doc, &diag) < 0 && !r)
 		r = -EINVAL;
 	if (r < 0) {
-		snprintf(err, errlen, "%s", diag.n ? diag.msgs[0] : "cannot read the YAML document");
+		snprintf(err, errlen, "%s", diag.n ? diag.msgs[0] : "not a YAML document");
 		json_decref(root);
 		diag_release(&diag);
 		return r == -ENOMEM ? r : -EINVAL;

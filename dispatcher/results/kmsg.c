@@ -185,7 +185,8 @@ static enum kmsg_class classify_message(const char *msg, size_t len)
 		n = strlen(kmsg_rules[i].opener);
 		if (len < n || memcmp(msg, kmsg_rules[i].opener, n))
 			continue;
-		if (kmsg_rules[i].cls == KMSG_HUNG_TASK && !memmem(msg, len, " blocked for more than", 22))
+		if (kmsg_rules[i].cls == KMSG_HUNG_TASK &&
+		    !memmem(msg, len, " blocked for more than", 22))
 			continue;
 		return kmsg_rules[i].cls;
 	}
