@@ -36,10 +36,14 @@ DEPFLAGS = -MMD -MP
 V ?=
 Q := $(if $(V),,@)
 
+# libgpiod: the v1 API (Debian 12) or v2; one backend of drivers/gpio/ is built.
+GPIOD_V2 := $(shell pkg-config --atleast-version=2 libgpiod 2>/dev/null && echo 1)
+GPIO_UNUSED := drivers/gpio/gpioline_v$(if $(GPIOD_V2),1,2).c
+
 # Everything except the programs' main() files goes into one archive that the
 # daemon and the unit tests link against.
-LIB_SRCS := $(filter-out dispatcher/main.c,$(wildcard dispatcher/*.c dispatcher/results/*.c)) \
-	$(wildcard drivers/*.c drivers/*/*.c)
+LIB_SRCS := $(filter-out dispatcher/main.c $(GPIO_UNUSED), \
+	$(wildcard dispatcher/*.c dispatcher/results/*.c drivers/*.c drivers/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LABCTL_SRCS := $(wildcard labctl/*.c)
 # labctl check validates jobs itself when labd is not reachable: the job parser and its helpers.
@@ -101,6 +105,14 @@ USBBED_LIBS := $(shell pkg-config --libs umockdev-1.0 2>/dev/null)
 ifneq ($(USBBED_LIBS),)
 $(USBBED_TESTS:%=$(OBJ)/tests/unit/%.o): CFLAGS += -DHAVE_UMOCKDEV $(USBBED_CFLAGS)
 $(USBBED_TESTS:%=$(BUILD)/tests/unit/%): LDLIBS += $(USBBED_LIBS)
+endif
+
+# test-gpio links the gpio driver with a recording libgpiod v1 stand-in, not libgpiod.
+ifeq ($(GPIOD_V2),)
+$(BUILD)/tests/unit/test-gpio: $(OBJ)/tests/fakes/gpiod_fake.o
+$(BUILD)/tests/unit/test-gpio: LDLIBS := $(filter-out -lgpiod,$(LDLIBS))
+else
+$(OBJ)/tests/unit/test-gpio.o: CFLAGS += -DLABD_GPIOD_V2
 endif
 
 # Install the Debian packages this tree needs (only the missing ones).
