@@ -5,7 +5,7 @@
 # measurement, --shell, test sets), a parse pattern, parameters, expected test
 # cases, a definition fetched by URL, suite names across test actions, KTAP
 # and kernel-message results from the same console (not doubled by dmesg),
-# and a hanging step.
+# a hanging step and lava-test-raise.
 . "$(dirname "$0")/lib.sh"
 
 ART=$TOP/contrib/lab/artifacts
@@ -63,6 +63,7 @@ cat >>"$TMP/job.yaml" <<'JOB'
           - 'echo "check-alpha: ok"'
           - 'echo "check-beta: bad"'
           - lava-test-case greeting-$GREETING --result pass
+          - lava-test-reference cve-2024-0001 --result pass --reference https://example.org/cve
           - ktap
           - warn
           - dmesg
@@ -108,6 +109,13 @@ test_expect_success 'the parse pattern and its fixupdict give results' '
 test_expect_success 'job parameters override the definition params' '
 	grep -qx "0_smoke-tests greeting-hello-from-the-job pass  " "$TMP/r1"
 '
+
+test_expect_success 'lava-test-reference keeps its URL' '
+	grep -qx "0_smoke-tests cve-2024-0001 pass  " "$TMP/r1" &&
+	sqlite3 "$LAB/state/labd.db" "select extra from results where name = '\''cve-2024-0001'\''" |
+		grep -q "\"reference\":\"https://example.org/cve\""
+'
+
 
 test_expect_success 'an expected test case that never ran is a failure' '
 	grep -qx "0_smoke-tests never-ran fail  " "$TMP/r1" &&
@@ -158,6 +166,27 @@ test_expect_success 'a hanging step fails the job with error type test' '
 	grep -q "job 2: incomplete" "$TMP/run.out" &&
 	grep -q "test definition .0_hang. did not finish in time" "$TMP/run.out" &&
 	results 2 | grep -qx "0_hang before pass  "
+'
+
+job_head "$TMP/raise.yaml"
+cat >>"$TMP/raise.yaml" <<'JOB'
+- test:
+    definitions:
+    - from: inline
+      name: raise
+      path: inline/raise.yaml
+      repository:
+        metadata: {format: Lava-Test Test Definition 1.0, name: raise}
+        run:
+          steps:
+          - lava-test-raise disk full
+          - lava-test-case after --result pass
+JOB
+
+test_expect_success 'lava-test-raise fails the job with its message' '
+	run_job "$TMP/raise.yaml" 2 &&
+	grep -q "job 3: incomplete (test): test definition .0_raise. raised an error: disk full" "$TMP/run.out" &&
+	! results 3 | grep -q " after "
 '
 
 test_done

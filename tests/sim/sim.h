@@ -285,6 +285,7 @@ int sim_sh_ls(struct board *b, int argc, char **argv);
 int sim_sh_ktap(struct board *b, int argc, char **argv);
 int sim_sh_lava_case(struct board *b, int argc, char **argv);
 int sim_sh_lava_set(struct board *b, int argc, char **argv);
+int sim_sh_lava_other(struct board *b, int argc, char **argv);
 int sim_sh_crash(struct board *b, int argc, char **argv);
 int sim_sh_poweroff(struct board *b, int argc, char **argv);
 int sim_sh_spew(struct board *b, int argc, char **argv);

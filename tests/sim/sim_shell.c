@@ -522,6 +522,8 @@ static const struct {
 	{ "id", sh_id },
 	{ "ktap", sim_sh_ktap },
 	{ "lava-test-case", sim_sh_lava_case },
+	{ "lava-test-raise", sim_sh_lava_other },
+	{ "lava-test-reference", sim_sh_lava_other },
 	{ "lava-test-set", sim_sh_lava_set },
 	{ "logout", sh_exit },
 	{ "ls", sim_sh_ls },

@@ -270,6 +270,26 @@ int sim_sh_lava_case(struct board *b, int argc, char **argv)
 	return 0;
 }
 
+/* lava-test-raise MESSAGE and lava-test-reference NAME --result R --reference URL */
+int sim_sh_lava_other(struct board *b, int argc, char **argv)
+{
+	int i;
+
+	if (!strcmp(argv[0], "lava-test-reference")) {
+		if (argc != 6 || strcmp(argv[2], "--result") || strcmp(argv[4], "--reference")) {
+			sim_puts(b, "usage: lava-test-reference NAME --result R --reference URL\r\n");
+			return 1;
+		}
+		sim_printf(b, "<LAVA_SIGNAL_TESTREFERENCE %s %s %s>\r\n", argv[1], argv[3], argv[5]);
+		return 0;
+	}
+	sim_puts(b, "<LAVA_SIGNAL_TESTRAISE");
+	for (i = 1; i < argc; i++)
+		sim_printf(b, " %s", argv[i]);
+	sim_puts(b, ">\r\n");
+	return 0;
+}
+
 /* lava-test-set start NAME | stop */
 int sim_sh_lava_set(struct board *b, int argc, char **argv)
 {
