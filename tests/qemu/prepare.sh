@@ -16,7 +16,8 @@
 # through the meta packages (linux-image-cloud-amd64, linux-image-arm64), never
 # hard-coded.  Every architecture, amd64 included, uses its own private apt
 # state under the cache, so the system's apt and dpkg state is never touched.
-# Only the kernel file is taken out of each .deb, not its modules.
+# Only the kernel file is taken out of each .deb, not its modules, and the
+# .debs and package lists are deleted once the fixtures are built.
 #
 # The cache lives outside the build tree and survives `make clean` and fresh
 # clones: $LABD_TEST_CACHE, else $XDG_CACHE_HOME/labd-tests, else
@@ -246,7 +247,8 @@ main() {
 		for a in $todo; do
 			complete "$a" || "prepare_$a"
 		done
-		rm -rf "$CACHE/tmp"
+		# Only the fixtures are kept: the .debs and package lists are ~120 MB.
+		rm -rf "$CACHE/tmp" "$CACHE/debs" "$CACHE/apt"
 	fi
 	echo "$CACHE"
 }
