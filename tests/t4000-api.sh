@@ -7,8 +7,6 @@
 ART=$TOP/contrib/lab/artifacts
 API_MAX_BODY=1048576
 sim_lab 1
-labd_start
-api=$LABD_URL/api/v1
 
 # req METHOD PATH [CURL ARGS...]: $status; the body in $TMP/body, headers in $TMP/headers
 req() {
@@ -87,6 +85,32 @@ actions:
         name: kernel-release
         successes: [{message: '6\\.1\\.0-sim'}]
 JOB
+
+# ---- listening: before labd runs, so nothing shares its boards ----
+
+t_busy() {
+	local b port
+	$PY -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True); time.sleep(30)' >"$TMP/busy.port" &
+	b=$!
+	wait_for "[ -s $TMP/busy.port ]" 5 && port=$(cat "$TMP/busy.port") &&
+	! timeout 20 "$LABD" -c "$LAB/labd.conf" --listen "127.0.0.1:$port" 2>"$TMP/busy.err" &&
+	kill $b &&
+	grep -q "cannot listen on '127.0.0.1:$port': Address already in use" "$TMP/busy.err"
+}
+test_expect_success 'labd refuses to start on an address in use, and says so' t_busy
+
+t_bad_address() {
+	! timeout 20 "$LABD" -c "$LAB/labd.conf" --listen nowhere 2>"$TMP/addr.err" &&
+	grep -q "invalid listen address 'nowhere'" "$TMP/addr.err"
+}
+test_expect_success 'labd refuses a listen address it cannot parse' t_bad_address
+
+# ---- the API ----
+
+labd_start
+api=$LABD_URL/api/v1
 
 t_health() {
 	req GET /health && expect_status 200 &&
@@ -314,25 +338,6 @@ t_results() {
 }
 test_expect_success 'GET /jobs/ID/results' t_results
 
-t_busy() {
-	local b port
-	$PY -c 'import socket, time
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
-print(s.getsockname()[1], flush=True); time.sleep(30)' >"$TMP/busy.port" &
-	b=$!
-	wait_for "[ -s $TMP/busy.port ]" 5 && port=$(cat "$TMP/busy.port") &&
-	! timeout 20 "$LABD" -c "$LAB/labd.conf" --listen "127.0.0.1:$port" 2>"$TMP/busy.err" &&
-	kill $b &&
-	grep -q "cannot listen on '127.0.0.1:$port': Address already in use" "$TMP/busy.err"
-}
-test_expect_success 'labd refuses to start on an address in use, and says so' t_busy
-
-t_bad_address() {
-	! timeout 20 "$LABD" -c "$LAB/labd.conf" --listen nowhere 2>"$TMP/addr.err" &&
-	grep -q "invalid listen address 'nowhere'" "$TMP/addr.err"
-}
-test_expect_success 'labd refuses a listen address it cannot parse' t_bad_address
-
 # ---- tokens and the Unix socket: labd again, with require_token on loopback ----
 
 TOKEN=s3cret-token
@@ -344,6 +349,7 @@ http = {
 	require_token = true;
 };
 CONF
+req POST /devices/sim-01/state -d '{"state": "maintenance"}'	# jobs below stay queued
 labd_stop
 labd_start
 api=$LABD_URL/api/v1
