@@ -53,6 +53,7 @@ struct daemon {
 	struct daemon_log_listener *log_listeners;
 	unsigned log_dispatching;
 	struct loop_source *stop_timer;
+	uint64_t stop_deadline;	/* give up waiting for jobs to power off after this */
 	bool stopping;
 	int exit_code;
 };
@@ -520,7 +521,9 @@ void daemon_stop(struct daemon *d, int code)
 	}
 	d->stopping = true;
 	d->exit_code = code;
+	d->stop_deadline = loop_now(d->loop) + DAEMON_STOP_GRACE;
 	d->api = api_free(d->api);
+	sched_pause(d->sched);
 	n = sched_cancel_all(d->sched, "labd is stopping");
 	log_info("stopping%s", n ? ": canceling running jobs and powering their boards off" : "");
 	loop_add_timer(d->loop, &d->stop_timer, loop_now(d->loop), on_stop_check, d);

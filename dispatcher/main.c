@@ -24,8 +24,8 @@
 #include "loop.h"
 #include "store.h"
 #include "strbuf.h"
+#include "version.h"
 
-#define LABD_VERSION "0.1.0"
 
 struct options {
 	const char *config;

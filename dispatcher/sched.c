@@ -42,6 +42,7 @@ struct sched {
 	struct sched_run *runs;
 	struct sched_avoid *avoid;
 	size_t n_running;
+	bool paused;
 };
 
 static int on_plan(struct loop_source *src, void *ud);
@@ -134,7 +135,13 @@ void sched_set_config(struct sched *s, const struct lab_config *config)
 
 void sched_kick(struct sched *s)
 {
-	loop_defer_again(s->plan);
+	if (!s->paused)
+		loop_defer_again(s->plan);
+}
+
+void sched_pause(struct sched *s)
+{
+	s->paused = true;
 }
 
 size_t sched_running(const struct sched *s)
@@ -377,6 +384,8 @@ static int on_plan(struct loop_source *src, void *ud)
 	struct queue q = { 0 };
 	size_t i;
 
+	if (s->paused)
+		return 0;
 	if (store_job_queued(s->deps.run.store, collect_queued, &q) < 0)
 		log_error("scheduler: cannot read the queue");
 	for (i = 0; i < q.n; i++) {

@@ -64,6 +64,9 @@ struct run *sched_run_of(struct sched *s, int64_t id);
 /** sched_running() - number of jobs running. */
 size_t sched_running(const struct sched *s);
 
+/** sched_pause() - start no more jobs (labd is stopping); queued jobs stay queued. */
+void sched_pause(struct sched *s);
+
 /** sched_cancel_all() - cancel every running job (shutdown); returns how many. */
 size_t sched_cancel_all(struct sched *s, const char *why);
 
