@@ -30,6 +30,7 @@ static const struct power_driver *const power_drivers[] = {
 	&power_fake_driver,
 	&power_qemu_driver,
 	&power_usbhub_driver,
+	&power_ykush_driver,
 };
 
 #define POWER_N_DRIVERS (sizeof(power_drivers) / sizeof(power_drivers[0]))

@@ -22,5 +22,6 @@ extern const struct power_driver power_pdudaemon_driver;
 extern const struct power_driver power_fake_driver;
 extern const struct power_driver power_qemu_driver;
 extern const struct power_driver power_usbhub_driver;
+extern const struct power_driver power_ykush_driver;
 
 #endif

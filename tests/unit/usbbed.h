@@ -15,6 +15,9 @@
  *	bed_remove(&bed, "usb1/1-1");             unplug (a uevent is sent)
  *	bed_free(&bed);
  *
+ * Power drivers are driven through struct bed_power: a loop, a power object
+ * made from a libconfig text, run_op() and the presence reports.
+ *
  * Without libumockdev (HAVE_UMOCKDEV undefined) every case is skipped.
  */
 #ifndef LABD_USBBED_H
@@ -27,10 +30,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libconfig.h>
+
+#include "config.h"
+#include "diag.h"
+#include "loop.h"
+#include "power.h"
 #include "tap.h"
 
 #define BED_PCI "/sys/devices/pci0000:00/0000:00:14.0/"
-#define BED_MAX_FILES 8
+#define BED_WAIT_MAX (10 * USEC_PER_SEC)
+#define BED_MAX_REPORTS 8
 
 #ifdef HAVE_UMOCKDEV
 #include <linux/capability.h>
@@ -203,6 +213,109 @@ static inline void bed_free(struct bed *b)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", b->dir);
 	if (b->dir[0] && system(cmd) != 0)
 		printf("# cannot remove '%s'\n", b->dir);
+}
+
+/* One power object of a board "board-1" on its own loop, over a testbed. */
+struct bed_power {
+	struct bed bed;
+	struct loop *loop;
+	config_t cf;
+	struct power *p;
+	struct diag diag;
+	int calls, err;
+	char msg[512];
+	int presence[BED_MAX_REPORTS];	/* 1 present, 0 gone, in the order reported */
+	int n_presence;
+};
+
+static inline void bed_on_done(struct power *p, int err, const char *msg, void *userdata)
+{
+	struct bed_power *f = userdata;
+
+	f->calls++;
+	f->err = err;
+	snprintf(f->msg, sizeof(f->msg), "%s", msg);
+}
+
+static inline void bed_on_presence(const char *part, bool present, const char *what,
+				   void *userdata)
+{
+	struct bed_power *f = userdata;
+
+	if (f->n_presence < BED_MAX_REPORTS)
+		f->presence[f->n_presence++] = present;
+}
+
+/* A testbed with "roothubs" and description @second, and a loop. */
+static inline int bed_power_init(struct bed_power *f, const char *second)
+{
+	memset(f, 0, sizeof(*f));
+	f->diag = (struct diag)DIAG_INIT;
+	config_init(&f->cf);
+	if (bed_new(&f->bed, "roothubs", second, NULL) < 0 || loop_new(&f->loop) < 0)
+		return -EIO;
+	return 0;
+}
+
+/* f->p from power group members @fmt...; @watch: report presence like a board. */
+static inline int bed_power_new(struct bed_power *f, const char *driver, bool watch,
+				const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static inline int bed_power_new(struct bed_power *f, const char *driver, bool watch,
+				const char *fmt, ...)
+{
+	struct driver_ctx ctx = { .loop = f->loop, .device_name = "board-1" };
+	struct driver_config cfg = { .driver = (char *)driver, .file = "test.conf", .line = 1 };
+	char text[1024];
+	va_list ap;
+
+	if (watch) {
+		ctx.presence = bed_on_presence;
+		ctx.presence_userdata = f;
+	}
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	config_destroy(&f->cf);
+	config_init(&f->cf);
+	diag_release(&f->diag);
+	if (!config_read_string(&f->cf, text))
+		return -EINVAL;
+	cfg.settings = config_root_setting(&f->cf);
+	return power_new(&cfg, &ctx, &f->p, &f->diag);
+}
+
+static inline void bed_power_release(struct bed_power *f)
+{
+	f->p = power_free(f->p);
+	loop_run_once(f->loop, 0);	/* deferred closes */
+	f->loop = loop_free(f->loop);
+	config_destroy(&f->cf);
+	diag_release(&f->diag);
+	bed_free(&f->bed);
+}
+
+/* Run @op to its end (or BED_WAIT_MAX): f->err and f->msg hold the result. */
+static inline int bed_power_run(struct bed_power *f, enum power_op op)
+{
+	uint64_t end = now_monotonic() + BED_WAIT_MAX;
+	int want = f->calls + 1, r = power_run(f->p, op, bed_on_done, f);
+
+	if (r < 0)
+		return r;
+	while (f->calls < want && now_monotonic() < end)
+		loop_run_once(f->loop, 100 * USEC_PER_MSEC);
+	return f->calls == want ? 0 : -ETIMEDOUT;
+}
+
+/* Run the loop until @n presence reports arrived. */
+static inline int bed_power_wait_presence(struct bed_power *f, int n)
+{
+	uint64_t end = now_monotonic() + BED_WAIT_MAX;
+
+	while (f->n_presence < n && now_monotonic() < end)
+		loop_run_once(f->loop, 50 * USEC_PER_MSEC);
+	return f->n_presence >= n ? 0 : -ETIMEDOUT;
 }
 
 /* Run under umockdev's preload library: exec ourselves through umockdev-wrapper
