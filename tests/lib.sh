@@ -113,7 +113,7 @@ CONF
 # sim_device NAME INDEX [TYPE] [EXTRA]: a board on simulated board sim<INDEX>.
 sim_device() {
 	local name=$1 i=$2 type=${3:-sim-uboot} extra=${4:-}
-	cat >>"$LAB/devices/10-boards.conf" <<CONF
+	cat >"$LAB/devices/10-$name.conf" <<CONF
 device = {
 	name = "$name";
 	type = "$type";

@@ -40,7 +40,7 @@ pids+=($!)
 
 cp "$top/contrib/lab/sim-types.conf" "$DEMO/devices/00-sim-types.conf"
 for i in 0 1 2; do
-	cat >>"$DEMO/devices/10-boards.conf" <<CONF
+	cat >"$DEMO/devices/10-sim-0$((i + 1)).conf" <<CONF
 device = {
 	name = "sim-0$((i + 1))";
 	type = "sim-uboot";
