@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "strv.h"
 
@@ -203,12 +204,14 @@ static int test_walk_fixupdict(struct job_doc *doc, const json_t *obj, struct kv
 		return r;
 	mark = job_doc_enter(doc, "fixupdict");
 	json_object_foreach(map, raw, v) {
+		/* LAVA's own definitions write PASS, UNKNOWN ...: compare without case,
+		 * store the canonical lowercase name */
 		res = json_string_value(v);
-		for (i = 0; res && i < 4 && strcmp(res, results[i]); i++)
+		for (i = 0; res && i < 4 && strcasecmp(res, results[i]); i++)
 			;
 		if (!res || i == 4)
 			r = job_doc_error(doc, raw, "'%.100s' must map to pass, fail, skip or unknown", raw);
-		else if (kv_set(ret, raw, res) < 0)
+		else if (kv_set(ret, raw, results[i]) < 0)
 			r = job_doc_nomem(doc);
 	}
 	job_doc_leave(doc, mark);
