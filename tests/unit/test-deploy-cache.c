@@ -97,8 +97,8 @@ TEST(test_deploy_cache__path_makes_the_directory)
 	CHECK(other && strcmp(tmp, other));
 	free(other);
 	free(tmp);
-	rmdir(strcat(dir, "/cache"));
-	*strrchr(dir, '/') = '\0';
+	*strrchr(path, '/') = '\0';
+	rmdir(path);		/* <dir>/cache */
 	rmdir(dir);
 	free(path);
 }
