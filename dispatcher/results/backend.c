@@ -190,8 +190,9 @@ static int check_name(const config_setting_t *g, struct diag *diag)
 static int parse_one(const config_setting_t *g, struct backend **ret, struct diag *diag)
 {
 	const struct backend_ops *ops;
+	struct backend *b = NULL;
 	const char *type = NULL;
-	int err;
+	int err, r;
 
 	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
 		return diag_add(diag, cfg_file(g), cfg_line(g), "a backend must be a group, not %s",
@@ -205,11 +206,17 @@ static int parse_one(const config_setting_t *g, struct backend **ret, struct dia
 				"unknown backend type '%s' (known: http, kcidb, junit; local is always on)",
 				type);
 	err = check_keys(g, ops, diag);
-	if (!err)
-		err = check_name(g, diag);
-	if (err < 0)
+	if (check_name(g, diag) < 0)
+		err = -EINVAL;
+	r = ops->parse(g, &b, diag);
+	if (r < 0)
+		return r;
+	if (err < 0) {
+		b->ops->free(b);
 		return err;
-	return ops->parse(g, ret, diag);
+	}
+	*ret = b;
+	return 0;
 }
 
 static bool name_taken(struct backend **list, size_t n, const char *name)

@@ -52,6 +52,9 @@
 #define HTTP_CAPTURE_USEC (50 * 1000ULL)	/* console bytes are cut into items this often */
 #define HTTP_CURSORS "cursors.json"
 #define HTTP_WIRE_VERSION 1
+#define HTTP_REFUSAL_QUIET (10 * 1000000ULL)	/* one refusal event per job this often */
+#define HTTP_REFUSAL_MEMORY 16
+#define HTTP_DONE_MEMORY 64	/* jobs whose stream ended, remembered to ignore late growth */
 
 enum { REC_EVENT = 1, REC_LOG = 2 };
 enum { REC_FINISHED = 1, REC_OWN_ERROR = 2 };	/* flags */
@@ -74,6 +77,7 @@ struct cursor {
 	bool lagging;		/* data waits in the store and console.log */
 	bool held;		/* the last capture held an incomplete character back */
 	bool finished;		/* the "finished" event is spooled: drop the cursor */
+	bool revived;		/* an ended stream that got more: drop it again */
 	char *dir;
 };
 
@@ -93,6 +97,13 @@ struct http_backend {
 	size_t n_cursors;
 	struct loop_source *capture;
 	bool full;
+	struct {
+		int64_t job;
+		uint64_t at;
+	} refusals[HTTP_REFUSAL_MEMORY];	/* jobs last told about a refusal */
+	unsigned next_refusal;
+	struct cursor done[HTTP_DONE_MEMORY];	/* streams ended lately, as they ended */
+	unsigned next_done;
 };
 
 static const char *const http_keys[] = { "url", "token", "batch_bytes", "batch_ms", "spool_max",
@@ -159,6 +170,40 @@ static struct cursor *cursor_get(struct http_backend *hb, int64_t job)
 	return c;
 }
 
+static struct cursor *find_done(struct http_backend *hb, int64_t job)
+{
+	unsigned i;
+
+	for (i = 0; i < HTTP_DONE_MEMORY; i++)
+		if (hb->done[i].job == job)
+			return &hb->done[i];
+	return NULL;
+}
+
+static void remember_done(struct http_backend *hb, const struct cursor *c)
+{
+	struct cursor *d = find_done(hb, c->job);
+
+	if (!d)
+		d = &hb->done[hb->next_done++ % HTTP_DONE_MEMORY];
+	*d = (struct cursor){ .job = c->job, .log_off = c->log_off, .log_seq = c->log_seq,
+			      .ev_seq = c->ev_seq };
+}
+
+/* A cursor again for a stream that ended lately (a late event or log bytes), or NULL. */
+static struct cursor *revive(struct http_backend *hb, int64_t job)
+{
+	struct cursor *d = find_done(hb, job), *c;
+
+	if (!d || !(c = cursor_get(hb, job)))
+		return NULL;
+	c->log_off = d->log_off;
+	c->log_seq = d->log_seq;
+	c->ev_seq = d->ev_seq;
+	c->revived = true;
+	return c;
+}
+
 static void drop_finished(struct http_backend *hb)
 {
 	size_t i, o = 0;
@@ -166,7 +211,8 @@ static void drop_finished(struct http_backend *hb)
 	for (i = 0; i < hb->n_cursors; i++) {
 		struct cursor *c = hb->cursors[i];
 
-		if (c->finished) {
+		if (c->finished || c->revived) {
+			remember_done(hb, c);
 			free(c->dir);
 			free(c);
 		} else {
@@ -431,8 +477,12 @@ static int on_capture(struct loop_source *s, uint64_t now, void *ud)
 static void http_event(struct backend *b, const struct event *ev)
 {
 	struct http_backend *hb = to_http(b);
-	struct cursor *c = cursor_get(hb, ev->job_id);
+	struct cursor *c = cursor_find(hb, ev->job_id);
 
+	if (!c)
+		c = revive(hb, ev->job_id);
+	if (!c)
+		c = cursor_get(hb, ev->job_id);
 	if (!c)
 		return;
 	if (hb->full || c->lagging) {
@@ -445,9 +495,22 @@ static void http_event(struct backend *b, const struct event *ev)
 		spool_event(hb, c, ev->seq, ev->ts, ev->kind, ev->data);
 	else
 		catch_up(hb, c);	/* something was missed: the store has it */
-	if (c->finished)
+	if (c->finished || c->revived)
 		drop_finished(hb);
 	upload_kick(hb->up);
+}
+
+/* Whether job @job finished before its stream began here (e.g. before a restart). */
+static bool finished_long_ago(struct http_backend *hb, int64_t job)
+{
+	struct job_record rec = { 0 };
+	bool finished;
+
+	if (store_job_get(daemon_store(hb->b.d), job, &rec) < 0)
+		return true;
+	finished = rec.state == JOB_STATE_FINISHED;
+	job_record_release(&rec);
+	return finished;
 }
 
 static void http_log_grew(struct backend *b, int64_t job_id)
@@ -455,7 +518,11 @@ static void http_log_grew(struct backend *b, int64_t job_id)
 	struct http_backend *hb = to_http(b);
 	struct cursor *c = cursor_find(hb, job_id);
 
+	if (!c)
+		c = revive(hb, job_id);
 	if (!c) {
+		if (finished_long_ago(hb, job_id))
+			return;
 		c = cursor_get(hb, job_id);
 		if (!c)
 			return;
@@ -534,6 +601,21 @@ static int note_job(const void *data, size_t len, void *ud)
 	return 0;
 }
 
+/* Whether job @job heard of a refusal lately (then only the log says more); notes it. */
+static bool recently_told(struct http_backend *hb, int64_t job)
+{
+	uint64_t now = loop_now(daemon_loop(hb->b.d));
+	unsigned i;
+
+	for (i = 0; i < HTTP_REFUSAL_MEMORY; i++)
+		if (hb->refusals[i].job == job && now - hb->refusals[i].at < HTTP_REFUSAL_QUIET)
+			return true;
+	i = hb->next_refusal++ % HTTP_REFUSAL_MEMORY;
+	hb->refusals[i].job = job;
+	hb->refusals[i].at = now;
+	return false;
+}
+
 static void rejected(struct upload *u, const struct http_response *resp, uint64_t start,
 		     uint64_t end, void *ud)
 {
@@ -550,9 +632,15 @@ static void rejected(struct upload *u, const struct http_response *resp, uint64_
 	for (i = 0; i < why.len; i++)
 		if (why.buf[i] == '\n' || why.buf[i] == '\r' || why.buf[i] == '\t')
 			why.buf[i] = ' ';
-	for (i = 0; i < rf.n; i++)
-		backend_report(&hb->b, rf.jobs[i], "receiver refused %zu items with HTTP %ld: %s",
-			       rf.items, resp->status, why.len ? why.buf : "(no body)");
+	for (i = 0; i < rf.n; i++) {
+		if (recently_told(hb, rf.jobs[i]))
+			log_debug("backend '%s': job %lld: receiver refused %zu items with HTTP %ld",
+				  hb->b.name, (long long)rf.jobs[i], rf.items, resp->status);
+		else
+			backend_report(&hb->b, rf.jobs[i],
+				       "receiver refused %zu items with HTTP %ld: %s", rf.items,
+				       resp->status, why.len ? why.buf : "(no body)");
+	}
 	if (!rf.n)
 		backend_report(&hb->b, 0, "receiver refused a batch with HTTP %ld: %s", resp->status,
 			       why.len ? why.buf : "(no body)");
