@@ -122,3 +122,43 @@ actions:
       - command: sleep ${SLEEP:-0}
 JOB
 }
+
+# rich_job FILE: results of every kind: LAVA test cases (pass, fail, skip, a
+# measurement), KTAP (nested, a failure), a kernel warning; KCIDB metadata.
+rich_job() {
+	write_job "$1" <<'JOB'
+job_name: rich results
+device_type: sim-uboot
+timeouts: {job: {minutes: 3}}
+metadata:
+  kcidb:
+    checkout: {id: 'mainline-7dc6fd0f', tree_name: mainline,
+               git_repository_url: 'https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git',
+               git_commit_hash: 7dc6fd0f3b8404d2c45a2a2b7d2c4c4c3b2a1f0e, git_repository_branch: master}
+    build: {id: 'build-1234', architecture: arm64, compiler: gcc-12, config_name: defconfig}
+    compatible: ['simboard,sim', 'arm,armv8']
+actions:
+- boot:
+    method: minimal
+    auto_login: {login_prompt: 'login:', username: root}
+    prompts: ['root@sim:~# ']
+- test:
+    definitions:
+    - from: inline
+      name: smoke
+      path: inline/smoke.yaml
+      repository:
+        metadata:
+          format: Lava-Test Test Definition 1.0
+          name: smoke
+          description: results of every kind
+        run:
+          steps:
+          - lava-test-case pass-case --result pass
+          - lava-test-case fail-case --result fail
+          - lava-test-case speed --result pass --measurement 12.5 --units MB/s
+          - lava-test-case in-set --result skip
+          - ktap
+          - warn
+JOB
+}

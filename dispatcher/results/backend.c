@@ -224,7 +224,7 @@ static bool name_taken(struct backend **list, size_t n, const char *name)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (!strcmp(list[i]->name, name))
+		if (list[i] && !strcmp(list[i]->name, name))
 			return true;
 	return false;
 }

@@ -41,7 +41,7 @@
 #include "upload.h"
 #include "utf8.h"
 
-#define KCIDB_FILE "kcidb.json"
+#define KCIDB_FILE "kcidb"		/* <job dir>/kcidb.json */
 #define KCIDB_DEFAULT_SPOOL_MAX (256ULL << 20)
 #define KCIDB_POLL_FIRST (2 * 1000000ULL)	/* usec before the first status poll */
 #define KCIDB_POLL_EVERY_MAX (60 * 1000000ULL)
@@ -95,7 +95,11 @@ static int write_local(struct kcidb_backend *kb, int64_t id, const char *text)
 
 	if (!dir)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "%s/%s", dir, KCIDB_FILE);
+	/* "kcidb.json"; a second KCIDB backend writes "kcidb-<name>.json" */
+	if (!strcmp(kb->b.name, "kcidb"))
+		snprintf(path, sizeof(path), "%s/%s.json", dir, KCIDB_FILE);
+	else
+		snprintf(path, sizeof(path), "%s/%s-%s.json", dir, KCIDB_FILE, kb->b.name);
 	free(dir);
 	err = resultfile_write(path, text, strlen(text));
 	if (err < 0)
@@ -117,8 +121,8 @@ static int spool_document(struct kcidb_backend *kb, int64_t id, const char *text
 		err = spool_append(kb->sp, rec.buf, rec.len);
 	strbuf_release(&rec);
 	if (err == -ENOSPC)
-		backend_report(&kb->b, id, "spool '%s' is full: document not submitted (it is in '%s')",
-			       spool_dir(kb->sp), KCIDB_FILE);
+		backend_report(&kb->b, id, "spool '%s' is full: document not submitted (it is in the job directory)",
+			       spool_dir(kb->sp));
 	else if (err < 0)
 		backend_report(&kb->b, id, "cannot spool the document: %s", strerror(-err));
 	return err;
