@@ -31,6 +31,7 @@ static const struct power_driver *const power_drivers[] = {
 	&power_qemu_driver,
 	&power_usbhub_driver,
 	&power_ykush_driver,
+	&power_gpio_driver,
 };
 
 #define POWER_N_DRIVERS (sizeof(power_drivers) / sizeof(power_drivers[0]))

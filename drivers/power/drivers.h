@@ -23,5 +23,6 @@ extern const struct power_driver power_fake_driver;
 extern const struct power_driver power_qemu_driver;
 extern const struct power_driver power_usbhub_driver;
 extern const struct power_driver power_ykush_driver;
+extern const struct power_driver power_gpio_driver;
 
 #endif
