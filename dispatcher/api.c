@@ -69,6 +69,7 @@ static const struct api_route routes[] = {
 	{ "GET", "/jobs/*/log", API_ROLE_READER, api_log_get },
 	{ "GET", "/jobs/*/events", API_ROLE_READER, api_jobs_events },
 	{ "GET", "/jobs/*/results", API_ROLE_READER, api_jobs_results },
+	{ "GET", "/jobs/*/junit", API_ROLE_READER, api_results_junit },
 	{ "GET", "/devices", API_ROLE_READER, api_devices_list },
 	{ "GET", "/devices/*", API_ROLE_READER, api_devices_show },
 	{ "POST", "/devices/*/state", API_ROLE_ADMIN, api_devices_set_state },

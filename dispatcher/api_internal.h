@@ -150,6 +150,9 @@ enum MHD_Result api_jobs_cancel(struct api_request *r);
 enum MHD_Result api_jobs_events(struct api_request *r);
 enum MHD_Result api_jobs_results(struct api_request *r);
 
+/* api_results.c */
+enum MHD_Result api_results_junit(struct api_request *r);
+
 /* api_devices.c */
 enum MHD_Result api_devices_list(struct api_request *r);
 enum MHD_Result api_devices_show(struct api_request *r);

@@ -28,7 +28,7 @@ static const struct command commands[] = {
 	{ "cancel", cmd_cancel, "ID", "cancel a queued or running job" },
 	{ "log", cmd_log, "ID [-f|--follow] [--timestamps] [--labd] [--raw]",
 	  "a job's console log" },
-	{ "results", cmd_results, "ID [--json]", "a job's test results" },
+	{ "results", cmd_results, "ID [--json | --junit [FILE]]", "a job's test results" },
 	{ "devices", cmd_devices, "[--json]", "every board and its state" },
 	{ "device", cmd_device,
 	  "show NAME [--json] | set-state NAME maintenance|idle [--reason TEXT]", "one board" },

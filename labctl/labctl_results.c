@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* labctl_results.c -- labctl results: a job's test results, in one of several formats */
+#include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "labctl.h"
 
@@ -71,15 +74,53 @@ static const struct results_format *find_format(const char *name)
 	return NULL;
 }
 
+/*
+ * --junit [FILE]: labd builds the JUnit XML (GET /jobs/{id}/junit); it goes to
+ * FILE (written whole: FILE.tmp renamed) or to stdout.
+ */
+static int write_junit(struct labctl *lc, int64_t id, const char *file)
+{
+	struct lc_response resp = { 0 };
+	char path[64], tmp[4096];
+	FILE *f = stdout;
+	int ret = LABCTL_OK;
+
+	snprintf(path, sizeof(path), "/jobs/%lld/junit", (long long)id);
+	if (lc_request(lc, "GET", path, NULL, NULL, 0, &resp) < 0)
+		return lc_report_unreachable(lc);
+	if (resp.status != 200) {
+		ret = lc_report_error(&resp);
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file ? file : "");
+	if (file && !(f = fopen(tmp, "w"))) {
+		fprintf(stderr, "labctl: cannot write '%s': %s\n", tmp, strerror(errno));
+		ret = LABCTL_ERROR;
+		goto out;
+	}
+	if (fwrite(resp.body.buf, 1, resp.body.len, f) != resp.body.len || fflush(f))
+		ret = LABCTL_ERROR;
+	if (file && (fclose(f) || ret || rename(tmp, file))) {
+		fprintf(stderr, "labctl: cannot write '%s': %s\n", file, strerror(errno));
+		unlink(tmp);
+		ret = LABCTL_ERROR;
+	}
+out:
+	lc_response_release(&resp);
+	return ret;
+}
+
 int cmd_results(struct labctl *lc, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "junit", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct results_format *fmt = find_format("table");
 	json_t *job = NULL, *results = NULL;
+	bool junit = false;
 	char path[64];
 	int64_t id;
 	int c, ret;
@@ -87,16 +128,20 @@ int cmd_results(struct labctl *lc, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		if (c == 'j')
 			fmt = find_format("json");
+		else if (c == 'J')
+			junit = true;
 		else if (c == 'h')
 			return lc_help(argv[0]);
 		else
 			return lc_usage_error(argv[0], "invalid option '%s'", argv[optind - 1]);
 	}
-	if (argc - optind != 1)
-		return lc_usage_error(argv[0], "give one job id");
+	if (argc - optind != 1 && !(junit && argc - optind == 2))
+		return lc_usage_error(argv[0], "give one job id (and with --junit, a file)");
 	ret = lc_parse_id(argv[0], argv[optind], &id);
 	if (ret)
 		return ret;
+	if (junit)
+		return write_junit(lc, id, argc - optind == 2 ? argv[optind + 1] : NULL);
 	snprintf(path, sizeof(path), "/jobs/%lld", (long long)id);
 	ret = lc_json(lc, "GET", path, NULL, &job);
 	snprintf(path, sizeof(path), "/jobs/%lld/results", (long long)id);
