@@ -161,7 +161,7 @@ static void drain_fd(struct loop *l, int fd, struct strbuf *sb, size_t want, uin
 TEST(test_console__drivers)
 {
 	const char *const *names = console_driver_names();
-	const char *expect[] = { "pty", "tty", "tcp", "unix", "telnet" };
+	const char *expect[] = { "pty", "tty", "tcp", "unix", "telnet", "qemu" };
 	struct diag diag = DIAG_INIT;
 	struct console *c = NULL;
 	struct loop *l;
