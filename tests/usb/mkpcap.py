@@ -29,6 +29,7 @@ import struct
 import sys
 
 DLT_USB_LINUX_MMAPPED = 220
+SNAPLEN = 262144  # libpcap refuses larger records: keep transfers below it
 XFER = {"intr": 1, "ctrl": 2, "bulk": 3}
 
 
@@ -67,7 +68,7 @@ class Capture:
 
     def write(self, path):
         with open(path, "wb") as f:
-            f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144,
+            f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, SNAPLEN,
                                 DLT_USB_LINUX_MMAPPED))
             for i, rec in enumerate(self.records):
                 ts = 1700000000 + i
