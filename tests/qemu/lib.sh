@@ -7,7 +7,8 @@
 #   labd_start
 #   qemu_job jobs/qemu-x86_64.yaml "$TMP/x86.yaml"   # the example job, on our server
 #
-# Boards: qemu-x86-01 (qemu-x86_64), qemu-arm64-01 (qemu-arm64), tagged "qemu".
+# Boards: qemu-x86-01 (qemu-x86_64), qemu-arm64-01 (qemu-arm64), qemu-armhf-01
+# (qemu-armhf), tagged "qemu".
 # The artifact server serves the fixture cache ($QEMU_FIX) at $ART_URL; its
 # access log is $TMP/artifacts.log.
 
@@ -23,6 +24,8 @@ qemu_fixtures() {
 				{ QEMU_SKIP="no qemu-system-x86_64 (apt-get install qemu-system-x86)"; return 1; } ;;
 		arm64) command -v qemu-system-aarch64 >/dev/null && [ -e /usr/lib/u-boot/qemu_arm64/u-boot.bin ] ||
 				{ QEMU_SKIP="no qemu-system-aarch64 or u-boot-qemu"; return 1; } ;;
+		armhf) command -v qemu-system-arm >/dev/null && [ -e /usr/lib/u-boot/qemu_arm/u-boot.bin ] ||
+				{ QEMU_SKIP="no qemu-system-arm or u-boot-qemu"; return 1; } ;;
 		esac
 	done
 	QEMU_FIX=$("$QEMU_PREPARE" "$@" 2>"$TMP/prepare.err") || rc=$?
@@ -48,6 +51,13 @@ devices = (
 	{
 		name = "qemu-arm64-01";
 		type = "qemu-arm64";
+		tags = [ "qemu" ];
+		console = { driver = "qemu"; };
+		power = { driver = "qemu"; };
+	},
+	{
+		name = "qemu-armhf-01";
+		type = "qemu-armhf";
 		tags = [ "qemu" ];
 		console = { driver = "qemu"; };
 		power = { driver = "qemu"; };

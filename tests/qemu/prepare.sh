@@ -10,11 +10,13 @@
 #   $CACHE/x86_64/initrd.cpio.gz
 #   $CACHE/arm64/Image           Debian's arm64 vmlinuz (a raw Image, booti takes it as is)
 #   $CACHE/arm64/initrd.cpio.gz
+#   $CACHE/armhf/zImage          Debian's armmp vmlinuz (bootz)
+#   $CACHE/armhf/initrd.cpio.gz
 #   $CACHE/<arch>/kernel-version  e.g. 6.1.0-57-cloud-amd64
 #
-# ARCH is x86_64 and/or arm64 (default: both).  The kernel ABI is resolved
-# through the meta packages (linux-image-cloud-amd64, linux-image-arm64), never
-# hard-coded.  Every architecture, amd64 included, uses its own private apt
+# ARCH is x86_64, arm64 and/or armhf (default: all three).  The kernel ABI is
+# resolved through the meta packages (linux-image-cloud-amd64,
+# linux-image-arm64, linux-image-armmp), never hard-coded.  Every architecture, amd64 included, uses its own private apt
 # state under the cache, so the system's apt and dpkg state is never touched.
 # Only the kernel file is taken out of each .deb, not its modules, and the
 # .debs and package lists are deleted once the fixtures are built.
@@ -37,7 +39,7 @@
 # suite, a skip, a failure, kernel-style timestamps) for the KTAP parser tests.
 set -eu
 CACHE=${LABD_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/labd-tests}
-ARCHS=${*:-x86_64 arm64}
+ARCHS=${*:-x86_64 arm64 armhf}
 LOG=$CACHE/prepare.log
 
 skip() {
@@ -51,6 +53,7 @@ complete() {
 	case $1 in
 	x86_64) [ -s "$d/vmlinux" ] ;;
 	arm64) [ -s "$d/Image" ] ;;
+	armhf) [ -s "$d/zImage" ] ;;
 	*) return 1 ;;
 	esac && [ -s "$d/initrd.cpio.gz" ] && [ -s "$d/kernel-version" ]
 }
@@ -214,28 +217,37 @@ file_is_static() {
 	! LC_ALL=C readelf -l "$1" 2>/dev/null | grep -q 'Requesting program interpreter'
 }
 
-prepare_arm64() {
-	local d=$CACHE/arm64 pkg deb bb=$CACHE/tmp/bb
-	update arm64
-	pkg=$(kernel_pkg arm64 linux-image-arm64)
-	[ -n "$pkg" ] || skip "cannot resolve linux-image-arm64 (see $LOG)"
-	fetch arm64 "$pkg" busybox-static
-	deb=$(deb_file arm64 "$pkg")
+# prepare_arm DEBARCH META KERNEL-FILE: a Debian arm kernel as is, and an initramfs.
+prepare_arm() {
+	local a=$1 d=$CACHE/$1 pkg deb bb=$CACHE/tmp/bb
+	update "$a"
+	pkg=$(kernel_pkg "$a" "$2")
+	[ -n "$pkg" ] || skip "cannot resolve $2 (see $LOG)"
+	fetch "$a" "$pkg" busybox-static
+	deb=$(deb_file "$a" "$pkg")
 	mkdir -p "$d"
-	extract_kernel "$deb" "$d/Image"
+	extract_kernel "$deb" "$d/$3"
 	rm -rf "$bb" && mkdir -p "$bb"
-	dpkg-deb --fsys-tarfile "$(deb_file arm64 busybox-static)" | tar -x -C "$bb" ./bin/busybox
+	dpkg-deb --fsys-tarfile "$(deb_file "$a" busybox-static)" | tar -x -C "$bb" ./bin/busybox
 	initramfs "$bb/bin/busybox" "$d/initrd.cpio.gz"
 	rm -rf "$bb"
 	echo "${pkg#linux-image-}" >"$d/kernel-version"
+}
+
+prepare_arm64() {
+	prepare_arm arm64 linux-image-arm64 Image
+}
+
+prepare_armhf() {
+	prepare_arm armhf linux-image-armmp zImage
 }
 
 main() {
 	local a todo=
 	for a in $ARCHS; do
 		case $a in
-		x86_64|arm64) complete "$a" || todo="$todo $a" ;;
-		*) echo "unknown architecture '$a' (known: x86_64, arm64)" >&2; exit 2 ;;
+		x86_64|arm64|armhf) complete "$a" || todo="$todo $a" ;;
+		*) echo "unknown architecture '$a' (known: x86_64, arm64, armhf)" >&2; exit 2 ;;
 		esac
 	done
 	if [ -n "$todo" ]; then
