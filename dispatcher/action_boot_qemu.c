@@ -11,6 +11,7 @@
  * (the type's `append`, then the job's extra arguments), power-cycles the
  * board, which starts a fresh QEMU, and hands over to boot_login.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,9 @@
 #include "config.h"
 #include "job.h"
 #include "kv.h"
+#include "strv.h"
+
+#define QEMU_LABEL_MAX 64
 
 struct qemu_state {
 	bool powering;
@@ -51,6 +55,54 @@ static int set_append(struct run *r)
 	return err;
 }
 
+/* Whether {@name} (length @n) is an artifact's variable that the job did not deploy. */
+static bool artifact_missing(struct run *r, const char *name, size_t n, char *label)
+{
+	const struct qemu_params *q = &board_device(run_board(r))->type->qemu;
+	char var[QEMU_LABEL_MAX];
+	size_t i;
+
+	if (n >= sizeof(var))
+		return false;
+	for (i = 0; i < n; i++) {
+		var[i] = name[i];
+		label[i] = (char)tolower((unsigned char)name[i]);
+	}
+	var[n] = label[n] = '\0';
+	if (!strcmp(var, "RAMDISK") || !strcmp(var, "INITRD")) {
+		if (!strv_contains(q->allowed_images, "ramdisk") &&
+		    !strv_contains(q->allowed_images, "initrd"))
+			return false;
+		strcpy(label, "ramdisk");
+	} else if (!strv_contains(q->allowed_images, label)) {
+		return false;
+	}
+	return !kv_get(run_vars(r), var);
+}
+
+/*
+ * The device type's QEMU arguments that name an artifact the job did not
+ * deploy: the job's error, said before QEMU is started (a power-on that
+ * fails would take the board out of service).
+ */
+static int check_artifacts(struct run *r)
+{
+	char label[QEMU_LABEL_MAX];
+
+	STRV_FOREACH(a, board_device(run_board(r))->type->qemu.args) {
+		for (const char *p = strchr(*a, '{'); p; p = strchr(p + 1, '{')) {
+			size_t n = strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+
+			if (p[n + 1] != '}' || !artifact_missing(r, p + 1, n, label))
+				continue;
+			run_fail(r, ERROR_JOB, "the QEMU command line of device type '%s' needs {%.*s}: deploy a '%s' to tmpfs",
+				 board_device(run_board(r))->type->name, (int)n, p + 1, label);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
 static int qemu_start(struct run *r, void *state)
 {
 	struct qemu_state *st = state;
@@ -61,6 +113,8 @@ static int qemu_start(struct run *r, void *state)
 			 board_device(run_board(r))->type->name);
 		return 0;
 	}
+	if (check_artifacts(r) < 0)
+		return 0;
 	err = set_append(r);
 	if (err < 0)
 		return err == -EPERM ? 0 : err;

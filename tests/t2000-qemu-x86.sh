@@ -90,6 +90,13 @@ test_expect_success 'a job may not deploy what the device type does not hand to 
 	grep -q "does not let jobs deploy .dtb. for QEMU" "$TMP/out"
 '
 
+test_expect_success 'no ramdisk for a command line that needs one: job error, before QEMU' '
+	sed "/ramdisk:/,+1d" "$TMP/x86.yaml" >"$TMP/noramdisk.yaml" &&
+	submit "$TMP/noramdisk.yaml" 2 &&
+	grep -q "incomplete (job): the QEMU command line of device type .qemu-x86_64. needs {RAMDISK}: deploy a .ramdisk. to tmpfs" "$TMP/follow.out" &&
+	labctl devices | grep qemu-x86-01 | grep -q idle
+'
+
 test_expect_success 'QEMU cannot start: infrastructure error quoting QEMU, board back to idle' '
 	sed "s|x86_64/vmlinux|x86_64/kernel-version|" "$TMP/x86.yaml" >"$TMP/bad.yaml" &&
 	submit "$TMP/bad.yaml" 2 &&

@@ -17,10 +17,11 @@
  * QEMU's stdout and stderr go to a pipe read by the loop; the last
  * QEMU_OUTPUT_MAX bytes are kept so that a failure quotes QEMU's last line:
  * "qemu exited with status 1: qemu-system-x86_64: -kernel /x: No such file".
- * QEMU dying on its own fails the power operation in progress, else takes the
- * console down with that reason (a running job ends with it); a clean exit
- * (the guest powered off under -no-reboot) leaves the board off and silent,
- * like a real board that shut itself down.
+ * QEMU dying on its own takes the console down with that reason (a running
+ * job ends with it; the board is not marked bad); a clean exit (the guest
+ * powered off under -no-reboot) leaves the board off and silent, like a real
+ * board that shut itself down.  Power operations fail only when QEMU cannot
+ * be started at all (no such binary, a command line the type cannot build).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -398,17 +399,18 @@ static int qemu_on_kill(struct loop_source *s, uint64_t now, void *userdata)
 	return 0;
 }
 
-/* QEMU ended without labd asking: fail the operation, or the console. */
+/*
+ * QEMU ended without labd asking.  Not a power failure, which would take the
+ * board out of service until an admin looks: the job's kernel may be what
+ * QEMU refused.  The console goes down with QEMU's reason instead, which
+ * ends a running job, and comes back by itself.
+ */
 static void qemu_died(struct power *p, int code, int status)
 {
 	struct qemu *q = power_priv(p);
 	char reason[QEMU_ERR_MAX];
 
 	qemu_describe_exit(q, code, status, reason, sizeof(reason));
-	if (q->pending && q->op != POWER_OFF) {
-		qemu_complete_later(p, -EIO, reason);
-		return;
-	}
 	if (code == CLD_EXITED && !status) {
 		log_info("board '%s': %s: the guest powered off", qemu_name(p), reason);
 		return;
