@@ -56,6 +56,7 @@
 #define QEMU_SERIAL_FD 3		/* where QEMU finds its serial line */
 #define QEMU_SERIAL_LOG "qemu-serial.log"	/* chardev logfile in the board's directory */
 #define QEMU_ERR_MAX 1024
+#define QEMU_SETPRIV "/usr/bin/setpriv"	/* util-linux: --pdeathsig */
 
 extern char **environ;
 
@@ -247,19 +248,42 @@ static int qemu_argv(struct power *p, char ***ret, char *err, size_t errlen)
 	return r;
 }
 
+/*
+ * @argv behind `setpriv --pdeathsig KILL --` when the host has it, so that a
+ * QEMU never outlives a labd that crashed or was killed (a U-Boot prompt left
+ * behind would burn a core forever).  NULL on ENOMEM; free the vector only.
+ */
+static char **qemu_guarded_argv(char **argv)
+{
+	static const char *const guard[] = { QEMU_SETPRIV, "--pdeathsig", "KILL", "--" };
+	size_t n = strv_length(argv), g = access(QEMU_SETPRIV, X_OK) ? 0 : 4, i;
+	char **v = calloc(n + g + 1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (i = 0; i < g; i++)
+		v[i] = (char *)guard[i];
+	for (i = 0; i < n; i++)
+		v[g + i] = argv[i];
+	return v;
+}
+
 /* posix_spawn QEMU: stdin /dev/null, output into @out_fd, the line at QEMU_SERIAL_FD. */
 static int qemu_spawn_argv(char **argv, int out_fd, int line_fd, pid_t *ret)
 {
+	char **run = qemu_guarded_argv(argv);
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
 	int r;
 
+	if (!run)
+		return -ENOMEM;
 	sigemptyset(&none);
 	sigfillset(&all);
 	r = posix_spawn_file_actions_init(&fa);
 	if (r)
-		return -r;
+		goto err_free_run;
 	r = posix_spawnattr_init(&attr);
 	if (r)
 		goto err_destroy_actions;
@@ -279,10 +303,12 @@ static int qemu_spawn_argv(char **argv, int out_fd, int line_fd, pid_t *ret)
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &all);
 	if (!r)
-		r = posix_spawnp(ret, argv[0], &fa, &attr, argv, environ);
+		r = posix_spawnp(ret, run[0], &fa, &attr, run, environ);
 	posix_spawnattr_destroy(&attr);
 err_destroy_actions:
 	posix_spawn_file_actions_destroy(&fa);
+err_free_run:
+	free(run);
 	return -r;
 }
 
