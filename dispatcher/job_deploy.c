@@ -56,7 +56,7 @@ static const struct job_doc_key artifact_keys[] = {
 	{ "compression", JOB_KEY_KNOWN, NULL },
 	{ "type", JOB_KEY_KNOWN, NULL },
 	{ "header", JOB_KEY_KNOWN, NULL },
-	{ "use_cache", JOB_KEY_IGNORED, "labd downloads directly, it has no cache to bypass" },
+	{ "use_cache", JOB_KEY_IGNORED, "labd caches only artifacts with a sha256sum, keyed by URL and checksum: a cached copy is never stale" },
 	{ "md5sum", JOB_KEY_UNSUPPORTED, "use sha256sum" },
 	{ "sha512sum", JOB_KEY_UNSUPPORTED, "use sha256sum" },
 	{ "archive", JOB_KEY_UNSUPPORTED,
