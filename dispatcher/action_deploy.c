@@ -19,6 +19,7 @@
  * is an infrastructure error naming the URL and the HTTP status, except a
  * file URL outside the artifact directory (the job's error).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -105,7 +106,7 @@ static int set_vars(struct run *r, const struct download *d)
 	int err;
 
 	for (i = 0; a->label[i] && i < sizeof(var) - 1; i++)
-		var[i] = (char)(a->label[i] >= 'a' && a->label[i] <= 'z' ? a->label[i] - 32 : a->label[i]);
+		var[i] = (char)toupper((unsigned char)a->label[i]);
 	var[i] = '\0';
 	if (run_action(r)->deploy.to == DEPLOY_TO_TFTP)
 		snprintf(value, sizeof(value), "%s/%s", run_tftp_prefix(r), d->name);

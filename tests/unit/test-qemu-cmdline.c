@@ -227,7 +227,8 @@ TEST(test_qemu_cmdline__commas_in_the_log_path_are_escaped)
 }
 
 TEST_LIST(test_qemu_cmdline__fixed_part_first, test_qemu_cmdline__substitutions,
-	  test_qemu_cmdline__append_is_one_argument, test_qemu_cmdline__job_cannot_set_other_variables,
+	  test_qemu_cmdline__append_is_one_argument,
+	  test_qemu_cmdline__job_cannot_set_other_variables,
 	  test_qemu_cmdline__comma_in_a_job_value_inside_an_option,
 	  test_qemu_cmdline__undefined_variable, test_qemu_cmdline__braces_that_are_no_variable,
 	  test_qemu_cmdline__no_qemu_group, test_qemu_cmdline__pty_console_refused,
