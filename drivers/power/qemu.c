@@ -328,13 +328,14 @@ static int qemu_watch(struct power *p, int out_fd)
 		return r;
 	}
 	loop_source_set_description(q->child, "power-qemu");
+	q->state = QEMU_RUNNING;
 	fcntl(out_fd, F_SETFL, O_NONBLOCK);
 	q->out_fd = out_fd;
-	r = loop_add_io(l, &q->out, out_fd, EPOLLIN, qemu_on_output, q);
-	if (r < 0)
-		return r;
-	loop_source_set_description(q->out, "power-qemu-output");
-	q->state = QEMU_RUNNING;
+	/* Without its output QEMU still runs: only a failure would be quoted less well. */
+	if (loop_add_io(l, &q->out, out_fd, EPOLLIN, qemu_on_output, q) < 0)
+		qemu_close_output(q);
+	else
+		loop_source_set_description(q->out, "power-qemu-output");
 	return 0;
 }
 
