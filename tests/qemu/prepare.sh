@@ -201,7 +201,7 @@ prepare_x86_64() {
 	local d=$CACHE/x86_64 pkg deb
 	update amd64
 	pkg=$(kernel_pkg amd64 linux-image-cloud-amd64)
-	[ -n "$pkg" ] || skip "cannot resolve linux-image-cloud-amd64 (see $LOG)"
+	[ -n "$pkg" ] || skip "cannot resolve linux-image-cloud-amd64: no package lists (no network? see $LOG)"
 	fetch amd64 "$pkg"
 	deb=$(deb_file amd64 "$pkg")
 	mkdir -p "$d"
@@ -222,7 +222,7 @@ prepare_arm() {
 	local a=$1 d=$CACHE/$1 pkg deb bb=$CACHE/tmp/bb
 	update "$a"
 	pkg=$(kernel_pkg "$a" "$2")
-	[ -n "$pkg" ] || skip "cannot resolve $2 (see $LOG)"
+	[ -n "$pkg" ] || skip "cannot resolve $2: no package lists (no network? see $LOG)"
 	fetch "$a" "$pkg" busybox-static
 	deb=$(deb_file "$a" "$pkg")
 	mkdir -p "$d"
