@@ -152,10 +152,12 @@ labd_start() {
 	wait_for "curl -sf $LABD_URL/api/v1/health" 20 || { cat "$LAB/labd.log"; return 1; }
 }
 
-# labd_stop: SIGTERM and wait.
+# labd_stop: SIGTERM and wait until it exited (also from a subshell, where
+# `wait` cannot see it).
 labd_stop() {
 	kill "$LABD_PID" 2>/dev/null
 	wait "$LABD_PID" 2>/dev/null || true
+	wait_for "! kill -0 $LABD_PID" 90
 }
 
 labctl() {

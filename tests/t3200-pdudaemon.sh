@@ -10,7 +10,8 @@ set -u
 top=${LABD_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
 BUILD=${BUILD:-build}
-tool=$top/$BUILD/tests/helper/power-tool
+case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
+tool=$BUILD/tests/helper/power-tool
 pdudaemon=/usr/sbin/pdudaemon
 
 n=0
