@@ -15,6 +15,7 @@
 #include "log.h"
 #include "loop.h"
 #include "power.h"
+#include "sdmux.h"
 #include "store.h"
 #include "strv.h"
 
@@ -31,6 +32,7 @@ struct board {
 	const struct device *dev;
 	struct console *console;
 	struct power *power;
+	struct sdmux *sdmux;	/* the SD-mux of its card, or NULL */
 	struct consolebuf *cbuf;
 	struct joblog *log;	/* everything the board prints, job or not */
 	enum device_state admin_state;	/* idle or maintenance */
@@ -38,6 +40,7 @@ struct board {
 	bool console_up;
 	bool started;
 	bool retired;
+	bool powering_off;	/* board_power_off() in progress */
 	char *console_error;
 	char *power_fault;
 	struct board_part missing[BOARD_MAX_PARTS];	/* hardware that vanished */
@@ -118,6 +121,8 @@ int board_new(const struct board_deps *deps, struct lab_config *cfg, const struc
 		if (r == 0)
 			power_set_cycle_delay(b->power, dev->power_on_delay);
 	}
+	if (r == 0 && dev->has_sdmux)
+		r = sdmux_new(&dev->sdmux, &ctx, &b->sdmux, &diag);
 	if (r < 0) {
 		char *msg = diag_join(&diag);
 
@@ -209,6 +214,7 @@ struct board *board_unref(struct board *b)
 		return NULL;
 	console_free(b->console);
 	power_free(b->power);
+	sdmux_free(b->sdmux);
 	consolebuf_free(b->cbuf);
 	joblog_close(b->log);
 	free(b->admin_reason);
@@ -249,9 +255,19 @@ struct power *board_power(struct board *b)
 	return b->power;
 }
 
+struct sdmux *board_sdmux(struct board *b)
+{
+	return b->sdmux;
+}
+
 struct consolebuf *board_consolebuf(struct board *b)
 {
 	return b->cbuf;
+}
+
+struct joblog *board_log(struct board *b)
+{
+	return b->log;
 }
 
 bool board_console_up(const struct board *b)
@@ -292,7 +308,39 @@ const char *board_state_reason(const struct board *b)
 
 bool board_is_available(const struct board *b)
 {
-	return b->started && !b->retired && board_state(b) == DEVICE_STATE_IDLE;
+	return b->started && !b->retired && !b->powering_off &&
+	       board_state(b) == DEVICE_STATE_IDLE;
+}
+
+static void on_power_off(struct power *p, int err, const char *msg, void *ud)
+{
+	struct board *b = ud;
+
+	b->powering_off = false;
+	if (err < 0)
+		board_set_power_fault(b, msg);
+	else
+		log_info("board '%s': powered off", b->dev->name);
+	notify(b);
+	board_unref(b);
+}
+
+int board_power_off(struct board *b, const char *why)
+{
+	int err;
+
+	if (!b->power)
+		return -ENODEV;
+	if (b->powering_off || power_is_busy(b->power))
+		return -EBUSY;
+	log_info("board '%s': powering off: %s", b->dev->name, why);
+	err = power_run(b->power, POWER_OFF, on_power_off, board_ref(b));
+	if (err < 0) {
+		board_unref(b);
+		return err;
+	}
+	b->powering_off = true;
+	return 0;
 }
 
 bool board_has_tags(const struct board *b, char *const *tags)

@@ -38,9 +38,11 @@ struct consolebuf;
 struct console;
 struct device;
 struct http_client;
+struct joblog;
 struct lab_config;
 struct loop;
 struct power;
+struct sdmux;
 struct store;
 
 #define BOARD_LOG_MAX (16 * 1024 * 1024)	/* board log rotated beyond this */
@@ -78,7 +80,11 @@ const struct lab_config *board_config(const struct board *b);
 struct console *board_console(struct board *b);
 /** board_power() - the power control, or NULL for a board without one. */
 struct power *board_power(struct board *b);
+/** board_sdmux() - the SD-mux of the board's card, or NULL. */
+struct sdmux *board_sdmux(struct board *b);
 struct consolebuf *board_consolebuf(struct board *b);
+/** board_log() - the board's own log (its output, labd's notes on it), or NULL if not open. */
+struct joblog *board_log(struct board *b);
 
 bool board_console_up(const struct board *b);
 enum device_state board_state(const struct board *b);
@@ -93,6 +99,13 @@ int board_set_admin_state(struct board *b, enum device_state s, const char *reas
 /** board_set_job() - mark the board running job @id (0: none). */
 void board_set_job(struct board *b, int64_t id);
 int64_t board_job(const struct board *b);
+/**
+ * board_power_off() - power the board off outside a job (after a crash, when a
+ * reservation ends).  The board is not available until the power-off finished;
+ * a failure marks it bad.  Returns 0, or -EBUSY / -ENODEV.
+ */
+int board_power_off(struct board *b, const char *why);
+
 /** board_set_power_fault() - power control failed: bad until an admin clears it. */
 void board_set_power_fault(struct board *b, const char *reason);
 

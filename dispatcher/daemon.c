@@ -354,17 +354,6 @@ static int create_board(struct daemon *d, struct lab_config *cfg, const struct d
 	return board_new(&deps, cfg, dev, ret);
 }
 
-static void on_crash_power_off(struct power *p, int err, const char *msg, void *ud)
-{
-	struct board *b = ud;
-
-	if (err < 0)
-		log_warning("board '%s': power-off after restart failed: %s", board_name(b), msg);
-	else
-		log_info("board '%s': powered off after restart", board_name(b));
-	board_unref(b);
-}
-
 /* A board that was running a job when the previous labd died is still powered. */
 static void power_off_if_left_running(struct daemon *d, struct board *b)
 {
@@ -372,9 +361,8 @@ static void power_off_if_left_running(struct daemon *d, struct board *b)
 
 	if (store_device_get(d->store, board_name(b), &rec) < 0)
 		return;
-	if (rec.state == DEVICE_STATE_RUNNING && board_power(b) &&
-	    power_run(board_power(b), POWER_OFF, on_crash_power_off, board_ref(b)) < 0)
-		board_unref(b);
+	if (rec.state == DEVICE_STATE_RUNNING)
+		board_power_off(b, "labd stopped while it ran a job");
 	device_record_release(&rec);
 }
 
