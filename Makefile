@@ -85,10 +85,11 @@ $(BUILD)/simboard: $(SIM_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lm
 
+# Objects before the archive: a test's stand-ins (tests/fakes/) replace library members.
 $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(BUILD)/liblabd.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(filter-out %.o,$^) $(LDLIBS)
 
 $(BUILD)/tests/helper/%: $(OBJ)/tests/helper/%.o $(BUILD)/liblabd.a
 	@mkdir -p $(dir $@)
@@ -114,6 +115,9 @@ $(BUILD)/tests/unit/test-gpio: LDLIBS := $(filter-out -lgpiod,$(LDLIBS))
 else
 $(OBJ)/tests/unit/test-gpio.o: CFLAGS += -DLABD_GPIOD_V2
 endif
+
+# test-sdmux drives the USB-SD-Mux driver through an emulated mux instead of /dev/sg.
+$(BUILD)/tests/unit/test-sdmux: $(OBJ)/tests/fakes/sg_fake.o
 
 # Install the Debian packages this tree needs (only the missing ones).
 deps:

@@ -137,6 +137,10 @@ struct device {
 	struct driver_config console;
 	struct driver_config power;
 	bool has_power;		/* a board without power control cannot be reset */
+	struct driver_config sdmux;	/* the SD-mux of its card (deploy to: sdmux) */
+	bool has_sdmux;
+	const config_setting_t *fastboot;	/* how it shows up in fastboot mode, or NULL
+						 * (drivers/usb/fastboot.h parses it) */
 	struct kv parameters;	/* overrides of the type's parameters */
 	uint64_t power_on_delay;	/* power_set_cycle_delay(): the device's, else its type's */
 	char *fingerprint;	/* canonical text of the definition, to detect changes */

@@ -11,12 +11,14 @@
 #include "diag.h"
 #include "kv.h"
 #include "power.h"
+#include "sdmux.h"
+#include "usb/fastboot.h"
 #include "strbuf.h"
 #include "strv.h"
 
 static const char *const device_keys[] = {
 	"name", "type", "description", "tags", "console", "power", "parameters", "power_on_delay",
-	NULL
+	"sdmux", "fastboot", NULL
 };
 
 /* The `console` or `power` group of @g: its driver name and settings. */
@@ -80,6 +82,20 @@ static int check_drivers(const struct lab_config *c, const struct device *d, str
 	return 0;
 }
 
+/* The SD-mux and fastboot groups, checked by their modules without a loop. */
+static int check_usb_parts(const struct lab_config *c, const struct device *d, struct diag *diag)
+{
+	const struct driver_ctx ctx = { .config = c, .device_name = d->name };
+	struct fastboot_config fb;
+	struct sdmux *m = NULL;
+
+	if (d->has_sdmux && sdmux_new(&d->sdmux, &ctx, &m, diag) == 0)
+		sdmux_free(m);
+	if (d->fastboot && fastboot_config_parse(d->fastboot, &fb, diag) == 0)
+		fastboot_config_release(&fb);
+	return 0;
+}
+
 static int device_fingerprint(struct device *d, const config_setting_t *g)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -130,7 +146,12 @@ static int device_parse(const struct lab_config *c, struct device *d, const conf
 	d->power_on_delay = d->type ? d->type->power_on_delay : POWER_DEFAULT_CYCLE_DELAY;
 	r = driver_parse(g, "power", false, &d->power, diag);
 	d->has_power = r == 0;
-	if (config_oom(r) ||
+	if (config_oom(r))
+		return -ENOMEM;
+	r = driver_parse(g, "sdmux", false, &d->sdmux, diag);
+	d->has_sdmux = r == 0;
+	if (config_oom(r) || config_oom(config_get_group(g, "fastboot", &d->fastboot, diag)) ||
+	    config_oom(check_usb_parts(c, d, diag)) ||
 	    config_oom(cfg_get_duration(g, "power_on_delay", false, &d->power_on_delay, diag)) ||
 	    config_oom(driver_parse(g, "console", true, &d->console, diag)) ||
 	    config_oom(check_drivers(c, d, diag)))
@@ -208,6 +229,8 @@ struct device *config_device_free(struct device *d)
 	free(d->console.file);
 	free(d->power.driver);
 	free(d->power.file);
+	free(d->sdmux.driver);
+	free(d->sdmux.file);
 	kv_release(&d->parameters);
 	free(d->fingerprint);
 	free(d);
