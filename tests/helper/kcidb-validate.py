@@ -4,7 +4,7 @@
 #
 # Uses python3-jsonschema (Draft 7, with its format checker) and the schema in
 # shared/formats/kcidb/ ($LABD_SHARED, default: the shared/ folder beside the
-# repository).  Prints "FILE: ok" or every error; exit status 1 when a file is
+# repository), else the same schema in tests/data/kcidb/.  Prints "FILE: ok" or every error; exit status 1 when a file is
 # invalid, 2 when the validator or the schema is missing.
 import json
 import os
@@ -19,6 +19,9 @@ except ImportError:
 top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 shared = os.environ.get("LABD_SHARED", os.path.join(os.path.dirname(top), "shared"))
 schema_path = os.path.join(shared, "formats", "kcidb", "kcidb-io.schema.v5.3.json")
+if not os.path.exists(schema_path):
+    # a clean clone without the shared reference folder: the copy in tests/data
+    schema_path = os.path.join(top, "tests", "data", "kcidb", "kcidb-io.schema.v5.3.json")
 try:
     with open(schema_path) as f:
         schema = json.load(f)
