@@ -21,7 +21,9 @@
  *     interface; -ENODEV while the board is not in fastboot mode.
  *  3. fastboot_command() or fastboot_download(); ->done() is called exactly
  *     once: err 0 with the OKAY payload, or a negative errno with a one-line
- *     reason ("fastboot 'flash:boot' failed: partition does not exist").
+ *     reason: -EREMOTEIO for the device's FAIL ("fastboot 'flash:boot'
+ *     failed: partition does not exist"), -EPROTO for a response that makes
+ *     no sense, else the transfer's error (-ETIMEDOUT, -ENODEV, -EIO ...).
  *     Meanwhile ->info() gets each INFO/TEXT line, ->progress() each chunk.
  *  4. fastboot_close() at any time (cancels the exchange, no callback).
  */

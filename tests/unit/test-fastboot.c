@@ -189,7 +189,7 @@ TEST(test_fastboot__fail_response)
 	CHECK_INT(fastboot_open(s.usb, &s.cfg, &s.fb), ==, 0);
 	CHECK_INT(fastboot_command(s.fb, "flash:nope", &ops, &s), ==, 0);
 	CHECK_INT(session_wait(&s, 1), ==, 0);
-	CHECK_INT(s.err, ==, -EIO);
+	CHECK_INT(s.err, ==, -EREMOTEIO);
 	CHECK_STR(s.reply, "fastboot 'flash:nope' failed: partition does not exist");
 	session_release(&s);
 }
