@@ -69,6 +69,9 @@ struct action_ops {
 
 /* The actions, one file each. */
 extern const struct action_ops action_deploy_ops;
+extern const struct action_ops action_deploy_sdmux_ops;
+extern const struct action_ops action_deploy_fastboot_ops;
+extern const struct action_ops action_boot_fastboot_ops;
 extern const struct action_ops action_boot_uboot_ops;
 extern const struct action_ops action_boot_minimal_ops;
 extern const struct action_ops action_boot_qemu_ops;

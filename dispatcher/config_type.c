@@ -40,8 +40,8 @@ static const char *const qemu_keys[] = {
 
 static const char *const bootx_commands[] = { "booti", "bootz", "bootm", NULL };
 static const char *const bootx_keys[] = { "kernel", "ramdisk", "dtb", "tee", "dtbo", NULL };
-static const char *const boot_methods[] = { "minimal", "u-boot", "qemu", NULL };
-static const char *const deploy_methods[] = { "tftp", "tmpfs", "none", NULL };
+static const char *const boot_methods[] = { "minimal", "u-boot", "qemu", "fastboot", NULL };
+static const char *const deploy_methods[] = { "tftp", "tmpfs", "none", "sdmux", "fastboot", NULL };
 static const char *const qemu_consoles[] = { "socket", "pty", NULL };
 
 /* U-Boot output that means the boot failed (LAVA's list; PCRE2 patterns) */

@@ -103,16 +103,16 @@ const char *job_action_kind_name(enum job_action_kind k)
 
 const char *deploy_to_name(enum deploy_to t)
 {
-	static const char *const names[] = { "none", "tftp", "tmpfs" };
+	static const char *const names[] = { "none", "tftp", "tmpfs", "sdmux", "fastboot" };
 
-	return (unsigned)t < 3 ? names[t] : "unknown";
+	return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
 }
 
 const char *boot_method_name(enum boot_method m)
 {
-	static const char *const names[] = { "minimal", "u-boot", "qemu" };
+	static const char *const names[] = { "minimal", "u-boot", "qemu", "fastboot" };
 
-	return (unsigned)m < 3 ? names[m] : "unknown";
+	return (unsigned)m < sizeof(names) / sizeof(names[0]) ? names[m] : "unknown";
 }
 
 const char *test_kind_name(enum test_kind k)

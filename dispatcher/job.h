@@ -62,12 +62,15 @@ enum deploy_to {
 	DEPLOY_TO_NONE,		/* nothing to download (board boots what it has) */
 	DEPLOY_TO_TFTP,		/* stage artifacts in the job's TFTP directory */
 	DEPLOY_TO_TMPFS,	/* stage artifacts in a job directory (QEMU, host-side use) */
+	DEPLOY_TO_SDMUX,	/* write the one image to the board's SD card through its SD-mux */
+	DEPLOY_TO_FASTBOOT,	/* flash each image to the partition named by its label */
 };
 
 enum boot_method {
 	BOOT_METHOD_MINIMAL,	/* power on, wait for login and shell prompts */
 	BOOT_METHOD_UBOOT,	/* interrupt U-Boot, type the command set, then as minimal */
 	BOOT_METHOD_QEMU,	/* start the QEMU of the device type with the deployed images */
+	BOOT_METHOD_FASTBOOT,	/* "fastboot reboot" the flashed board, then as minimal */
 };
 
 enum test_kind {

@@ -10,7 +10,7 @@
 
 /*
  *	boot:
- *	  method: u-boot | minimal | qemu
+ *	  method: u-boot | minimal | qemu | fastboot
  *	  commands: ramdisk | [inline, commands]	(u-boot: a set of the device type, or a list)
  *	  prompts: [regex, ...]			(shell prompts)
  *	  auto_login: {login_prompt, username, password_prompt, password, login_commands}
@@ -73,8 +73,10 @@ static int boot_walk_method(struct job_doc *doc, const json_t *obj, struct job_b
 		b->method = BOOT_METHOD_MINIMAL;
 	else if (!strcmp(m, "qemu"))
 		b->method = BOOT_METHOD_QEMU;
+	else if (!strcmp(m, "fastboot"))
+		b->method = BOOT_METHOD_FASTBOOT;
 	else
-		return job_doc_error(doc, "method", "unsupported boot method '%.100s' (supported: minimal, u-boot, qemu)",
+		return job_doc_error(doc, "method", "unsupported boot method '%.100s' (supported: minimal, u-boot, qemu, fastboot)",
 				     m);
 	return 0;
 }

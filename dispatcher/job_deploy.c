@@ -9,7 +9,7 @@
 
 /*
  *	deploy:
- *	  to: tftp | tmpfs | none
+ *	  to: tftp | tmpfs | none | sdmux | fastboot
  *	  kernel: {url: ..., sha256sum: ..., compression: gz | xz, type: image | zimage | uimage}
  *	  ramdisk: {url: ..., header: u-boot}
  *	  dtb, modules, rootfs, nfsrootfs, tee, initrd: {url: ...}
@@ -215,6 +215,9 @@ static int deploy_walk_artifacts(struct job_doc *doc, const json_t *obj, struct 
 	if (d->to != DEPLOY_TO_NONE && !d->n_artifacts && !r)
 		return job_doc_error(doc, "to", "nothing to deploy to '%s': name at least one artifact",
 				     deploy_to_name(d->to));
+	if (d->to == DEPLOY_TO_SDMUX && d->n_artifacts > 1)
+		return job_doc_error(doc, "to", "deploy to 'sdmux' writes one image to the card, not %zu",
+				     d->n_artifacts);
 	return r;
 }
 
@@ -231,8 +234,12 @@ int job_deploy_parse(struct job_doc *doc, const json_t *obj, struct job_deploy *
 		ret->to = DEPLOY_TO_TMPFS;
 	else if (!strcmp(to, "none"))
 		ret->to = DEPLOY_TO_NONE;
+	else if (!strcmp(to, "sdmux"))
+		ret->to = DEPLOY_TO_SDMUX;
+	else if (!strcmp(to, "fastboot"))
+		ret->to = DEPLOY_TO_FASTBOOT;
 	else
-		return job_doc_error(doc, "to", "unsupported deploy method '%.100s' (supported: tftp, tmpfs, none)",
+		return job_doc_error(doc, "to", "unsupported deploy method '%.100s' (supported: tftp, tmpfs, none, sdmux, fastboot)",
 				     to);
 	r = job_doc_check_keys(doc, obj, deploy_keys, job_action_keys);
 	if (job_doc_dup_str(doc, obj, "os", false, &ret->os) < 0)

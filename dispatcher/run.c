@@ -124,6 +124,10 @@ static const struct action_ops *action_ops_for(const struct job_action *a)
 {
 	switch (a->kind) {
 	case JOB_ACTION_DEPLOY:
+		if (a->deploy.to == DEPLOY_TO_SDMUX)
+			return &action_deploy_sdmux_ops;
+		if (a->deploy.to == DEPLOY_TO_FASTBOOT)
+			return &action_deploy_fastboot_ops;
 		return &action_deploy_ops;
 	case JOB_ACTION_BOOT:
 		switch (a->boot.method) {
@@ -133,6 +137,8 @@ static const struct action_ops *action_ops_for(const struct job_action *a)
 			return &action_boot_minimal_ops;
 		case BOOT_METHOD_QEMU:
 			return &action_boot_qemu_ops;
+		case BOOT_METHOD_FASTBOOT:
+			return &action_boot_fastboot_ops;
 		}
 		break;
 	case JOB_ACTION_TEST:

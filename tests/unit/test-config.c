@@ -442,7 +442,7 @@ TEST(test_config__bad_main)
 		"@/bad-main/labd.conf:1: 'server_ip' must be an IPv4 or IPv6 address, not 'lab-host'",
 		"@/bad-main/labd.conf:2: 'max_artifact_size' must be between 1 and 9223372036854775807, not 0",
 		"@/bad-main/labd.conf:5: token 'sha256:...' must have 64 hex digits",
-		"@/bad-main/devices/open-api.conf:1: unknown boot method 'pxe' (known: minimal, u-boot, qemu)",
+		"@/bad-main/devices/open-api.conf:1: unknown boot method 'pxe' (known: minimal, u-boot, qemu, fastboot)",
 		NULL }));
 	CHECK(fails_with("nodevs", (const char *const[]){
 		"@/nodevs/labd.conf:1: cannot open devices directory '@/nodevs/missing': No such file or directory",

@@ -449,13 +449,13 @@ TEST(test_job__errors_are_all_reported_in_order)
 			       "- test:\n"
 			       "    monitors:\n"
 			       "    - {name: m, start: a, end: b, pattern: '(?P<test_case_id>x'}\n"
-			       "- boot: {method: fastboot}\n"
+			       "- boot: {method: lxc}\n"
 			       "priority: urgent\n",
 			       JOB_FORMAT_YAML);
 
 	CHECK_STR(m, "job.yaml:1: missing required key 'device_type'\n"
 		     "job.yaml:6: actions[0].test.monitors[0]: invalid regex '(?P<test_case_id>x' in 'pattern': missing closing parenthesis at offset 18\n"
-		     "job.yaml:7: actions[1].boot: unsupported boot method 'fastboot' (supported: minimal, u-boot, qemu)\n"
+		     "job.yaml:7: actions[1].boot: unsupported boot method 'lxc' (supported: minimal, u-boot, qemu, fastboot)\n"
 		     "job.yaml:8: 'priority' must be high, medium, low or 0 to 100");
 	free(m);
 }
