@@ -14,6 +14,9 @@ TOOL=$BUILD/tests/helper/power-tool
 USB=$TOP/tests/usb
 PCI=/sys/devices/pci0000:00/0000:00:14.0
 
+# umockdev's preload library comes before ASan's runtime in a SANITIZE=1 build.
+export ASAN_OPTIONS="verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+
 if ! command -v umockdev-run >/dev/null; then
 	test_skip "USB drivers on emulated devices" "umockdev-run is not installed (make deps)"
 	test_done

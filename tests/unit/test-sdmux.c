@@ -37,23 +37,32 @@ static void on_done(struct sdmux *m, int err, const char *msg, void *userdata)
 	snprintf(f->msg, sizeof(f->msg), "%s", msg);
 }
 
-static int fixture_new(struct fixture *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fixture_new(struct fixture *f, const char *fmt, ...)
+static int fixture_init(struct fixture *f)
 {
-	struct driver_config cfg = { .file = "test.conf", .line = 1 };
-	struct driver_ctx ctx;
-	const char *driver;
-	char text[1024];
-	va_list ap;
-
 	memset(f, 0, sizeof(*f));
 	f->diag = (struct diag)DIAG_INIT;
 	config_init(&f->cf);
 	snprintf(f->dir, sizeof(f->dir), "/tmp/test-sdmux.XXXXXX");
 	if (!mkdtemp(f->dir) || loop_new(&f->loop) < 0)
 		return -EIO;
-	ctx = (struct driver_ctx){ .loop = f->loop, .device_name = "board-1" };
+	return 0;
+}
+
+/* f->m from the sdmux group members @fmt... */
+static int fixture_mux(struct fixture *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fixture_mux(struct fixture *f, const char *fmt, ...)
+{
+	struct driver_config cfg = { .file = "test.conf", .line = 1 };
+	struct driver_ctx ctx = { .loop = f->loop, .device_name = "board-1" };
+	const char *driver;
+	char text[1024];
+	va_list ap;
+
+	f->m = sdmux_free(f->m);
+	config_destroy(&f->cf);
+	config_init(&f->cf);
+	diag_release(&f->diag);
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
@@ -99,7 +108,8 @@ TEST(test_sdmux__classic_host_then_dut)
 	struct fixture f;
 
 	sg_fake_reset("classic");
-	CHECK_INT(fixture_new(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
+	CHECK_INT(fixture_init(&f), ==, 0);
+	CHECK_INT(fixture_mux(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
 			      "model = \"classic\"; disk = \"/dev/sdz\";"), ==, 0);
 	CHECK_STR(sdmux_disk(f.m), "/dev/sdz");
 	CHECK_INT(run_switch(&f, SDMUX_HOST), ==, 0);
@@ -119,7 +129,8 @@ TEST(test_sdmux__fast_keeps_its_gpios)
 	struct fixture f;
 
 	sg_fake_reset("fast");
-	CHECK_INT(fixture_new(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
+	CHECK_INT(fixture_init(&f), ==, 0);
+	CHECK_INT(fixture_mux(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
 			      "model = \"fast\"; disk = \"/dev/sdz\";"), ==, 0);
 	CHECK_INT(run_switch(&f, SDMUX_DUT), ==, 0);
 	CHECK_STR(f.msg, "");
@@ -137,7 +148,8 @@ TEST(test_sdmux__readback_mismatch)
 	struct fixture f;
 
 	sg_fake_reset("classic");
-	CHECK_INT(fixture_new(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
+	CHECK_INT(fixture_init(&f), ==, 0);
+	CHECK_INT(fixture_mux(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
 			      "model = \"classic\"; disk = \"/dev/sdz\";"), ==, 0);
 	sg_fake_fail("stuck", 0x02);	/* power-disable reads high */
 	CHECK_INT(run_switch(&f, SDMUX_HOST), ==, 0);
@@ -151,7 +163,8 @@ TEST(test_sdmux__i2c_failure)
 	struct fixture f;
 
 	sg_fake_reset("classic");
-	CHECK_INT(fixture_new(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
+	CHECK_INT(fixture_init(&f), ==, 0);
+	CHECK_INT(fixture_mux(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
 			      "model = \"fast\"; disk = \"/dev/sdz\";"), ==, 0);
 	/* A fast mux configured, a classic one there: no expander answers at 0x20. */
 	CHECK_INT(run_switch(&f, SDMUX_HOST), ==, 0);
@@ -166,7 +179,8 @@ TEST(test_sdmux__control_missing)
 	struct fixture f;
 
 	sg_fake_reset("classic");
-	CHECK_INT(fixture_new(&f, "driver = \"usbsdmux\"; serial = \"00042\"; "
+	CHECK_INT(fixture_init(&f), ==, 0);
+	CHECK_INT(fixture_mux(&f, "driver = \"usbsdmux\"; serial = \"00042\"; "
 			      "model = \"classic\"; disk = \"/dev/sdz\";"), ==, 0);
 	sg_fake_fail("open", ENOENT);
 	CHECK_INT(run_switch(&f, SDMUX_HOST), ==, 0);
@@ -181,7 +195,8 @@ TEST(test_sdmux__permission_denied)
 	struct fixture f;
 
 	sg_fake_reset("classic");
-	CHECK_INT(fixture_new(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
+	CHECK_INT(fixture_init(&f), ==, 0);
+	CHECK_INT(fixture_mux(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
 			      "model = \"classic\"; disk = \"/dev/sdz\";"), ==, 0);
 	sg_fake_fail("open", EACCES);
 	CHECK_INT(run_switch(&f, SDMUX_HOST), ==, 0);
@@ -196,7 +211,8 @@ TEST(test_sdmux__model_from_sysfs_unknown)
 
 	sg_fake_reset("classic");
 	/* No model key: detected from sysfs, which /dev/null is not in. */
-	CHECK_INT(fixture_new(&f, "driver = \"usbsdmux\"; control = \"/dev/null\"; "
+	CHECK_INT(fixture_init(&f), ==, 0);
+	CHECK_INT(fixture_mux(&f, "driver = \"usbsdmux\"; control = \"/dev/null\"; "
 			      "disk = \"/dev/sdz\";"), ==, 0);
 	CHECK_INT(run_switch(&f, SDMUX_HOST), ==, 0);
 	CHECK_INT(f.err, ==, -ENODEV);
@@ -210,7 +226,8 @@ TEST(test_sdmux__command_timeout)
 	uint64_t start;
 
 	sg_fake_reset("classic");
-	CHECK_INT(fixture_new(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
+	CHECK_INT(fixture_init(&f), ==, 0);
+	CHECK_INT(fixture_mux(&f, "driver = \"usbsdmux\"; control = \"/dev/sg7\"; "
 			      "model = \"classic\"; disk = \"/dev/sdz\"; timeout = 0.3;"), ==, 0);
 	sg_fake_fail("silent", 0);
 	start = now_monotonic();
@@ -231,13 +248,9 @@ TEST(test_sdmux__fake_driver)
 	FILE *fp;
 	size_t n;
 
-	CHECK_INT(fixture_new(&f, "driver = \"fake\"; disk = \"/tmp/card\"; fail = \"dut\";"), ==,
-		  0);
-	f.m = sdmux_free(f.m);
-	config_destroy(&f.cf);
-	config_init(&f.cf);
+	CHECK_INT(fixture_init(&f), ==, 0);
 	snprintf(log, sizeof(log), "%s/sdmux.log", f.dir);
-	CHECK_INT(fixture_new(&f, "driver = \"fake\"; disk = \"/tmp/card\"; log = \"%s\"; "
+	CHECK_INT(fixture_mux(&f, "driver = \"fake\"; disk = \"/tmp/card\"; log = \"%s\"; "
 			      "fail = \"dut\";", log), ==, 0);
 	CHECK_INT(run_switch(&f, SDMUX_HOST), ==, 0);
 	CHECK_INT(f.err, ==, 0);
@@ -258,17 +271,16 @@ TEST(test_sdmux__config_errors)
 {
 	struct fixture f;
 
-	CHECK_INT(fixture_new(&f, "driver = \"usbsdmux\"; disk = \"sdz\"; model = \"big\"; "
+	CHECK_INT(fixture_init(&f), ==, 0);
+	CHECK_INT(fixture_mux(&f, "driver = \"usbsdmux\"; disk = \"sdz\"; model = \"big\"; "
 			      "speed = 1;"), ==, -EINVAL);
 	CHECK_INT(f.diag.n, ==, 3);
 	CHECK_CONTAINS(f.diag.msgs[0], "'disk' must be an absolute path");
 	CHECK_CONTAINS(f.diag.msgs[1], "unknown key 'speed'");
 	CHECK_CONTAINS(f.diag.msgs[2], "unknown USB-SD-Mux model 'big' (known: classic, fast)");
-	fixture_release(&f);
-	CHECK_INT(fixture_new(&f, "driver = \"usbsdmux\"; disk = \"/dev/sdz\";"), ==, -EINVAL);
+	CHECK_INT(fixture_mux(&f, "driver = \"usbsdmux\"; disk = \"/dev/sdz\";"), ==, -EINVAL);
 	CHECK_CONTAINS(f.diag.msgs[0], "name the USB-SD-Mux by 'serial'");
-	fixture_release(&f);
-	CHECK_INT(fixture_new(&f, "driver = \"nope\"; disk = \"/dev/sdz\";"), ==, -EINVAL);
+	CHECK_INT(fixture_mux(&f, "driver = \"nope\"; disk = \"/dev/sdz\";"), ==, -EINVAL);
 	CHECK_CONTAINS(f.diag.msgs[0], "unknown sdmux driver 'nope'");
 	fixture_release(&f);
 }
