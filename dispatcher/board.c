@@ -397,7 +397,9 @@ void board_set_part_missing(struct board *b, const char *part, const char *what)
 	char *reason = NULL;
 
 	if (!what && m) {
-		log_info("board '%s': %s is back", b->dev->name, part);
+		/* "<what> (<part>) is missing" -> "<what> (<part>) is back" */
+		log_info("board '%s': %.*s is back", b->dev->name,
+			 (int)(strlen(m->reason) - strlen(" is missing")), m->reason);
 		free(m->part);
 		free(m->reason);
 		*m = b->missing[--b->n_missing];

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* test-usbhub.c -- the usb-hub power driver on hubs emulated by umockdev (sysfs and libusb paths) */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -278,6 +279,27 @@ TEST(test_usbhub__hub_unplugged_and_back)
 	bed_power_release(&f);
 }
 
+/* Without libusb hot-plug events: the periodic rescan notices too. */
+TEST(test_usbhub__unplugged_seen_by_rescan)
+{
+	struct bed_power f;
+
+	setenv("LABD_USB_SCAN", "1", 1);
+	CHECK_INT(bed_power_init(&f, "hub"), ==, 0);
+	CHECK_INT(bed_power_new(&f, "usb-hub", true, "location = \"1-1\"; port = 2;"), ==, 0);
+	unsetenv("LABD_USB_SCAN");
+	CHECK_INT(bed_power_wait_presence(&f, 1), ==, 0);
+	CHECK_INT(f.presence[0], ==, 1);
+	bed_remove(&f.bed, "usb1/1-1");
+	bed_remove(&f.bed, "usb2/2-1");
+	CHECK_INT(bed_power_wait_presence(&f, 2), ==, 0);
+	CHECK_INT(f.presence[1], ==, 0);
+	CHECK_INT(bed_plug(&f.bed, "hub", "usb1/1-1"), ==, 0);
+	CHECK_INT(bed_power_wait_presence(&f, 3), ==, 0);
+	CHECK_INT(f.presence[2], ==, 1);
+	bed_power_release(&f);
+}
+
 TEST(test_usbhub__config_errors)
 {
 	struct bed_power f;
@@ -303,5 +325,5 @@ TEST_LIST(test_usbhub__sysfs_off_on, test_usbhub__sysfs_companion_by_path,
 	  test_usbhub__readback_mismatch, test_usbhub__stall, test_usbhub__short_status,
 	  test_usbhub__timeout, test_usbhub__hub_missing, test_usbhub__not_a_hub,
 	  test_usbhub__permission_denied, test_usbhub__hub_unplugged_and_back,
-	  test_usbhub__config_errors);
+	  test_usbhub__unplugged_seen_by_rescan, test_usbhub__config_errors);
 #endif
