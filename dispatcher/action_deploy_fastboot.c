@@ -144,7 +144,8 @@ static void fb_flash(struct fb_state *st)
 	run_log(st->run, "info", "fastboot: %s", cmd);
 	err = fastboot_command(st->fb, cmd, &fb_ops, st);
 	if (err < 0)
-		run_fail(st->run, ERROR_INFRASTRUCTURE, "cannot send '%s': %s", cmd, strerror(-err));
+		run_fail(st->run, ERROR_INFRASTRUCTURE, "cannot send '%s': %s", cmd,
+			 strerror(-err));
 }
 
 static void fb_flash_next(struct fb_state *st)
@@ -213,7 +214,8 @@ static void fb_find_board(struct fb_state *st)
 	st->phase = FB_PHASE_POWER;
 	err = run_power(r, POWER_CYCLE);
 	if (err < 0)
-		run_fail(r, ERROR_INFRASTRUCTURE, "cannot power-cycle the board: %s", strerror(-err));
+		run_fail(r, ERROR_INFRASTRUCTURE, "cannot power-cycle the board: %s",
+			 strerror(-err));
 }
 
 /* The `fastboot` group of the board, parsed at the start of the action. */

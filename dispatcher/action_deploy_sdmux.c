@@ -172,8 +172,8 @@ static void deploy_sdmux_write(struct run *r, struct sdmux_state *st)
 	err = image_writer_start(run_loop(r), st->image, disk, &deploy_sdmux_writer_ops, st,
 				 &st->writer);
 	if (err < 0)
-		run_fail(r, ERROR_INFRASTRUCTURE, "cannot start writing '%s' to '%s': %s", st->image,
-			 disk, strerror(-err));
+		run_fail(r, ERROR_INFRASTRUCTURE, "cannot start writing '%s' to '%s': %s",
+			 st->image, disk, strerror(-err));
 }
 
 static void deploy_sdmux_poll_disk(struct run *r, struct sdmux_state *st)
@@ -197,8 +197,8 @@ static void deploy_sdmux_poll_disk(struct run *r, struct sdmux_state *st)
 		run_fail(r, ERROR_INFRASTRUCTURE, "cannot open SD card '%s': %s", disk,
 			 strerror(-ready));
 	} else if (run_now(r) >= st->disk_deadline) {
-		run_fail(r, ERROR_INFRASTRUCTURE, "SD card '%s' did not show up within %llu s", disk,
-			 SDMUX_DISK_WAIT / USEC_PER_SEC);
+		run_fail(r, ERROR_INFRASTRUCTURE, "SD card '%s' did not show up within %llu s",
+			 disk, SDMUX_DISK_WAIT / USEC_PER_SEC);
 	} else {
 		run_wake_at(r, run_now(r) + SDMUX_DISK_POLL);
 	}
@@ -262,7 +262,8 @@ static void deploy_sdmux_event(struct run *r, void *state, const struct run_even
 		deploy_sdmux_step_done(r, st, ev);
 	} else if (ev->kind == RUN_EVENT_POWER && st->phase == SDMUX_PHASE_POWER_OFF) {
 		if (ev->err)
-			run_fail(r, ERROR_INFRASTRUCTURE, "cannot power the board off: %s", ev->msg);
+			run_fail(r, ERROR_INFRASTRUCTURE, "cannot power the board off: %s",
+				 ev->msg);
 		else
 			deploy_sdmux_switch(r, st, SDMUX_HOST);
 	} else if (ev->kind == RUN_EVENT_WAKE && st->phase == SDMUX_PHASE_WAIT_DISK) {

@@ -7,8 +7,9 @@
  *		driver = "usbsdmux";
  *		serial = "000000001234";	// the mux's USB serial number
  *		// control = "/dev/sg3";	// optional: its sg node; default
- *		//				// /dev/usb-sd-mux/id-<serial> (usbsdmux's udev rule)
- *		// model = "classic";		// optional: "classic" or "fast"; default: from sysfs
+ *		//	/dev/usb-sd-mux/id-<serial> (usbsdmux's udev rule)
+ *		// model = "classic";		// optional: "classic" or "fast"
+ *		//	(default: the reader's SCSI model in sysfs)
  *		disk = "/dev/disk/by-id/usb-LinuxAut_sdmux_HS-SD_MMC_000000001234-0:0";
  *	};
  *

@@ -257,7 +257,8 @@ static int fastboot_on_response(struct fastboot *fb, const uint8_t *data, size_t
 		return 1;
 	}
 	if (!strncmp(text, "FAIL", 4)) {
-		fastboot_finish(fb, -EREMOTEIO, "fastboot '%s' failed: %s", fb->cmd, *arg ? arg : "?");
+		fastboot_finish(fb, -EREMOTEIO, "fastboot '%s' failed: %s", fb->cmd,
+				*arg ? arg : "?");
 		return 1;
 	}
 	if (!strncmp(text, "DATA", 4))

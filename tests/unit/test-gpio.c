@@ -111,7 +111,8 @@ TEST(test_gpio__on_off_holds_the_line)
 		  "request gpiochip0 17 consumer=labd:board-1 active_low=0 value=1\n"
 		  "set gpiochip0 17 0\n");
 	f.p[0] = power_free(f.p[0]);
-	CHECK_CONTAINS(gpiod_fake_log(), "set gpiochip0 17 0\nrelease gpiochip0 17\nclose gpiochip0\n");
+	CHECK_CONTAINS(gpiod_fake_log(),
+		       "set gpiochip0 17 0\nrelease gpiochip0 17\nclose gpiochip0\n");
 	CHECK_INT(gpiod_fake_open_chips(), ==, 0);
 	fixture_release(&f);
 }

@@ -49,7 +49,8 @@ static int fixture_init(struct fixture *f)
 }
 
 /* f->m from the sdmux group members @fmt... */
-static int fixture_mux(struct fixture *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fixture_mux(struct fixture *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static int fixture_mux(struct fixture *f, const char *fmt, ...)
 {

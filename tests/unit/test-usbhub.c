@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test-usbhub.c -- the usb-hub power driver on hubs emulated by umockdev (sysfs and libusb paths) */
+/* test-usbhub.c -- the usb-hub power driver on hubs emulated by umockdev: sysfs and libusb */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -119,8 +119,8 @@ TEST(test_usbhub__libusb_both_companions)
 			   STATUS_2_ON), ==, 0);
 	CHECK_INT(bed_pcap(&f.bed, "usb2/2-1", "device 2 2\n" DESC_SS SET_POWER_2
 			   SS_STATUS_2_ON), ==, 0);
-	CHECK_INT(bed_power_new(&f, "usb-hub", false, "location = \"1-1\"; port = 2; sysfs = false;"), ==,
-		  0);
+	CHECK_INT(bed_power_new(&f, "usb-hub", false,
+				"location = \"1-1\"; port = 2; sysfs = false;"), ==, 0);
 	CHECK_INT(bed_power_run(&f, POWER_ON), ==, 0);
 	CHECK_STR(f.msg, "");
 	CHECK_INT(f.err, ==, 0);
@@ -162,7 +162,8 @@ TEST(test_usbhub__readback_mismatch)
 	CHECK_INT(bed_power_init(&f, "hub"), ==, 0);
 	CHECK_INT(bed_pcap(&f.bed, "usb1/1-1", "device 1 2\n" DESC_PER_PORT CLEAR_POWER_2
 			   STATUS_2_ON), ==, 0);
-	CHECK_INT(bed_power_new(&f, "usb-hub", false, "location = \"1-1\"; port = 2; companion = false; "
+	CHECK_INT(bed_power_new(&f, "usb-hub", false,
+				"location = \"1-1\"; port = 2; companion = false; "
 				"off_repeat = 1;"), ==, 0);
 	CHECK_INT(bed_power_run(&f, POWER_OFF), ==, 0);
 	CHECK_INT(f.err, ==, -EIO);
@@ -208,7 +209,8 @@ TEST(test_usbhub__timeout)
 	CHECK_INT(bed_power_init(&f, "hub"), ==, 0);
 	CHECK_INT(bed_pcap(&f.bed, "usb1/1-1", "device 1 2\n" DESC_PER_PORT SET_POWER_2
 			   "ctrl a3 00 0000 0002 0004 noreply\n"), ==, 0);
-	CHECK_INT(bed_power_new(&f, "usb-hub", false, "location = \"1-1\"; port = 2; companion = false; "
+	CHECK_INT(bed_power_new(&f, "usb-hub", false,
+				"location = \"1-1\"; port = 2; companion = false; "
 				"timeout = 0.5;"), ==, 0);
 	start = now_monotonic();
 	CHECK_INT(bed_power_run(&f, POWER_ON), ==, 0);
@@ -305,15 +307,16 @@ TEST(test_usbhub__config_errors)
 	struct bed_power f;
 
 	CHECK_INT(bed_power_init(&f, "hub"), ==, 0);
-	CHECK_INT(bed_power_new(&f, "usb-hub", false, "location = \"1-x\"; port = 0; colour = 1;"), ==,
-		  -EINVAL);
+	CHECK_INT(bed_power_new(&f, "usb-hub", false,
+				"location = \"1-x\"; port = 0; colour = 1;"), ==, -EINVAL);
 	CHECK_INT(f.diag.n, ==, 3);
 	CHECK_CONTAINS(f.diag.msgs[0], "unknown key 'colour'");
 	CHECK_CONTAINS(f.diag.msgs[1],
 		       "invalid USB location '1-x': write the bus and port path, like \"1-1.4\"");
 	CHECK_CONTAINS(f.diag.msgs[2], "'port'");
 	/* vid and pid alone could name several hubs. */
-	CHECK_INT(bed_power_new(&f, "usb-hub", false, "vid = 0x2109; pid = 0x2817; port = 2;"), ==, -EINVAL);
+	CHECK_INT(bed_power_new(&f, "usb-hub", false, "vid = 0x2109; pid = 0x2817; port = 2;"),
+		  ==, -EINVAL);
 	CHECK_CONTAINS(f.diag.msgs[0], "name the USB device by 'location' or 'serial'");
 	bed_power_release(&f);
 }
