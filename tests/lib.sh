@@ -30,6 +30,8 @@ _cleanup_cmds=()
 _cleanup() {
 	local c
 	for c in "${_cleanup_cmds[@]}"; do eval "$c" >/dev/null 2>&1; done
+	# labd started again inside a test body (a subshell) is not in the list.
+	[ -f "$TMP/labd.pids" ] && xargs -r kill -9 <"$TMP/labd.pids" >/dev/null 2>&1
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
 trap _cleanup EXIT
@@ -46,7 +48,8 @@ test_expect_success() {
 	local desc=$1 body=$2 out
 	test_count=$((test_count + 1))
 	out=$TMP/test-$test_count.out
-	if (set -e; eval "$body") >"$out" 2>&1; then
+	# TEST_TRACE=1 traces each test body into its log.
+	if (set -e; [ -z "${TEST_TRACE:-}" ] || set -x; eval "$body") >"$out" 2>&1; then
 		echo "ok $test_count - $desc"
 	else
 		echo "not ok $test_count - $desc"
@@ -149,6 +152,7 @@ labd_start() {
 	"$LABD" -c "$LAB/labd.conf" --listen "127.0.0.1:$LABD_PORT" "$@" >>"$LAB/labd.log" 2>&1 &
 	LABD_PID=$!
 	at_exit "kill -9 $LABD_PID"
+	echo "$LABD_PID" >>"$TMP/labd.pids"
 	wait_for "curl -sf $LABD_URL/api/v1/health" 20 || { cat "$LAB/labd.log"; return 1; }
 }
 

@@ -1,0 +1,162 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t2500-daemon.sh -- labd as a daemon with three simulated boards: queue order
+# and tag matching, cancel mid-boot, a console that vanishes and returns,
+# infrastructure retries on another board, SIGHUP reload without touching a
+# running job, recovery after SIGKILL, and every job ending with its board off.
+. "$(dirname "$0")/lib.sh"
+
+ART=$TOP/contrib/lab/artifacts
+sim_start 3
+write_lab_conf
+sim_device sim-01 0 sim-uboot
+sim_device sim-02 1 sim-uboot
+sim_device sim-03 2 sim-uboot 'tags = [ "sim", "usb3" ];'
+# sim_device writes tags = [ "sim" ] first; the extra line above would be a
+# duplicate setting, so give sim-03 its tags by rewriting its file instead.
+sed -i '/tags = \[ "sim", "usb3" \];/d; s/tags = \[ "sim" \];/tags = [ "sim", "usb3" ];/' \
+	"$LAB/devices/10-sim-03.conf"
+labd_start
+
+api=$LABD_URL/api/v1
+jq_py() { $PY -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+job_field() { curl -sf "$api/jobs/$1" | jq_py "d$2"; }
+board_field() { curl -sf "$api/devices/$1" | jq_py "d$2"; }
+sim_power() { sim_ctl status "$1" | sed -n 's/.*power=\([a-z]*\).*/\1/p'; }
+
+# job FILE NAME [PRIORITY] [TAGS] [EXTRA ACTIONS]: a U-Boot boot with one test.
+job() {
+	write_job "$1" <<JOB
+job_name: $2
+device_type: sim-uboot
+priority: ${3:-50}
+tags: [${4:-sim}]
+infrastructure_retries: ${6:-0}
+timeouts: {job: {minutes: 3}, action: {seconds: 40}, connection: {seconds: ${5:-20}}}
+actions:
+- deploy:
+    to: tftp
+    kernel: {url: 'file://$ART/Image'}
+    ramdisk: {url: 'file://$ART/initrd.cpio.gz'}
+- boot:
+    method: u-boot
+    auto_login: {login_prompt: 'login:', username: root}
+    prompts: ['root@sim:~# ']
+- test:
+    interactive:
+    - name: smoke
+      prompts: ['root@sim:~# ']
+      script:
+      - {command: 'sleep 1; echo done-$((6*7))', name: wait, successes: [{message: 'done-42'}]}
+JOB
+}
+
+submit() { labctl submit -q "$1"; }
+wait_job() { # wait_job ID HEALTH
+	wait_for "[ \"\$(job_field $1 '[\"state\"]')\" = finished ]" ${3:-90} &&
+	[ "$(job_field "$1" '["health"]')" = "$2" ] || { curl -s "$api/jobs/$1"; return 1; }
+}
+
+job "$TMP/a.yaml" "a"
+job "$TMP/usb3.yaml" "usb3 only" 50 "sim, usb3"
+
+test_expect_success 'jobs go to boards with their tags, run in parallel and complete' '
+	id1=$(submit "$TMP/usb3.yaml") && id2=$(submit "$TMP/a.yaml") &&
+	wait_job $id1 complete && wait_job $id2 complete &&
+	[ "$(job_field $id1 "[\"device\"]")" = sim-03 ] &&
+	[ "$(sim_power sim0)$(sim_power sim1)$(sim_power sim2)" = offoffoff ]
+'
+
+test_expect_success 'queue order: priority first, then submission time' '
+	for b in sim-01 sim-02 sim-03; do labctl device set-state $b maintenance --reason queue-test >/dev/null; done &&
+	job "$TMP/low.yaml" low 10 && job "$TMP/high.yaml" high 90 &&
+	low=$(submit "$TMP/low.yaml") && high=$(submit "$TMP/high.yaml") &&
+	[ "$(job_field $low "[\"state\"]")" = queued ] &&
+	labctl device set-state sim-01 idle >/dev/null &&
+	wait_for "[ \"\$(job_field $high \"[\\\"state\\\"]\")\" != queued ]" 10 &&
+	[ "$(job_field $low "[\"state\"]")" = queued ] &&
+	wait_job $high complete && wait_job $low complete &&
+	labctl device set-state sim-02 idle >/dev/null && labctl device set-state sim-03 idle >/dev/null
+'
+
+test_expect_success 'cancel mid-boot: canceled, board powered off, free again' '
+	sim_ctl mode all slow >/dev/null &&
+	id=$(submit "$TMP/a.yaml") &&
+	wait_for "grep -q \"Hit any key\" $LAB/state/jobs/$id/console.log" 30 &&
+	labctl cancel $id >/dev/null &&
+	wait_job $id canceled &&
+	board=$(job_field $id "[\"device\"]") &&
+	[ "$(board_field $board "[\"state\"]")" = idle ] &&
+	[ "$(sim_power sim0)$(sim_power sim1)$(sim_power sim2)" = offoffoff ] &&
+	sim_ctl mode all normal >/dev/null
+'
+
+test_expect_success 'a console that vanishes: infrastructure error, board bad until it returns' '
+	for b in sim-02 sim-03; do labctl device set-state $b maintenance >/dev/null; done &&
+	id=$(submit "$TMP/a.yaml") &&
+	wait_for "grep -q \"Starting kernel\" $LAB/state/jobs/$id/console.log" 30 &&
+	sim_ctl unplug sim0 >/dev/null &&
+	wait_job $id incomplete &&
+	[ "$(job_field $id "[\"error_type\"]")" = infrastructure ] &&
+	job_field $id "[\"error_msg\"]" | grep -q "console vanished" &&
+	[ "$(board_field sim-01 "[\"state\"]")" = bad ] &&
+	sim_ctl plug sim0 >/dev/null &&
+	wait_for "[ \"\$(board_field sim-01 \"[\\\"state\\\"]\")\" = idle ]" 10 &&
+	[ "$(sim_power sim0)" = off ]
+'
+
+test_expect_success 'infrastructure error retried on another board' '
+	labctl device set-state sim-02 idle >/dev/null &&
+	sim_ctl mode sim0 hang-uboot >/dev/null &&
+	job "$TMP/retry.yaml" retry 50 sim 3 1 &&
+	labctl device set-state sim-02 maintenance >/dev/null &&
+	id=$(submit "$TMP/retry.yaml") &&
+	wait_for "[ \"\$(job_field $id \"[\\\"attempt\\\"]\")\" = 2 ]" 60 &&
+	labctl device set-state sim-02 idle >/dev/null &&
+	wait_job $id complete &&
+	[ "$(job_field $id "[\"device\"]")" = sim-02 ] &&
+	curl -sf "$api/jobs/$id/events" | grep -q requeued &&
+	sim_ctl mode sim0 normal >/dev/null
+'
+
+test_expect_success 'SIGHUP adds a board and leaves the running job alone' '
+	sim_ctl mode all slow >/dev/null &&
+	id=$(submit "$TMP/a.yaml") &&
+	wait_for "[ \"\$(job_field $id \"[\\\"state\\\"]\")\" = running ]" 20 &&
+	cat >"$LAB/devices/10-sim-04.conf" <<CONF &&
+device = { name = "sim-04"; type = "sim-minimal"; console = { driver = "pty"; path = "$LAB/sim/sim2.pty"; }; };
+CONF
+	kill -HUP $LABD_PID &&
+	wait_for "curl -sf $api/devices/sim-04" 10 &&
+	sim_ctl mode all normal >/dev/null &&
+	wait_job $id complete 120 &&
+	rm "$LAB/devices/10-sim-04.conf" && kill -HUP $LABD_PID &&
+	wait_for "! curl -sf $api/devices/sim-04" 10
+'
+
+test_expect_success 'a broken reload keeps the running configuration' '
+	echo "device = { name = ; };" >"$LAB/devices/99-broken.conf" &&
+	kill -HUP $LABD_PID && sleep 0.5 &&
+	grep -q "reload failed: keeping the running configuration" "$LAB/labd.log" &&
+	curl -sf "$api/devices/sim-01" >/dev/null &&
+	rm "$LAB/devices/99-broken.conf"
+'
+
+test_expect_success 'SIGKILL while a job runs: requeued once on restart, nothing lost' '
+	sim_ctl mode all slow >/dev/null &&
+	labctl device set-state sim-02 maintenance >/dev/null &&
+	labctl device set-state sim-03 maintenance >/dev/null &&
+	id=$(submit "$TMP/a.yaml") && queued=$(submit "$TMP/a.yaml") &&
+	wait_for "grep -q \"Starting kernel\" $LAB/state/jobs/$id/console.log" 60 &&
+	kill -9 $LABD_PID; wait $LABD_PID 2>/dev/null || true;
+	[ "$(sim_power sim0)" = on ] &&
+	sim_ctl mode all normal >/dev/null &&
+	labd_start && api=$LABD_URL/api/v1 &&
+	grep -q "job $id: labd stopped while the job ran; requeued" "$LAB/labd.log" &&
+	wait_job $id complete 120 && wait_job $queued complete 120 &&
+	[ "$(job_field $id "[\"attempt\"]")" = 2 ] &&
+	curl -sf "$api/jobs/$id/events" | grep -q attempt-ended &&
+	[ "$(sim_power sim0)" = off ]
+'
+
+test_done
