@@ -56,23 +56,45 @@ struct api {
 struct api_route {
 	const char *method;
 	const char *path;	/* below API_PREFIX; '*' matches one segment */
-	enum api_role role;
+	enum user_role role;
 	api_handler_fn fn;
+	const char *what;	/* for "may not ...": a format of the first '*' segment */
 };
 
 static const struct api_route routes[] = {
-	{ "GET", "/health", API_ROLE_NONE, api_health },
-	{ "GET", "/jobs", API_ROLE_READER, api_jobs_list },
-	{ "POST", "/jobs", API_ROLE_USER, api_jobs_submit },
-	{ "GET", "/jobs/*", API_ROLE_READER, api_jobs_show },
-	{ "POST", "/jobs/*/cancel", API_ROLE_USER, api_jobs_cancel },
-	{ "GET", "/jobs/*/log", API_ROLE_READER, api_log_get },
-	{ "GET", "/jobs/*/events", API_ROLE_READER, api_jobs_events },
-	{ "GET", "/jobs/*/results", API_ROLE_READER, api_jobs_results },
-	{ "GET", "/jobs/*/junit", API_ROLE_READER, api_results_junit },
-	{ "GET", "/devices", API_ROLE_READER, api_devices_list },
-	{ "GET", "/devices/*", API_ROLE_READER, api_devices_show },
-	{ "POST", "/devices/*/state", API_ROLE_ADMIN, api_devices_set_state },
+	{ "GET", "/health", USER_ROLE_NONE, api_health, "ask" },
+	{ "GET", "/jobs", USER_ROLE_READER, api_jobs_list, "list jobs" },
+	{ "POST", "/jobs", USER_ROLE_CI, api_jobs_submit, "submit jobs" },
+	{ "GET", "/jobs/*", USER_ROLE_READER, api_jobs_show, "read job %s" },
+	{ "POST", "/jobs/*/cancel", USER_ROLE_CI, api_jobs_cancel, "cancel job %s" },
+	{ "GET", "/jobs/*/log", USER_ROLE_READER, api_log_get, "read the log of job %s" },
+	{ "GET", "/jobs/*/events", USER_ROLE_READER, api_jobs_events, "read the events of job %s" },
+	{ "GET", "/jobs/*/results", USER_ROLE_READER, api_jobs_results,
+	  "read the results of job %s" },
+	{ "GET", "/jobs/*/junit", USER_ROLE_READER, api_results_junit,
+	  "read the results of job %s" },
+	{ "GET", "/devices", USER_ROLE_READER, api_devices_list, "list boards" },
+	{ "GET", "/devices/*", USER_ROLE_READER, api_devices_show, "read board '%s'" },
+	{ "POST", "/devices/*/state", USER_ROLE_ADMIN, api_devices_set_state,
+	  "set the state of board '%s'" },
+	{ "GET", "/devices/*/console", USER_ROLE_READER, api_console_attach,
+	  "watch the console of board '%s'" },
+	{ "POST", "/devices/*/release", USER_ROLE_DEVELOPER, api_devices_release,
+	  "release board '%s'" },
+	{ "POST", "/devices/*/renew", USER_ROLE_DEVELOPER, api_devices_renew,
+	  "renew the reservation of board '%s'" },
+	{ "POST", "/devices/*/power", USER_ROLE_DEVELOPER, api_devices_power,
+	  "power board '%s'" },
+	{ "POST", "/devices/*/boot", USER_ROLE_DEVELOPER, api_devices_boot, "boot board '%s'" },
+	{ "POST", "/devices/*/telnet", USER_ROLE_DEVELOPER, api_devices_telnet,
+	  "open a telnet port to board '%s'" },
+	{ "GET", "/reservations", USER_ROLE_READER, api_reservations_list, "list reservations" },
+	{ "POST", "/reservations", USER_ROLE_DEVELOPER, api_reservations_create,
+	  "reserve boards" },
+	{ "GET", "/reservations/*", USER_ROLE_READER, api_reservations_show,
+	  "read reservation %s" },
+	{ "POST", "/reservations/*/cancel", USER_ROLE_DEVELOPER, api_reservations_cancel,
+	  "cancel reservation %s" },
 };
 
 /* ---- helpers for the handlers ---- */
@@ -328,6 +350,16 @@ static enum MHD_Result reply_405(struct api_request *r, const char *allow)
 	return api_reply(r, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
 }
 
+/* The role check, with what the route does for the 403 message. */
+static int authorize(struct api_request *r, const struct api_route *rt)
+{
+	char what[256];
+
+	/* rt->what is one of the formats of routes[], with at most one %s */
+	snprintf(what, sizeof(what), rt->what, r->params[0] ? r->params[0] : "");
+	return api_authorize(r, rt->role, what);
+}
+
 /* Find the route of @r: answers 404, 405, 401 or 403 itself and returns NULL. */
 static const struct api_route *route(struct api_request *r, enum MHD_Result *ret)
 {
@@ -361,7 +393,7 @@ static const struct api_route *route(struct api_request *r, enum MHD_Result *ret
 		*ret = reply_405(r, allow);
 	else if (!found)
 		*ret = api_reply_error(r, MHD_HTTP_NOT_FOUND, "no such endpoint '%s'", r->url);
-	else if (api_authorize(r, found->role) < 0)
+	else if (authorize(r, found) < 0)
 		found = NULL;
 	return found;
 }
@@ -452,6 +484,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 
 	if (!st)
 		return;
+	if (st->req.pending && st->req.pending_gone)
+		st->req.pending_gone(&st->req);
 	api_log_request_done(&st->req);
 	strbuf_release(&st->req.body);
 	free(st->req.path);
@@ -502,6 +536,12 @@ void api_listener_poke(struct api_listener *l)
 {
 	if (l->timer)
 		loop_timer_set_rel(l->timer, 0);
+}
+
+void api_resume(struct api_request *r)
+{
+	MHD_resume_connection(r->conn);
+	api_listener_poke(r->listener);
 }
 
 /* ---- listening sockets ---- */
@@ -632,7 +672,8 @@ static int start_mhd(struct api_listener *l, int fd)
 	char desc[300];
 	int err;
 
-	l->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+	l->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE |
+				  MHD_USE_ERROR_LOG,
 				  0, NULL, NULL, on_request, l,
 				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)API_MAX_CONNECTIONS,
@@ -752,6 +793,7 @@ struct api *api_free(struct api *a)
 	if (!a)
 		return NULL;
 	api_logs_shutdown(a->logs);
+	api_sessions_shutdown(a->d);
 	for (i = 0; i < a->n_listeners; i++)
 		listener_stop(&a->listeners[i]);
 	api_logs_free(a->logs);

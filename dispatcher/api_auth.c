@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* api_auth.c -- who sends an API request (bearer token or Unix peer), and the access check */
+/* api_auth.c -- who sends an API request (user, token, Unix peer) and what they may do */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,39 +10,24 @@
 #include <openssl/sha.h>
 
 #include "api_internal.h"
+#include "board.h"
 #include "config.h"
 #include "daemon.h"
 #include "strv.h"
 
 #define BEARER "Bearer "
-#define TOKEN_HASH_PREFIX "sha256:"
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static bool hex_decode(const char *hex, unsigned char *out, size_t n)
-{
-	size_t i;
-
-	if (strlen(hex) != 2 * n)
-		return false;
-	for (i = 0; i < n; i++) {
-		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return true;
-}
+/*
+ * Who is who, and what they get:
+ *
+ *   Unix socket   the peer's uid (SO_PEERCRED): the user listing it in `uids`;
+ *                 else "uid:N", an admin when uid 0 or when no users are
+ *                 configured (labd as it always was), a reader otherwise
+ *   bearer token  the user with that token, else one of http.tokens: an
+ *                 admin "token:<8 hex>"; a token matching nothing is 401
+ *   no token      401 where the listener needs a token; else "anonymous", an
+ *                 admin when no users are configured, a reader otherwise
+ */
 
 /*
  * Whether @token is one of http.tokens ("sha256:<hex>" of the token, or the
@@ -57,8 +42,8 @@ static bool token_valid(char *const *tokens, const char *token,
 
 	SHA256((const unsigned char *)token, strlen(token), hash);
 	STRV_FOREACH(t, tokens) {
-		if (!strncmp(*t, TOKEN_HASH_PREFIX, strlen(TOKEN_HASH_PREFIX))) {
-			if (!hex_decode(*t + strlen(TOKEN_HASH_PREFIX), want, sizeof(want)))
+		if (!strncmp(*t, USERS_HASH_PREFIX, strlen(USERS_HASH_PREFIX))) {
+			if (users_parse_hash(*t, want) < 0)
 				continue;
 		} else {
 			SHA256((const unsigned char *)*t, strlen(*t), want);
@@ -69,54 +54,75 @@ static bool token_valid(char *const *tokens, const char *token,
 	return found;
 }
 
-/* Unix socket: the peer's uid (SO_PEERCRED); the socket's mode limits who connects. */
-static void identify_peer(struct api_request *r)
+static void be_user(struct api_request *r, const struct user *u)
+{
+	snprintf(r->who.name, sizeof(r->who.name), "%s", u->name);
+	r->who.role = u->role;
+	r->who.is_user = true;
+}
+
+/* Unix socket: the peer's uid; the socket's mode limits who connects. */
+static void identify_peer(struct api_request *r, const struct users *users)
 {
 	const union MHD_ConnectionInfo *ci;
+	const struct user *u;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 
 	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		snprintf(r->who.name, sizeof(r->who.name), "unknown");
-		r->who.role = API_ROLE_NONE;
+		r->who.role = USER_ROLE_NONE;
+		return;
+	}
+	u = users_find_uid(users, cred.uid);
+	if (u) {
+		be_user(r, u);
 		return;
 	}
 	snprintf(r->who.name, sizeof(r->who.name), "uid:%u", (unsigned)cred.uid);
-	r->who.role = API_ROLE_ADMIN;	/* until labd.conf `users` maps uids to roles */
+	r->who.role = !cred.uid || !users_count(users) ? USER_ROLE_ADMIN : USER_ROLE_READER;
 }
 
 void api_identify(struct api_request *r)
 {
-	const struct lab_config *c = daemon_config(api_daemon(r));
+	struct daemon *d = api_daemon(r);
+	const struct users *users = daemon_users(d);
 	unsigned char hash[SHA256_DIGEST_LENGTH];
+	const struct user *u;
 	const char *auth, *token;
 
 	memset(&r->who, 0, sizeof(r->who));
 	if (api_listener_is_unix(r->listener)) {
-		identify_peer(r);
+		identify_peer(r, users);
 		return;
 	}
 	auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
 					   MHD_HTTP_HEADER_AUTHORIZATION);
+	snprintf(r->who.name, sizeof(r->who.name), "anonymous");
 	if (!auth) {
-		snprintf(r->who.name, sizeof(r->who.name), "anonymous");
-		r->who.role = API_ROLE_ADMIN;	/* loopback without require_token */
+		r->who.role = users_count(users) ? USER_ROLE_READER : USER_ROLE_ADMIN;
 		if (api_listener_needs_token(r->listener))
-			r->who.role = API_ROLE_NONE;
+			r->who.role = USER_ROLE_NONE;
 		return;
 	}
 	token = auth + strlen(BEARER);
-	if (strncasecmp(auth, BEARER, strlen(BEARER)) || !*token ||
-	    !token_valid(c->http.tokens, token, hash)) {
-		snprintf(r->who.name, sizeof(r->who.name), "anonymous");
+	if (strncasecmp(auth, BEARER, strlen(BEARER)) || !*token) {
 		r->who.bad_token = true;
-		r->who.role = API_ROLE_NONE;
+		return;
+	}
+	u = users_find_token(users, token);
+	if (u) {
+		be_user(r, u);
+		return;
+	}
+	if (!token_valid(daemon_config(d)->http.tokens, token, hash)) {
+		r->who.bad_token = true;
 		return;
 	}
 	snprintf(r->who.name, sizeof(r->who.name), "token:%02x%02x%02x%02x", hash[0], hash[1],
 		 hash[2], hash[3]);
-	r->who.role = API_ROLE_ADMIN;	/* until tokens carry roles */
+	r->who.role = USER_ROLE_ADMIN;
 }
 
 static enum MHD_Result reply_401(struct api_request *r, const char *msg)
@@ -128,7 +134,16 @@ static enum MHD_Result reply_401(struct api_request *r, const char *msg)
 	return api_reply(r, MHD_HTTP_UNAUTHORIZED, resp);
 }
 
-int api_authorize(struct api_request *r, enum api_role need)
+/* "user 'alice' (developer) may not <what><why>" */
+static int reply_403(struct api_request *r, const char *what, const char *why)
+{
+	api_reply_error(r, MHD_HTTP_FORBIDDEN, "%s%s%s (%s) may not %s%s",
+			r->who.is_user ? "user '" : "'", r->who.name, "'",
+			user_role_name(r->who.role), what, why ? why : "");
+	return -EACCES;
+}
+
+int api_authorize(struct api_request *r, enum user_role need, const char *what)
 {
 	if (r->who.bad_token) {
 		reply_401(r, "invalid token");
@@ -136,9 +151,39 @@ int api_authorize(struct api_request *r, enum api_role need)
 	}
 	if (r->who.role >= need)
 		return 0;
-	if (r->who.role == API_ROLE_NONE)
+	if (r->who.role == USER_ROLE_NONE) {
 		reply_401(r, "this API needs a token: send 'Authorization: Bearer <token>'");
+		return -EACCES;
+	}
+	return reply_403(r, what, NULL);
+}
+
+bool api_is_holder(const struct api_request *r, const struct board *b)
+{
+	const char *holder = board_holder(b);
+
+	return holder && !strcmp(holder, r->who.name);
+}
+
+int api_authorize_holder(struct api_request *r, struct board *b, const char *what)
+{
+	char why[128];
+
+	if (r->who.role == USER_ROLE_ADMIN || api_is_holder(r, b))
+		return 0;
+	if (board_holder(b))
+		snprintf(why, sizeof(why), ": '%s' holds it", board_holder(b));
 	else
-		api_reply_error(r, MHD_HTTP_FORBIDDEN, "'%s' may not do this", r->who.name);
-	return -EACCES;
+		snprintf(why, sizeof(why), ": reserve it first (labctl reserve %s)", board_name(b));
+	return reply_403(r, what, why);
+}
+
+int api_authorize_owner(struct api_request *r, const char *owner, const char *what)
+{
+	char why[128];
+
+	if (r->who.role == USER_ROLE_ADMIN || (owner && !strcmp(owner, r->who.name)))
+		return 0;
+	snprintf(why, sizeof(why), ": it belongs to '%s'", owner ? owner : "nobody");
+	return reply_403(r, what, why);
 }

@@ -7,15 +7,19 @@
 #include "board.h"
 #include "config.h"
 #include "daemon.h"
+#include "reservations.h"
 #include "strv.h"
+#include "viewer.h"
 
 #define API_MAX_REASON 512
 
-static json_t *board_json(const struct board *b)
+static json_t *board_json(struct daemon *d, const struct board *b)
 {
 	const struct device *dev = board_device(b);
 	json_t *o = json_object(), *tags = json_array();
 	int64_t job = board_job(b);
+	int64_t reservation = reservations_of_board(daemon_reservations(d), board_name(b));
+	int telnet = reservations_telnet_port(daemon_reservations(d), board_name(b));
 
 	STRV_FOREACH(t, dev->tags)
 		json_array_append_new(tags, api_json_str(*t));
@@ -28,6 +32,11 @@ static json_t *board_json(const struct board *b)
 	json_object_set_new(o, "job", job ? json_integer(job) : json_null());
 	json_object_set_new(o, "holder", api_json_str(board_holder(b)));
 	json_object_set_new(o, "hold_until", api_time_json(board_hold_until(b)));
+	json_object_set_new(o, "reservation",
+			    reservation ? json_integer(reservation) : json_null());
+	json_object_set_new(o, "telnet_port", telnet ? json_integer(telnet) : json_null());
+	json_object_set_new(o, "viewers", json_integer((json_int_t)viewers_count(
+							  daemon_viewers(d), board_name(b))));
 	json_object_set_new(o, "console_up", json_boolean(board_console_up(b)));
 	json_object_set_new(o, "power", json_boolean(dev->has_power));
 	return o;
@@ -41,7 +50,7 @@ enum MHD_Result api_devices_list(struct api_request *r)
 
 	boards = daemon_boards(api_daemon(r), &n);
 	for (i = 0; i < n; i++)
-		json_array_append_new(list, board_json(boards[i]));
+		json_array_append_new(list, board_json(api_daemon(r), boards[i]));
 	return api_reply_json(r, MHD_HTTP_OK, list);
 }
 
@@ -51,7 +60,7 @@ enum MHD_Result api_devices_show(struct api_request *r)
 
 	if (!b)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
-	return api_reply_json(r, MHD_HTTP_OK, board_json(b));
+	return api_reply_json(r, MHD_HTTP_OK, board_json(api_daemon(r), b));
 }
 
 /* {"state": "maintenance"|"idle", "reason": "..."}; answers 400 itself. */
@@ -124,5 +133,5 @@ enum MHD_Result api_devices_set_state(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				       "cannot set the state of board '%s': %s", r->params[0],
 				       strerror(-err));
-	return api_reply_json(r, MHD_HTTP_OK, board_json(daemon_board(d, r->params[0])));
+	return api_reply_json(r, MHD_HTTP_OK, board_json(d, daemon_board(d, r->params[0])));
 }

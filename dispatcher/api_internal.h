@@ -21,10 +21,12 @@
 
 #include "job.h"
 #include "strbuf.h"
+#include "users.h"
 
 struct api;
 struct api_listener;
 struct api_logs;
+struct board;
 struct daemon;
 struct diag;
 
@@ -40,20 +42,14 @@ struct diag;
 #define API_IDENTITY_MAX 64
 
 /*
- * Roles, weakest first.  Until users and roles exist (labd.conf `users`),
- * every client that passes authentication is an admin.
+ * Who sent a request: a configured user ("alice"), "token:<8 hex digits of
+ * its hash>" (http.tokens), "uid:1000" or "root" (Unix socket), "anonymous".
+ * Roles are users.h's; what each may do is decided in api_auth.c.
  */
-enum api_role {
-	API_ROLE_NONE,		/* not authenticated: only /health */
-	API_ROLE_READER,	/* may read jobs, logs and boards */
-	API_ROLE_USER,		/* may submit and cancel jobs */
-	API_ROLE_ADMIN,		/* may change board states */
-};
-
-/** Who sent a request: "token:<8 hex digits of its hash>", "uid:1000", "anonymous". */
 struct api_identity {
 	char name[API_IDENTITY_MAX];
-	enum api_role role;
+	enum user_role role;
+	bool is_user;		/* a user of labd.conf's `users` */
 	bool bad_token;		/* a token was given and matched none */
 };
 
@@ -68,6 +64,9 @@ struct api_request {
 	char *path;		/* copy of the URL path, split at '/' for params */
 	const char *params[API_MAX_PARAMS];	/* segments matched by '*' */
 	void *stream;		/* a log follower (api_log.c), or NULL */
+	/* an operation the handler waits for with the connection suspended */
+	void *pending;
+	void (*pending_gone)(struct api_request *r);	/* the connection ended first */
 };
 
 typedef enum MHD_Result (*api_handler_fn)(struct api_request *r);
@@ -131,12 +130,33 @@ char *api_base_url(const struct api_request *r);
 void api_identify(struct api_request *r);
 
 /**
- * api_authorize() - the one access check of every request
+ * api_authorize() - the role check of every request (api.c calls it with the
+ * route's role and what the route does: "set the state of board 'sim-01'")
  *
  * Returns 0 when r->who may act with @need; otherwise answers 401 (no or a
- * wrong token) or 403 and returns -EACCES.
+ * wrong token) or 403 ("user 'alice' (developer) may not <what>") and
+ * returns -EACCES.
  */
-int api_authorize(struct api_request *r, enum api_role need);
+int api_authorize(struct api_request *r, enum user_role need, const char *what);
+
+/**
+ * api_authorize_holder() - a developer acts only on a board it holds (an
+ * admin on any board): 0, or answers 403 and returns -EACCES.
+ * @what: "power board 'sim-01'"
+ */
+int api_authorize_holder(struct api_request *r, struct board *b, const char *what);
+
+/**
+ * api_authorize_owner() - jobs and reservations are their owner's (and any
+ * admin's): 0 when @owner is r->who, or answers 403 and returns -EACCES.
+ */
+int api_authorize_owner(struct api_request *r, const char *owner, const char *what);
+
+/** api_is_holder() - whether r->who holds @b (admins do not, unless they reserved it). */
+bool api_is_holder(const struct api_request *r, const struct board *b);
+
+/** api_resume() - the operation of a suspended request finished: run its handler again. */
+void api_resume(struct api_request *r);
 
 /* ---- handlers ---- */
 
@@ -157,6 +177,29 @@ enum MHD_Result api_results_junit(struct api_request *r);
 enum MHD_Result api_devices_list(struct api_request *r);
 enum MHD_Result api_devices_show(struct api_request *r);
 enum MHD_Result api_devices_set_state(struct api_request *r);
+
+/* api_reservations.c: reservations, release and renew */
+enum MHD_Result api_reservations_list(struct api_request *r);
+enum MHD_Result api_reservations_create(struct api_request *r);
+enum MHD_Result api_reservations_show(struct api_request *r);
+enum MHD_Result api_reservations_cancel(struct api_request *r);
+enum MHD_Result api_devices_release(struct api_request *r);
+enum MHD_Result api_devices_renew(struct api_request *r);
+
+/* api_sessions.c: what a holder does with its board: power, boot, telnet */
+enum MHD_Result api_devices_power(struct api_request *r);
+enum MHD_Result api_devices_boot(struct api_request *r);
+enum MHD_Result api_devices_telnet(struct api_request *r);
+
+/**
+ * api_sessions_shutdown() - before the listeners stop: close every console
+ * viewer and answer every request waiting for a power operation, since
+ * libmicrohttpd must get its upgraded and suspended connections back.
+ */
+void api_sessions_shutdown(struct daemon *d);
+
+/* api_console.c: the live console over an upgraded connection (doc/console.md) */
+enum MHD_Result api_console_attach(struct api_request *r);
 
 /* ---- api_log.c: console logs, whole or followed live ---- */
 

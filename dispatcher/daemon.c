@@ -22,9 +22,12 @@
 #include "log.h"
 #include "loop.h"
 #include "power.h"
+#include "reservations.h"
 #include "sched.h"
 #include "store.h"
 #include "strv.h"
+#include "users.h"
+#include "viewer.h"
 
 #define DAEMON_STOP_GRACE (60 * USEC_PER_SEC)	/* jobs get this long to power off */
 
@@ -46,6 +49,9 @@ struct daemon {
 	struct sched *sched;
 	struct api *api;
 	struct backends *backends;
+	struct users *users;
+	struct reservations *reservations;
+	struct viewers *viewers;
 	struct board **boards;
 	size_t n_boards;
 	struct board **retired;	/* removed by a reload, waiting for their job */
@@ -81,6 +87,21 @@ struct http_client *daemon_http(struct daemon *d)
 const struct lab_config *daemon_config(struct daemon *d)
 {
 	return d->cfg;
+}
+
+const struct users *daemon_users(struct daemon *d)
+{
+	return d->users;
+}
+
+struct reservations *daemon_reservations(struct daemon *d)
+{
+	return d->reservations;
+}
+
+struct viewers *daemon_viewers(struct daemon *d)
+{
+	return d->viewers;
 }
 
 struct board **daemon_boards(struct daemon *d, size_t *ret_n)
@@ -249,7 +270,7 @@ static enum job_format detect_format(const char *text, size_t len)
 
 static int insert_job(struct daemon *d, const struct job *job, const char *text, size_t len,
 		      const char *filename, enum job_format fmt, const char *submitter,
-		      int64_t *ret_id)
+		      bool session, int64_t *ret_id)
 {
 	json_t *tags = json_array();
 	struct job_record rec = { 0 };
@@ -268,7 +289,8 @@ static int insert_job(struct daemon *d, const struct job *job, const char *text,
 	rec.filename = (char *)filename;
 	rec.submitter = (char *)(submitter ? submitter : "anonymous");
 	rec.attempt = 1;
-	rec.retries_left = (int)job->infrastructure_retries;
+	rec.retries_left = session ? 0 : (int)job->infrastructure_retries;
+	rec.session = session;
 	err = rec.tags && rec.definition ? store_job_insert(d->store, &rec) : -ENOMEM;
 	if (!err)
 		*ret_id = rec.id;
@@ -290,7 +312,7 @@ int daemon_submit(struct daemon *d, const char *text, size_t len, const char *fi
 	err = check_job(d, text, len, filename, fmt, &job, diag);
 	if (err < 0)
 		return err;
-	err = insert_job(d, job, text, len, filename, fmt, submitter, &id);
+	err = insert_job(d, job, text, len, filename, fmt, submitter, false, &id);
 	if (!err) {
 		log_info("job %lld '%s' queued for '%s' by %s", (long long)id, job->name,
 			 job->device_type, submitter ? submitter : "anonymous");
@@ -303,6 +325,46 @@ int daemon_submit(struct daemon *d, const char *text, size_t len, const char *fi
 	}
 	job_free(job);
 	return err;
+}
+
+int daemon_boot_session(struct daemon *d, struct board *b, const char *text, size_t len,
+			const char *filename, enum job_format fmt, const char *holder,
+			int64_t *ret_id, struct diag *diag)
+{
+	const char *type = board_device(b)->type_name;
+	struct job *job;
+	int64_t id = 0;
+	int err;
+
+	if (board_job(b))
+		return -EBUSY;
+	if (fmt == JOB_FORMAT_AUTO)
+		fmt = detect_format(text, len);
+	err = check_job(d, text, len, filename, fmt, &job, diag);
+	if (err < 0)
+		return err;
+	if (strcmp(job->device_type, type))
+		err = diag_add(diag, filename, 0, "the job is for device type '%s', board '%s' is a '%s'",
+			       job->device_type, board_name(b), type);
+	if (!err)
+		err = insert_job(d, job, text, len, filename, fmt, holder, true, &id);
+	if (!err) {
+		log_info("job %lld '%s': %s boots board '%s'", (long long)id, job->name, holder,
+			 board_name(b));
+		events_emit(d->events, id, loop_realtime(d->loop), "queued",
+			    json_pack("{s:s, s:s, s:s, s:s}", "name", job->name, "device_type",
+				      type, "submitter", holder, "session", board_name(b)));
+		err = sched_start_session(d->sched, id, b);
+	}
+	job_free(job);
+	if (!err)
+		*ret_id = id;
+	return err;
+}
+
+int daemon_queue_position(struct daemon *d, int64_t id, size_t *ret)
+{
+	return sched_position(d->sched, id, ret);
 }
 
 int daemon_cancel(struct daemon *d, int64_t id, const char *why)
@@ -330,6 +392,13 @@ int daemon_set_board_state(struct daemon *d, const char *name, enum device_state
 static struct board **scheduler_boards(size_t *ret_n, void *ud)
 {
 	return daemon_boards(ud, ret_n);
+}
+
+static void on_grant(int64_t id, struct board *b, void *ud)
+{
+	struct daemon *d = ud;
+
+	reservations_grant(d->reservations, id, b);
 }
 
 static void on_board_changed(struct board *b, void *ud)
@@ -461,10 +530,16 @@ static void reload(struct daemon *d)
 {
 	struct diag diag = DIAG_INIT;
 	struct lab_config *cfg;
+	struct users *users = NULL;
 	int err;
 
 	log_info("reloading '%s'", d->cfg->path);
 	err = config_load(d->opts.config_path, &cfg, &diag);
+	if (!err) {
+		err = users_load(cfg, &users, &diag);
+		if (err < 0)
+			config_unref(cfg);
+	}
 	if (err < 0) {
 		for (size_t i = 0; i < diag.n; i++)
 			log_error("%s", diag.msgs[i]);
@@ -473,6 +548,8 @@ static void reload(struct daemon *d)
 		return;
 	}
 	diag_release(&diag);
+	users_free(d->users);
+	d->users = users;
 	err = swap_boards(d, cfg);
 	if (err < 0)
 		log_error("reload: %s", strerror(-err));
@@ -585,6 +662,7 @@ static int start_core(struct daemon *d)
 	struct sched_deps sd = {
 		.boards = scheduler_boards,
 		.log_grew = on_log_grew,
+		.grant = on_grant,
 		.userdata = d,
 	};
 	int err;
@@ -596,6 +674,10 @@ static int start_core(struct daemon *d)
 		err = open_store(d);
 	if (!err)
 		err = events_new(d->store, &d->events);
+	if (!err)
+		err = viewers_new(d, &d->viewers);
+	if (!err)
+		err = reservations_new(d, &d->reservations);
 	if (err)
 		return err;
 	sd.run = (struct run_deps){ d->loop, d->http, d->store, d->events, d->cfg };
@@ -614,6 +696,8 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 		return -ENOMEM;
 	d->opts = *opts;
 	err = config_load(opts->config_path, &d->cfg, diag);
+	if (!err)
+		err = users_load(d->cfg, &d->users, diag);
 	if (err < 0)
 		goto err_free;
 	err = make_dirs(d->cfg);
@@ -629,6 +713,8 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 		err = sched_recover(d->sched);
 	if (!err)
 		err = create_boards(d);
+	if (!err)
+		err = reservations_restore(d->reservations);
 	if (err < 0)
 		goto err_free;
 	if (!opts->no_api) {
@@ -660,8 +746,11 @@ struct daemon *daemon_free(struct daemon *d)
 	if (!d)
 		return NULL;
 	api_free(d->api);
+	reservations_free(d->reservations);
+	viewers_free(d->viewers);
 	sched_free(d->sched);
 	backends_free(d->backends);
+	users_free(d->users);
 	for (i = 0; i < d->n_boards; i++)
 		board_unref(d->boards[i]);
 	for (i = 0; i < d->n_retired; i++)

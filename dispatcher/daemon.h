@@ -31,8 +31,11 @@ struct events;
 struct http_client;
 struct lab_config;
 struct loop;
+struct reservations;
 struct run;
 struct store;
+struct users;
+struct viewers;
 
 struct daemon_options {
 	const char *config_path;
@@ -52,6 +55,10 @@ struct store *daemon_store(struct daemon *d);
 struct events *daemon_events(struct daemon *d);
 struct http_client *daemon_http(struct daemon *d);
 const struct lab_config *daemon_config(struct daemon *d);
+/** daemon_users() - labd.conf's `users` (users.h), reloaded with the configuration. */
+const struct users *daemon_users(struct daemon *d);
+struct reservations *daemon_reservations(struct daemon *d);
+struct viewers *daemon_viewers(struct daemon *d);
 
 /** daemon_boards() - every board of the current configuration (borrowed). */
 struct board **daemon_boards(struct daemon *d, size_t *ret_n);
@@ -75,6 +82,24 @@ int daemon_submit(struct daemon *d, const char *text, size_t len, const char *fi
  */
 int daemon_check_job(struct daemon *d, const char *text, size_t len, const char *filename,
 		     enum job_format fmt, struct diag *diag);
+
+/**
+ * daemon_boot_session() - a holder's boot on the board it holds (labctl boot)
+ * @text: a job for @b's device type; its test actions are skipped and the
+ *        board is left powered at its end, the shell to the holder
+ * @holder: the submitter
+ *
+ * The job is checked as daemon_submit() checks jobs, stored as a session
+ * job and started on @b at once (never queued).  Returns 0 with its id,
+ * -EINVAL (problems in @diag), -EBUSY (a job runs on @b) or another negative
+ * errno.
+ */
+int daemon_boot_session(struct daemon *d, struct board *b, const char *text, size_t len,
+			const char *filename, enum job_format fmt, const char *holder,
+			int64_t *ret_id, struct diag *diag);
+
+/** daemon_queue_position() - sched_position() of waiting reservation @id. */
+int daemon_queue_position(struct daemon *d, int64_t id, size_t *ret);
 
 /** daemon_cancel() - 0, -ENOENT or -EALREADY (finished). */
 int daemon_cancel(struct daemon *d, int64_t id, const char *why);

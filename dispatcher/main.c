@@ -24,6 +24,7 @@
 #include "loop.h"
 #include "store.h"
 #include "strbuf.h"
+#include "users.h"
 #include "version.h"
 
 
@@ -115,6 +116,8 @@ static int check_config(const struct options *o)
 	err = config_load(o->config, &cfg, &diag);
 	if (!err)
 		err = backends_check(cfg, &diag);
+	if (cfg && users_check(cfg, &diag) < 0)
+		err = -EINVAL;
 	print_diag(&diag);
 	diag_release(&diag);
 	if (err < 0) {

@@ -235,14 +235,20 @@ static int on_reap(struct loop_source *src, void *ud)
 
 /* ---- planning ---- */
 
+/* A queue entry: a job, or a reservation (reservation != 0, no definition). */
 struct candidate {
 	int64_t id;
+	int64_t reservation;
 	char *device_type;
 	char **tags;
+	char *board;		/* reservations of a board by name */
 	char *definition;
 	char *filename;
 	char *format;
 	int attempt;
+	int priority;
+	uint64_t submitted;
+	bool session;
 };
 
 static char **tags_from_json(const char *text)
@@ -269,6 +275,8 @@ static struct board *pick_board(struct sched *s, const struct candidate *c)
 		const struct device *dev = board_device(b);
 
 		if (!board_is_available(b) || strcmp(dev->type_name, c->device_type))
+			continue;
+		if (c->board && strcmp(board_name(b), c->board))
 			continue;
 		if (!board_has_tags(b, c->tags) || avoided(s, c->id, board_name(b)))
 			continue;
@@ -309,6 +317,8 @@ static void start_on(struct sched *s, const struct candidate *c, struct board *b
 		return;
 	}
 	diag_release(&diag);
+	job->keep_power_on = c->session;
+	job->skip_tests = c->session;
 	sr->sched = s;
 	sr->id = c->id;
 	sr->board = board_ref(b);
@@ -338,9 +348,8 @@ struct queue {
 	size_t n, alloc;
 };
 
-static int collect_queued(const struct job_record *rec, void *ud)
+static struct candidate *queue_add(struct queue *q)
 {
-	struct queue *q = ud;
 	struct candidate *c;
 
 	if (q->n == q->alloc) {
@@ -348,12 +357,21 @@ static int collect_queued(const struct job_record *rec, void *ud)
 
 		c = realloc(q->c, alloc * sizeof(*c));
 		if (!c)
-			return -ENOMEM;
+			return NULL;
 		q->c = c;
 		q->alloc = alloc;
 	}
 	c = &q->c[q->n++];
 	memset(c, 0, sizeof(*c));
+	return c;
+}
+
+static int add_job(struct queue *q, const struct job_record *rec)
+{
+	struct candidate *c = queue_add(q);
+
+	if (!c)
+		return -ENOMEM;
 	c->id = rec->id;
 	c->device_type = strdup(rec->device_type);
 	c->tags = tags_from_json(rec->tags);
@@ -361,6 +379,30 @@ static int collect_queued(const struct job_record *rec, void *ud)
 	c->filename = strdup(rec->filename ? rec->filename : "job");
 	c->format = rec->format ? strdup(rec->format) : NULL;
 	c->attempt = rec->attempt;
+	c->priority = rec->priority;
+	c->submitted = rec->submitted;
+	c->session = rec->session;
+	return 0;
+}
+
+static int collect_queued(const struct job_record *rec, void *ud)
+{
+	/* a session job never waits in the queue: it starts on its board or fails */
+	return rec->session ? 0 : add_job(ud, rec);
+}
+
+static int collect_waiting(const struct reservation_record *rec, void *ud)
+{
+	struct candidate *c = queue_add(ud);
+
+	if (!c)
+		return -ENOMEM;
+	c->reservation = rec->id;
+	c->device_type = strdup(rec->device_type);
+	c->tags = tags_from_json(rec->tags);
+	c->board = rec->board ? strdup(rec->board) : NULL;
+	c->priority = rec->priority;
+	c->submitted = rec->submitted;
 	return 0;
 }
 
@@ -371,11 +413,42 @@ static void queue_release(struct queue *q)
 	for (i = 0; i < q->n; i++) {
 		free(q->c[i].device_type);
 		strv_free(q->c[i].tags);
+		free(q->c[i].board);
 		free(q->c[i].definition);
 		free(q->c[i].filename);
 		free(q->c[i].format);
 	}
 	free(q->c);
+}
+
+/* Queue order: higher priority, then first submitted; a job before a reservation. */
+static int candidate_cmp(const void *pa, const void *pb)
+{
+	const struct candidate *a = pa, *b = pb;
+
+	if (a->priority != b->priority)
+		return a->priority > b->priority ? -1 : 1;
+	if (a->submitted != b->submitted)
+		return a->submitted < b->submitted ? -1 : 1;
+	if (!a->reservation != !b->reservation)
+		return a->reservation ? 1 : -1;
+	if (a->reservation != b->reservation)
+		return a->reservation < b->reservation ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The queued jobs and the waiting reservations, in queue order. */
+static int collect_queue(struct sched *s, struct queue *q)
+{
+	int err;
+
+	err = store_job_queued(s->deps.run.store, collect_queued, q);
+	if (!err)
+		err = store_reservation_waiting(s->deps.run.store, collect_waiting, q);
+	if (err < 0)
+		return err;
+	qsort(q->c, q->n, sizeof(*q->c), candidate_cmp);
+	return 0;
 }
 
 static int on_plan(struct loop_source *src, void *ud)
@@ -386,17 +459,65 @@ static int on_plan(struct loop_source *src, void *ud)
 
 	if (s->paused)
 		return 0;
-	if (store_job_queued(s->deps.run.store, collect_queued, &q) < 0)
+	if (collect_queue(s, &q) < 0)
 		log_error("scheduler: cannot read the queue");
 	for (i = 0; i < q.n; i++) {
-		struct board *b = q.c[i].device_type && q.c[i].definition ?
-					  pick_board(s, &q.c[i]) : NULL;
+		struct candidate *c = &q.c[i];
+		struct board *b;
 
-		if (b)
-			start_on(s, &q.c[i], b);
+		if (!c->device_type || (!c->reservation && !c->definition))
+			continue;
+		b = pick_board(s, c);
+		if (b && c->reservation && s->deps.grant)
+			s->deps.grant(c->reservation, b, s->deps.userdata);
+		else if (b && !c->reservation)
+			start_on(s, c, b);
 	}
 	queue_release(&q);
 	return 0;
+}
+
+int sched_position(struct sched *s, int64_t id, size_t *ret)
+{
+	struct queue q = { 0 };
+	size_t i, j, pos = 1;
+	int err;
+
+	err = collect_queue(s, &q);
+	for (i = 0; !err && i < q.n; i++)
+		if (q.c[i].reservation == id)
+			break;
+	if (!err && (i == q.n || !q.c[i].device_type))
+		err = -ENOENT;
+	for (j = 0; !err && j < i; j++)
+		if (q.c[j].device_type && !strcmp(q.c[j].device_type, q.c[i].device_type))
+			pos++;
+	if (!err)
+		*ret = pos;
+	queue_release(&q);
+	return err;
+}
+
+int sched_start_session(struct sched *s, int64_t id, struct board *b)
+{
+	struct job_record rec = { 0 };
+	struct queue q = { 0 };
+	int err;
+
+	err = store_job_get(s->deps.run.store, id, &rec);
+	if (!err && (!rec.session || rec.state != JOB_STATE_QUEUED))
+		err = -EINVAL;
+	if (!err)
+		err = add_job(&q, &rec);
+	if (!err && (!q.c[0].device_type || !q.c[0].definition))
+		err = -ENOMEM;
+	if (!err)
+		start_on(s, &q.c[0], b);
+	queue_release(&q);
+	job_record_release(&rec);
+	if (err < 0)
+		return err;
+	return sched_run_of(s, id) ? 0 : -EIO;
 }
 
 /* ---- cancel and recovery ---- */
@@ -452,6 +573,12 @@ static int recover_one(const struct job_record *rec, void *ud)
 		       "infrastructure", "error_msg", msg, "device", rec->device));
 	if (rec->state == JOB_STATE_CANCELING) {
 		store_job_finish(s->deps.run.store, rec->id, JOB_HEALTH_CANCELED, ERROR_NONE, msg, now);
+		return 0;
+	}
+	if (rec->session) {
+		/* a holder's boot is the holder's to start again, on its board */
+		store_job_finish(s->deps.run.store, rec->id, JOB_HEALTH_INCOMPLETE,
+				 ERROR_INFRASTRUCTURE, msg, now);
 		return 0;
 	}
 	if (!rec->recovered) {

@@ -73,6 +73,21 @@ static const char *const migrations[] = {
 	" UNIQUE (job_id, seq));",
 	/* 2: the error text of the previous attempt of a requeued job */
 	"ALTER TABLE jobs ADD COLUMN last_error TEXT;",
+	/* 3: developers' reservations, queued with the jobs; session boot jobs */
+	"CREATE TABLE reservations ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" holder TEXT NOT NULL, board TEXT, device_type TEXT NOT NULL, tags TEXT,"
+	" priority INTEGER NOT NULL DEFAULT 50,"
+	" duration INTEGER NOT NULL,"
+	" submitted INTEGER NOT NULL DEFAULT 0,"
+	" state TEXT NOT NULL DEFAULT 'waiting',"
+	" device TEXT,"
+	" started INTEGER NOT NULL DEFAULT 0,"
+	" until INTEGER NOT NULL DEFAULT 0,"
+	" ended INTEGER NOT NULL DEFAULT 0,"
+	" end_reason TEXT);"
+	"CREATE INDEX reservations_queue ON reservations (state, priority DESC, id);"
+	"ALTER TABLE jobs ADD COLUMN session INTEGER NOT NULL DEFAULT 0;",
 };
 
 static const struct store_sql store_sql[] = {
@@ -87,6 +102,7 @@ static const struct store_sql store_sql[] = {
 
 static const struct store_sql *const store_sql_tables[] = {
 	store_sql, store_jobs_sql, store_devices_sql, store_results_sql, store_events_sql,
+	store_reservations_sql,
 };
 
 int store_error(struct store *st, const char *op)

@@ -64,6 +64,7 @@ struct job_record {
 	int results_skip;
 	int results_unknown;
 	char *last_error;	/* error text of the previous attempt, or NULL */
+	bool session;		/* a holder's boot on its board (labctl boot): never queued */
 };
 
 /** A board's persistent state. */
@@ -100,6 +101,30 @@ struct event_record {
 	uint64_t ts;
 	char *kind;		/* "queued", "started", "phase", "finished", ... */
 	char *data;		/* JSON object text */
+};
+
+/* A developer's hold on a board: waiting in the queue, active, then ended. */
+enum reservation_state {
+	RESERVATION_WAITING,
+	RESERVATION_ACTIVE,
+	RESERVATION_ENDED,
+};
+
+struct reservation_record {
+	int64_t id;
+	char *holder;		/* the identity that asked */
+	char *board;		/* the board asked for by name, or NULL: any of the type */
+	char *device_type;
+	char *tags;		/* JSON array text, or NULL */
+	int priority;		/* 0..100, queue order as jobs */
+	uint64_t duration;	/* usec asked for */
+	uint64_t submitted;	/* realtime usec */
+	enum reservation_state state;
+	char *device;		/* the board held (active, or ended after holding), or NULL */
+	uint64_t started;	/* 0 until granted */
+	uint64_t until;		/* expiry while active */
+	uint64_t ended;		/* 0 until ended */
+	char *end_reason;	/* "released by alice", "expired", ... or NULL */
 };
 
 struct job_filter {
@@ -212,6 +237,42 @@ int store_event_list(struct store *st, int64_t job_id, int64_t after,
 
 /** event_record_release() - free @rec's strings and zero it; accepts NULL. */
 void event_record_release(struct event_record *rec);
+
+/* ---- reservations (store_reservations.c) ---- */
+
+/** store_reservation_insert() - add a waiting reservation; fills rec->id. */
+int store_reservation_insert(struct store *st, struct reservation_record *rec);
+
+/** store_reservation_get() - reservation @id (release with reservation_record_release()). */
+int store_reservation_get(struct store *st, int64_t id, struct reservation_record *ret);
+
+/** store_reservation_waiting() - waiting reservations in queue order (priority desc, then id). */
+int store_reservation_waiting(struct store *st,
+			      int (*cb)(const struct reservation_record *rec, void *ud), void *ud);
+
+/** store_reservation_active() - active reservations, by id. */
+int store_reservation_active(struct store *st,
+			     int (*cb)(const struct reservation_record *rec, void *ud), void *ud);
+
+/** store_reservation_recent() - the last @limit reservations of any state, newest first. */
+int store_reservation_recent(struct store *st, unsigned limit,
+			     int (*cb)(const struct reservation_record *rec, void *ud), void *ud);
+
+/** store_reservation_activate() - waiting -> active on @device from @started to @until. */
+int store_reservation_activate(struct store *st, int64_t id, const char *device,
+			       uint64_t started, uint64_t until);
+
+/** store_reservation_renew() - an active reservation now ends at @until. */
+int store_reservation_renew(struct store *st, int64_t id, uint64_t until);
+
+/** store_reservation_end() - waiting or active -> ended at @when, because of @reason. */
+int store_reservation_end(struct store *st, int64_t id, uint64_t when, const char *reason);
+
+/** reservation_record_release() - free @rec's strings and zero it; accepts NULL. */
+void reservation_record_release(struct reservation_record *rec);
+
+/** reservation_state_name() - "waiting", "active", "ended". */
+const char *reservation_state_name(enum reservation_state s);
 
 /**
  * store_begin() / store_commit() - group several writes in one transaction.

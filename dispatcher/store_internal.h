@@ -62,6 +62,15 @@ enum store_stmt {
 	STMT_EVENT_ADD,
 	STMT_EVENT_SEQ,
 	STMT_EVENT_LIST,
+	/* store_reservations.c */
+	STMT_RESERVATION_INSERT,
+	STMT_RESERVATION_GET,
+	STMT_RESERVATION_WAITING,
+	STMT_RESERVATION_ACTIVE,
+	STMT_RESERVATION_RECENT,
+	STMT_RESERVATION_ACTIVATE,
+	STMT_RESERVATION_RENEW,
+	STMT_RESERVATION_END,
 	STMT__COUNT
 };
 
@@ -76,6 +85,7 @@ extern const struct store_sql store_jobs_sql[];
 extern const struct store_sql store_devices_sql[];
 extern const struct store_sql store_results_sql[];
 extern const struct store_sql store_events_sql[];
+extern const struct store_sql store_reservations_sql[];
 
 struct store {
 	sqlite3 *db;

@@ -15,7 +15,7 @@
 	"id, name, device_type, tags, priority, submitted, started, ended, state, health, " \
 	"error_type, error_msg, device, definition, format, filename, submitter, attempt, "  \
 	"retries_left, recovered, results_pass, results_fail, results_skip, "                \
-	"results_unknown, last_error"
+	"results_unknown, last_error, session"
 
 /* Result columns of JOB_COLUMNS. */
 enum {
@@ -44,6 +44,7 @@ enum {
 	COL_RESULTS_SKIP,
 	COL_RESULTS_UNKNOWN,
 	COL_LAST_ERROR,
+	COL_SESSION,
 };
 
 #define TEXT(c, field) { c, offsetof(struct job_record, field) }
@@ -66,9 +67,9 @@ const struct store_sql store_jobs_sql[] = {
 	{ STMT_JOB_INSERT,
 	  "INSERT INTO jobs (name, device_type, tags, priority, submitted, started, ended, state,"
 	  " health, error_type, error_msg, device, definition, format, filename, submitter,"
-	  " attempt, retries_left, recovered, last_error)"
+	  " attempt, retries_left, recovered, last_error, session)"
 	  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-	  " ?18, ?19, ?20)" },
+	  " ?18, ?19, ?20, ?21)" },
 	{ STMT_JOB_GET, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1" },
 	{ STMT_JOB_LIST,
 	  "SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 IS NULL OR state = ?1)"
@@ -144,6 +145,7 @@ static int job_read(struct store *st, sqlite3_stmt *s, void *p)
 	rec->attempt = sqlite3_column_int(s, COL_ATTEMPT);
 	rec->retries_left = sqlite3_column_int(s, COL_RETRIES_LEFT);
 	rec->recovered = sqlite3_column_int(s, COL_RECOVERED);
+	rec->session = sqlite3_column_int(s, COL_SESSION);
 	rec->results_pass = sqlite3_column_int(s, COL_RESULTS_PASS);
 	rec->results_fail = sqlite3_column_int(s, COL_RESULTS_FAIL);
 	rec->results_skip = sqlite3_column_int(s, COL_RESULTS_SKIP);
@@ -204,7 +206,8 @@ static int job_bind_values(sqlite3_stmt *s, const struct job_record *rec, int at
 	       sqlite3_bind_text(s, 10, error_type_name(rec->error_type), -1, SQLITE_STATIC) ||
 	       sqlite3_bind_int(s, 17, attempt) ||
 	       sqlite3_bind_int(s, 18, rec->retries_left) ||
-	       sqlite3_bind_int(s, 19, rec->recovered);
+	       sqlite3_bind_int(s, 19, rec->recovered) ||
+	       sqlite3_bind_int(s, 21, rec->session);
 }
 
 int store_job_insert(struct store *st, struct job_record *rec)

@@ -32,6 +32,21 @@ static const struct command commands[] = {
 	{ "devices", cmd_devices, "[--json]", "every board and its state" },
 	{ "device", cmd_device,
 	  "show NAME [--json] | set-state NAME maintenance|idle [--reason TEXT]", "one board" },
+	{ "reserve", cmd_reserve,
+	  "BOARD|--type TYPE [--tags A,B] [--for 2h] [--priority N] [--no-wait] | BOARD --renew [--for 1h]",
+	  "wait in the queue for a board, then hold it (or renew the hold)" },
+	{ "release", cmd_release, "BOARD", "end the hold: the board is powered off and freed" },
+	{ "reservations", cmd_reservations, "[--all] [--json]", "who holds and waits for what" },
+	{ "console", cmd_console, "BOARD [--replay BYTES] [--telnet]",
+	  "the board's live console (~. detaches, ~? lists the escapes)" },
+	{ "power", cmd_power, "BOARD on|off|cycle", "power a board you hold" },
+	{ "boot", cmd_boot,
+	  "BOARD [--kernel URL] [--ramdisk URL] [--dtb URL] [--kernel-type T] [--append ARGS]\n"
+	  "           [--login USER] [--password PW] | --job FILE  [--no-console]",
+	  "deploy and boot a board you hold, then take its shell" },
+	{ "telnet", cmd_telnet, "BOARD", "open a loopback telnet port to a board you hold" },
+	{ "token-hash", cmd_token_hash, "[TOKEN | --new]",
+	  "the sha256: form of a token, for labd.conf (--new makes a token)" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

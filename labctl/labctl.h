@@ -130,6 +130,20 @@ int lc_help(const char *cmd);
  */
 int lc_follow_job(struct labctl *lc, int64_t id, bool quiet);
 
+/** lc_read_job() - a job file ("-": stdin) into @out; prints why not (LABCTL_ERROR). */
+int lc_read_job(const char *file, struct strbuf *out);
+
+/** lc_parse_duration() - "2h", "30m", "90s", "1h30m", "3" (seconds) into seconds. */
+int lc_parse_duration(const char *s, double *ret);
+
+/**
+ * lc_console() - attach the terminal to @board's live console (labctl_console.c)
+ * @replay: bytes of scrollback shown first
+ *
+ * Returns 0 when the person detached (~.), else the exit status.
+ */
+int lc_console(struct labctl *lc, const char *board, long replay);
+
 /* ---- commands: argv[0] is the command's name ---- */
 
 int cmd_check(struct labctl *lc, int argc, char **argv);
@@ -141,5 +155,13 @@ int cmd_log(struct labctl *lc, int argc, char **argv);
 int cmd_results(struct labctl *lc, int argc, char **argv);
 int cmd_devices(struct labctl *lc, int argc, char **argv);
 int cmd_device(struct labctl *lc, int argc, char **argv);
+int cmd_reserve(struct labctl *lc, int argc, char **argv);
+int cmd_release(struct labctl *lc, int argc, char **argv);
+int cmd_reservations(struct labctl *lc, int argc, char **argv);
+int cmd_power(struct labctl *lc, int argc, char **argv);
+int cmd_boot(struct labctl *lc, int argc, char **argv);
+int cmd_console(struct labctl *lc, int argc, char **argv);
+int cmd_telnet(struct labctl *lc, int argc, char **argv);
+int cmd_token_hash(struct labctl *lc, int argc, char **argv);
 
 #endif

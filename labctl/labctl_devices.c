@@ -10,19 +10,20 @@
 static void print_devices(const json_t *list)
 {
 	const json_t *b, *job;
-	char jobtext[24];
+	char jobtext[24], until[32];
 	size_t i;
 
-	printf("%-16s %-16s %-12s %-6s %-8s %s\n", "NAME", "TYPE", "STATE", "JOB", "CONSOLE",
-	       "REASON");
+	printf("%-16s %-16s %-12s %-6s %-12s %-19s %-8s %s\n", "NAME", "TYPE", "STATE", "JOB",
+	       "HOLDER", "UNTIL (UTC)", "CONSOLE", "REASON");
 	json_array_foreach(list, i, b) {
 		job = json_object_get(b, "job");
 		if (json_is_integer(job))
 			snprintf(jobtext, sizeof(jobtext), "%lld", lc_int(b, "job"));
 		else
 			snprintf(jobtext, sizeof(jobtext), "-");
-		printf("%-16s %-16s %-12s %-6s %-8s %s\n", lc_str(b, "name", "?"),
+		printf("%-16s %-16s %-12s %-6s %-12s %-19s %-8s %s\n", lc_str(b, "name", "?"),
 		       lc_str(b, "type", "?"), lc_str(b, "state", "?"), jobtext,
+		       lc_str(b, "holder", "-"), lc_time(b, "hold_until", until, sizeof(until)),
 		       json_is_true(json_object_get(b, "console_up")) ? "up" : "down",
 		       lc_str(b, "reason", ""));
 	}

@@ -13,8 +13,7 @@
 #define HELP_OPTION { "help", no_argument, NULL, 'h' }
 #define END_OPTIONS { NULL, 0, NULL, 0 }
 
-/* Read a job file ("-": stdin) into @out; prints why not. */
-static int read_job(const char *file, struct strbuf *out)
+int lc_read_job(const char *file, struct strbuf *out)
 {
 	FILE *f = strcmp(file, "-") ? fopen(file, "rb") : stdin;
 	char buf[65536];
@@ -120,7 +119,7 @@ static int check_one(struct labctl *lc, const char *file, bool *offline)
 	struct lc_response resp;
 	int ret;
 
-	ret = read_job(file, &text);
+	ret = lc_read_job(file, &text);
 	if (ret)
 		goto out;
 	if (!*offline && post_job(lc, file, &text, true, &resp) < 0) {
@@ -193,7 +192,7 @@ int cmd_submit(struct labctl *lc, int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return lc_usage_error(argv[0], "give exactly one job file");
-	ret = read_job(argv[optind], &text);
+	ret = lc_read_job(argv[optind], &text);
 	if (!ret && post_job(lc, argv[optind], &text, false, &resp) < 0)
 		ret = lc_report_unreachable(lc);
 	strbuf_release(&text);

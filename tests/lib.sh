@@ -156,6 +156,25 @@ labd_start() {
 	wait_for "curl -sf $LABD_URL/api/v1/health" 20 || { cat "$LAB/labd.log"; return 1; }
 }
 
+# labd_kill: SIGKILL the running labd (also one started inside an earlier test
+# body, a subshell) and wait until it is gone.
+labd_kill() {
+	local pid
+	pid=$(tail -n 1 "$TMP/labd.pids")
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+	wait_for "! kill -0 $pid" 10
+}
+
+# labd_restart [ARGS...]: labd again on the same port, so $LABD_URL stays
+# right for the rest of the script even when called inside a test body.
+labd_restart() {
+	"$LABD" -c "$LAB/labd.conf" --listen "127.0.0.1:$LABD_PORT" "$@" >>"$LAB/labd.log" 2>&1 &
+	LABD_PID=$!
+	echo "$LABD_PID" >>"$TMP/labd.pids"
+	wait_for "curl -sf $LABD_URL/api/v1/health" 20 || { tail -20 "$LAB/labd.log"; return 1; }
+}
+
 # labd_stop: SIGTERM and wait until it exited (also from a subshell, where
 # `wait` cannot see it).
 labd_stop() {

@@ -11,47 +11,23 @@
 #include "log.h"
 #include "strbuf.h"
 #include "tcp.h"
+#include "telnet_iac.h"
 
-/* RFC 854 commands and the options labd cares about */
-#define TN_SE 240
-#define TN_BREAK 243
-#define TN_SB 250
-#define TN_WILL 251
-#define TN_WONT 252
-#define TN_DO 253
-#define TN_DONT 254
-#define TN_IAC 255
-#define TN_OPT_BINARY 0
-#define TN_OPT_ECHO 1
-#define TN_OPT_SGA 3
-#define TN_OPT_COMPORT 44		/* RFC 2217 */
 #define COMPORT_SET_BAUDRATE 1
 #define COMPORT_SERVER_REPLY 100	/* server replies are the command + 100 */
 
-#define TELNET_SB_MAX 64		/* longer subnegotiations are skipped, not kept */
 #define TELNET_DEFAULT_BAUD 115200
-
-enum telnet_state {
-	TELNET_DATA,
-	TELNET_IAC,			/* after IAC */
-	TELNET_OPTION,			/* after IAC WILL/WONT/DO/DONT */
-	TELNET_SB,			/* inside IAC SB ... */
-	TELNET_SB_IAC,			/* IAC inside a subnegotiation */
-};
 
 struct telnet {
 	struct console_tcp tcp;
+	struct console *c;
 	bool rfc2217;
 	uint32_t baud;
-	/* protocol state of the current connection, kept across reads */
-	enum telnet_state state;
-	uint8_t cmd;			/* the WILL/WONT/DO/DONT waiting for its option */
-	uint8_t sb[TELNET_SB_MAX];
-	size_t sb_len;
-	bool we[256];			/* options enabled on our side */
-	bool they[256];			/* options enabled on the server's side */
+	struct telnet_iac iac;		/* protocol state of the current connection */
 	bool baud_pending;		/* SET-BAUDRATE not sent yet */
 };
+
+static const struct telnet_iac_ops telnet_iac_ops;
 
 static int telnet_parse(struct console *c, const config_setting_t *settings,
 			struct diag *diag)
@@ -61,6 +37,8 @@ static int telnet_parse(struct console *c, const config_setting_t *settings,
 	long long baud = TELNET_DEFAULT_BAUD;
 	int r = cfg_check_keys(settings, known, diag);
 
+	t->c = c;
+	telnet_iac_init(&t->iac, &telnet_iac_ops, t);
 	if (console_tcp_parse(&t->tcp, settings, diag) < 0)
 		r = -EINVAL;
 	if (cfg_get_bool(settings, "rfc2217", false, &t->rfc2217, diag) == -EINVAL)
@@ -77,13 +55,6 @@ static int telnet_parse(struct console *c, const config_setting_t *settings,
 	}
 	t->baud = (uint32_t)baud;
 	return r < 0 ? -EINVAL : 0;
-}
-
-static void telnet_send(struct console *c, uint8_t cmd, uint8_t opt)
-{
-	uint8_t msg[] = { TN_IAC, cmd, opt };
-
-	console_write_raw(c, msg, sizeof(msg));
 }
 
 /* IAC SB COM-PORT-OPTION SET-BAUDRATE <4 bytes, big-endian, IAC doubled> IAC SE */
@@ -104,60 +75,42 @@ static void telnet_send_baud(struct console *c, struct telnet *t)
 	t->baud_pending = false;
 }
 
-static bool telnet_we_may(const struct telnet *t, uint8_t opt)
+static void telnet_send(const uint8_t *buf, size_t len, void *ud)
 {
+	struct telnet *t = ud;
+
+	console_write_raw(t->c, buf, len);
+}
+
+static bool telnet_we_may(uint8_t opt, void *ud)
+{
+	const struct telnet *t = ud;
+
 	return opt == TN_OPT_BINARY || opt == TN_OPT_SGA || (opt == TN_OPT_COMPORT && t->rfc2217);
 }
 
-static bool telnet_they_may(uint8_t opt)
+static bool telnet_they_may(uint8_t opt, void *ud)
 {
 	return opt == TN_OPT_BINARY || opt == TN_OPT_SGA || opt == TN_OPT_ECHO;
 }
 
-/*
- * Answer a request to change an option; a request for the state an option is
- * already in is not answered (RFC 854), so negotiations cannot loop.
- */
-static void telnet_negotiate(struct console *c, struct telnet *t, uint8_t cmd, uint8_t opt)
+/* The baud rate follows the server's DO COM-PORT-OPTION. */
+static void telnet_negotiated(uint8_t cmd, uint8_t opt, void *ud)
 {
-	switch (cmd) {
-	case TN_DO:
-		if (!t->we[opt]) {
-			t->we[opt] = telnet_we_may(t, opt);
-			telnet_send(c, t->we[opt] ? TN_WILL : TN_WONT, opt);
-		}
-		if (opt == TN_OPT_COMPORT && t->we[opt] && t->baud_pending)
-			telnet_send_baud(c, t);
-		break;
-	case TN_DONT:
-		if (t->we[opt]) {
-			t->we[opt] = false;
-			telnet_send(c, TN_WONT, opt);
-		}
-		break;
-	case TN_WILL:
-		if (!t->they[opt]) {
-			t->they[opt] = telnet_they_may(opt);
-			telnet_send(c, t->they[opt] ? TN_DO : TN_DONT, opt);
-		}
-		break;
-	case TN_WONT:
-		if (t->they[opt]) {
-			t->they[opt] = false;
-			telnet_send(c, TN_DONT, opt);
-		}
-		break;
-	}
+	struct telnet *t = ud;
+
+	if (cmd == TN_DO && opt == TN_OPT_COMPORT && t->iac.we[opt] && t->baud_pending)
+		telnet_send_baud(t->c, t);
 }
 
 /* A complete subnegotiation: only the RFC 2217 baud rate reply is of interest. */
-static void telnet_subnegotiation(struct console *c, struct telnet *t)
+static void telnet_subnegotiation(const uint8_t *sb, size_t len, void *ud)
 {
-	const char *name = console_ctx(c)->device_name;
-	const uint8_t *sb = t->sb;
+	struct telnet *t = ud;
+	const char *name = console_ctx(t->c)->device_name;
 	uint32_t baud;
 
-	if (t->sb_len < 6 || sb[0] != TN_OPT_COMPORT ||
+	if (len < 6 || sb[0] != TN_OPT_COMPORT ||
 	    sb[1] != COMPORT_SERVER_REPLY + COMPORT_SET_BAUDRATE)
 		return;
 	baud = (uint32_t)sb[2] << 24 | (uint32_t)sb[3] << 16 | (uint32_t)sb[4] << 8 | sb[5];
@@ -169,108 +122,26 @@ static void telnet_subnegotiation(struct console *c, struct telnet *t)
 			    baud, t->baud);
 }
 
-static void telnet_sb_add(struct telnet *t, uint8_t b)
-{
-	if (t->sb_len < sizeof(t->sb))
-		t->sb[t->sb_len++] = b;
-}
-
-/* The byte after an IAC; returns it when it is data (IAC IAC), else -1. */
-static int telnet_command(struct telnet *t, uint8_t b)
-{
-	t->state = TELNET_DATA;
-	switch (b) {
-	case TN_IAC:
-		return TN_IAC;
-	case TN_WILL:
-	case TN_WONT:
-	case TN_DO:
-	case TN_DONT:
-		t->cmd = b;
-		t->state = TELNET_OPTION;
-		break;
-	case TN_SB:
-		t->sb_len = 0;
-		t->state = TELNET_SB;
-		break;
-	default:
-		break;		/* NOP, GA, DM, BREAK, ...: nothing to do */
-	}
-	return -1;
-}
-
-/* Feed one received byte to the parser; returns it when it is data, else -1. */
-static int telnet_feed(struct console *c, struct telnet *t, uint8_t b)
-{
-	switch (t->state) {
-	case TELNET_DATA:
-		if (b != TN_IAC)
-			return b;
-		t->state = TELNET_IAC;
-		return -1;
-	case TELNET_IAC:
-		return telnet_command(t, b);
-	case TELNET_OPTION:
-		t->state = TELNET_DATA;
-		telnet_negotiate(c, t, t->cmd, b);
-		return -1;
-	case TELNET_SB:
-		if (b == TN_IAC)
-			t->state = TELNET_SB_IAC;
-		else
-			telnet_sb_add(t, b);
-		return -1;
-	case TELNET_SB_IAC:
-		t->state = TELNET_SB;
-		if (b == TN_IAC) {
-			telnet_sb_add(t, b);
-			return -1;
-		}
-		if (b == TN_SE) {
-			t->state = TELNET_DATA;
-			telnet_subnegotiation(c, t);
-			return -1;
-		}
-		/* an unterminated subnegotiation: drop it, take the command */
-		return telnet_command(t, b);
-	}
-	return -1;
-}
+static const struct telnet_iac_ops telnet_iac_ops = {
+	.send = telnet_send,
+	.we_may = telnet_we_may,
+	.they_may = telnet_they_may,
+	.negotiated = telnet_negotiated,
+	.subnegotiation = telnet_subnegotiation,
+};
 
 static size_t telnet_decode(struct console *c, uint8_t *buf, size_t len)
 {
 	struct telnet *t = console_priv(c);
-	size_t i, out = 0;
 
-	for (i = 0; i < len; i++) {
-		int d = telnet_feed(c, t, buf[i]);
-
-		if (d >= 0)
-			buf[out++] = (uint8_t)d;
-	}
-	return out;
+	return telnet_iac_decode(&t->iac, buf, len);
 }
 
 /* Double every 0xFF so the server does not take it for IAC. */
 static int telnet_encode(struct console *c, const uint8_t *data, size_t len,
 			 struct strbuf *out)
 {
-	const uint8_t *iac;
-	int r;
-
-	while ((iac = memchr(data, TN_IAC, len))) {
-		size_t n = (size_t)(iac - data) + 1;
-
-		r = strbuf_add(out, data, n);
-		if (r < 0)
-			return r;
-		r = strbuf_addch(out, TN_IAC);
-		if (r < 0)
-			return r;
-		data += n;
-		len -= n;
-	}
-	return strbuf_add(out, data, len);
+	return telnet_iac_encode(data, len, out);
 }
 
 static int telnet_open(struct console *c, int *ret_fd)
@@ -281,16 +152,12 @@ static int telnet_open(struct console *c, int *ret_fd)
 	r = console_tcp_open(c, &t->tcp, ret_fd);
 	if (r < 0 && r != -EINPROGRESS)
 		return r;
-	t->state = TELNET_DATA;
-	t->sb_len = 0;
-	memset(t->we, 0, sizeof(t->we));
-	memset(t->they, 0, sizeof(t->they));
+	telnet_iac_reset(&t->iac);
 	t->baud_pending = false;
 	if (t->rfc2217) {
 		/* ser2net asks DO COM-PORT-OPTION itself; the baud rate follows its DO */
-		t->we[TN_OPT_COMPORT] = true;
 		t->baud_pending = true;
-		telnet_send(c, TN_WILL, TN_OPT_COMPORT);
+		telnet_iac_offer(&t->iac, TN_WILL, TN_OPT_COMPORT);
 	}
 	return r;
 }

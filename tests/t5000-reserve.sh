@@ -1,0 +1,179 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t5000-reserve.sh -- reservations: holding a board, waiting in the queue with a position
+# (in order with the jobs), release, expiry (the board powered off and freed), renewal,
+# Ctrl-C while waiting, and restarts of labd with active, waiting and expired reservations.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/session-lib.sh"
+
+ART=$TOP/contrib/lab/artifacts
+sim_lab 2
+add_users
+labd_start
+
+# res_field ID FIELD: a field of GET /reservations/ID.
+res_field() {
+	curl -s "$LABD_URL/api/v1/reservations/$1" |
+		$PY -c "import json, sys; v = json.load(sys.stdin)$2; print('' if v is None else v)"
+}
+
+powered() { sim_ctl status "sim$1" | grep -q "power=$2"; }
+
+t_hold() {
+	as alice reserve sim-01 --for 1h >"$TMP/out" &&
+	grep -q '^sim-01 reserved until .* UTC (reservation 1)$' "$TMP/out" &&
+	as rita devices >"$TMP/out" &&
+	grep -q '^sim-01 *sim-uboot *reserved *- *alice *20[0-9-]* [0-9:]* *up' "$TMP/out" &&
+	grep -q '^sim-02 *sim-uboot *idle *- *- *- *up' "$TMP/out" &&
+	[ "$(board_field sim-01 '["reservation"]')" = 1 ] &&
+	! as alice reserve sim-01 2>"$TMP/err" &&
+	grep -q "'alice' already holds 'sim-01' until" "$TMP/err"
+}
+test_expect_success 'reserve a board: held; labctl devices shows who holds it until when' t_hold
+
+t_compete() {
+	{ as bob reserve sim-01 --for 1h >"$TMP/bob.out" 2>&1 & } && bob=$! &&
+	wait_for 'grep -q "position 1 in the queue" "$TMP/bob.out"' 10 &&
+	grep -q "^waiting for board 'sim-01': position 1 in the queue$" "$TMP/bob.out" &&
+	{ as carol reserve sim-01 --for 1h >"$TMP/carol.out" 2>&1 & } && carol=$! &&
+	wait_for 'grep -q "position 2 in the queue" "$TMP/carol.out"' 10 &&
+	as alice release sim-01 >"$TMP/out" &&
+	grep -q '^sim-01 released' "$TMP/out" &&
+	wait "$bob" &&
+	grep -q '^sim-01 reserved until' "$TMP/bob.out" &&
+	[ "$(board_field sim-01 '["holder"]')" = bob ] &&
+	wait_for 'grep -q "position 1 in the queue" "$TMP/carol.out"' 10 &&
+	as bob release sim-01 >/dev/null &&
+	wait "$carol" &&
+	grep -q '^sim-01 reserved until' "$TMP/carol.out" &&
+	as carol release sim-01 >/dev/null &&
+	wait_for '[ "$(board_field sim-01 "[\"state\"]")" = idle ]' 10
+}
+test_expect_success 'two users want one board: the second waits with its position, gets it' \
+	t_compete
+
+cat >"$TMP/job.yaml" <<JOB
+job_name: a job in the queue with reservations
+device_type: sim-uboot
+timeouts: {job: {minutes: 3}, connection: {seconds: 30}}
+actions:
+- boot:
+    method: minimal
+    auto_login: {login_prompt: 'login:', username: root}
+    prompts: ['root@sim:~# ']
+JOB
+
+t_queue_order() {
+	as alice reserve sim-01 >/dev/null && as bob reserve sim-02 >/dev/null &&
+	id=$(as gitlab submit "$TMP/job.yaml") &&
+	sleep 0.5 && as rita show "$id" | grep -q 'queued' &&
+	{ as carol reserve --type sim-uboot --tags sim >"$TMP/carol.out" 2>&1 & } && carol=$! &&
+	wait_for 'grep -q "position 2 in the queue" "$TMP/carol.out"' 10 &&
+	grep -q "^waiting for a 'sim-uboot' board: position 2 in the queue$" "$TMP/carol.out" &&
+	as rita reservations >"$TMP/out" &&
+	grep -q '^[0-9]* *waiting *carol *any sim-uboot *position 2$' "$TMP/out" &&
+	as alice release sim-01 >/dev/null &&
+	wait_for "as rita show $id | grep -q sim-01" 10 &&
+	wait_for 'grep -q "position 1 in the queue" "$TMP/carol.out"' 10 &&
+	as bob release sim-02 >/dev/null &&
+	wait "$carol" &&
+	grep -q '^sim-02 reserved until' "$TMP/carol.out" &&
+	as carol release sim-02 >/dev/null &&
+	wait_for "as rita show $id | grep -q complete" 60
+}
+test_expect_success 'reservations wait in the queue with jobs, in submission order' t_queue_order
+
+t_no_job_on_held() {
+	wait_for '[ "$(board_field sim-02 "[\"state\"]")" = idle ]' 10 &&
+	as boss device set-state sim-02 maintenance --reason t5000 >/dev/null &&
+	as alice reserve sim-01 >/dev/null &&
+	id=$(as gitlab submit "$TMP/job.yaml") &&
+	sleep 2 && as rita show "$id" | grep -q queued &&
+	as alice release sim-01 >/dev/null &&
+	wait_for "as rita show $id | grep -q complete" 60 &&
+	as boss device set-state sim-02 idle >/dev/null
+}
+test_expect_success 'the scheduler gives a held board no job until it is released' t_no_job_on_held
+
+t_tags() {
+	! as alice reserve --type sim-uboot --tags sim,nope 2>"$TMP/err" &&
+	grep -q "no board of type 'sim-uboot' with these tags" "$TMP/err" &&
+	! as alice reserve sim-99 2>"$TMP/err" && grep -q "no board 'sim-99'" "$TMP/err" &&
+	! as alice reserve --type nope 2>"$TMP/err" &&
+	grep -q "no device type 'nope' in this lab" "$TMP/err" &&
+	! as alice reserve sim-01 --for 9999d 2>"$TMP/err" &&
+	! as alice reserve sim-01 --for soon 2>"$TMP/err" && grep -q "invalid duration" "$TMP/err"
+}
+test_expect_success 'refusals: tags no board has, unknown board or type, bad durations' t_tags
+
+t_expiry() {
+	wait_for '[ "$(board_field sim-01 "[\"state\"]")" = idle ]' 10 &&
+	as alice reserve sim-01 --for 3s >"$TMP/out" &&
+	id=$(sed -n 's/.*(reservation \([0-9]*\))$/\1/p' "$TMP/out") &&
+	as alice power sim-01 on >/dev/null && powered 0 on &&
+	wait_for "[ \"\$(res_field $id '[\"state\"]')\" = ended ]" 10 &&
+	[ "$(res_field "$id" '["end_reason"]')" = expired ] &&
+	wait_for 'powered 0 off' 10 &&
+	wait_for '[ "$(board_field sim-01 "[\"state\"]")" = idle ]' 10 &&
+	[ -z "$(board_field sim-01 '["holder"]')" ] &&
+	grep -q "reservation $id of 'sim-01' by 'alice' ended: expired" "$LAB/labd.log"
+}
+test_expect_success 'expiry powers the board off and frees it' t_expiry
+
+t_renew() {
+	as alice reserve sim-01 --for 3s >/dev/null &&
+	until1=$(board_field sim-01 '["hold_until"]') &&
+	as alice reserve sim-01 --renew --for 1h >"$TMP/out" &&
+	grep -q '^sim-01 reserved until' "$TMP/out" &&
+	sleep 4 &&
+	[ "$(board_field sim-01 '["holder"]')" = alice ] &&
+	[ "$(board_field sim-01 '["hold_until"]')" != "$until1" ] &&
+	! as bob reserve sim-01 --renew 2>"$TMP/err" &&
+	grep -q "user 'bob' (developer) may not renew the reservation of board 'sim-01': 'alice' holds it" "$TMP/err"
+}
+test_expect_success 'renew moves the end; only the holder renews' t_renew
+
+t_interrupt() {
+	# labctl itself in the background, not the shell function "as": the
+	# signal must reach labctl, and a background subshell ignores SIGINT.
+	{ $(labctl_as bob) reserve sim-01 >"$TMP/bob.out" 2>&1 & } && bob=$! &&
+	wait_for 'grep -q "position 1" "$TMP/bob.out"' 10 &&
+	kill -INT "$bob" && { wait "$bob"; rc=$?; } ; [ "$rc" = 130 ] &&
+	grep -q 'canceled' "$TMP/bob.out" &&
+	as rita reservations --all >"$TMP/out" &&
+	grep -q '^[0-9]* *ended *bob *sim-01 *canceled by bob$' "$TMP/out"
+}
+test_expect_success 'Ctrl-C while waiting takes the reservation out of the queue' t_interrupt
+
+t_restart() {
+	as bob reserve sim-01 --no-wait >"$TMP/bob.out" &&
+	grep -q "position 1 in the queue" "$TMP/bob.out" &&
+	alice_id=$(board_field sim-01 '["reservation"]') &&
+	labd_kill && labd_restart &&
+	[ "$(board_field sim-01 '["holder"]')" = alice ] &&
+	[ "$(board_field sim-01 '["state"]')" = reserved ] &&
+	[ "$(res_field "$alice_id" '["state"]')" = active ] &&
+	as rita reservations >"$TMP/out" &&
+	grep -q '^[0-9]* *waiting *bob *sim-01 *position 1$' "$TMP/out" &&
+	grep -q "still holds 'sim-01'" "$LAB/labd.log" &&
+	as alice release sim-01 >/dev/null &&
+	wait_for '[ "$(board_field sim-01 "[\"holder\"]")" = bob ]' 10 &&
+	as bob release sim-01 >/dev/null
+}
+test_expect_success 'restart: the active reservation holds, the waiting one is still queued' \
+	t_restart
+
+t_expired_while_down() {
+	wait_for '[ "$(board_field sim-02 "[\"state\"]")" = idle ]' 10 &&
+	as carol reserve sim-02 --for 2s >/dev/null &&
+	id=$(board_field sim-02 '["reservation"]') &&
+	as carol power sim-02 on >/dev/null && powered 1 on &&
+	labd_kill && sleep 3 && labd_restart &&
+	wait_for "[ \"\$(res_field $id '[\"end_reason\"]')\" = 'expired while labd was stopped' ]" 10 &&
+	wait_for 'powered 1 off' 10 &&
+	wait_for '[ "$(board_field sim-02 "[\"state\"]")" = idle ]' 10
+}
+test_expect_success 'a reservation that expired while labd was down ends at restart' \
+	t_expired_while_down
+
+test_done

@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t5100-console.sh -- labctl console in real terminals (tmux): the scrollback replayed on
+# attach, typing that reaches the board and is logged with who typed it, read-only viewers,
+# the escapes (~? ~b ~~ ~p ~.), the terminal restored on detach and on signals, a viewer
+# that stops reading dropped while the others keep up, watching a CI job, labd stopping.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/session-lib.sh"
+
+ART=$TOP/contrib/lab/artifacts
+sim_lab 2
+add_users
+labd_start
+BLOG=$LAB/state/boards/sim-01/labd.log
+
+t_replay() {
+	as alice reserve sim-01 --for 10m &&
+	as alice power sim-01 on &&
+	wait_for '[ "$(sim_stage 0)" = login ]' 20 &&
+	term alice "$(labctl_as alice) console sim-01" &&
+	wait_screen alice "attached to 'sim-01' as 'alice': you may type" &&
+	wait_screen alice "Debian GNU/Linux 12 sim ttyAMA0" &&
+	wait_screen alice "sim login:"
+}
+test_expect_success 'attach replays what the board printed before' t_replay
+
+t_typing() {
+	literal alice root && keys alice Enter &&
+	wait_screen alice 'root@sim:~#' &&
+	literal alice 'echo MARK-$((6*7))' && keys alice Enter &&
+	wait_screen alice 'MARK-42' &&
+	grep -q 'input .*alice: root$' "$BLOG" &&
+	grep -qF 'alice: echo MARK-$((6*7))' "$BLOG"
+}
+test_expect_success 'the holder types: the board runs it, the board log names who typed' t_typing
+
+t_read_only() {
+	term bob "$(labctl_as bob) console sim-01" &&
+	wait_screen bob "read-only: 'alice' holds it" &&
+	literal bob 'echo BOB-$((1+1))' && keys bob Enter &&
+	wait_screen bob "read-only: 'alice' holds 'sim-01', your keys are ignored" &&
+	literal alice 'echo SHARED-$((2+3))' && keys alice Enter &&
+	wait_screen bob 'SHARED-5' &&
+	! screen alice | grep -q 'BOB-2' &&
+	! grep -q 'bob:' "$BLOG" &&
+	[ "$(board_field sim-01 '["viewers"]')" = 2 ]
+}
+test_expect_success 'another user watches read-only: keys ignored with a notice' t_read_only
+
+t_escapes() {
+	keys alice Enter && literal alice '~?' &&
+	wait_screen alice '~b send a break' &&
+	literal alice '~b' &&
+	wait_screen alice 'break sent' &&
+	grep -q 'alice: <break>' "$BLOG" &&
+	literal alice '~~' && literal alice 'echo TILDE' && keys alice Enter &&
+	wait_screen alice '~echo: not found' &&
+	keys bob Enter && literal bob '~p' &&
+	wait_screen bob "only the holder of 'sim-01' may power-cycle it" &&
+	[ "$(sim_boots 0)" = 1 ] &&
+	literal alice '~p' &&
+	wait_screen alice 'power cycle done' &&
+	wait_screen bob "power cycle by 'alice'" &&
+	[ "$(sim_boots 0)" = 2 ]
+}
+test_expect_success 'escapes: ~? lists, ~b breaks, ~~ types a tilde, ~p power-cycles' t_escapes
+
+t_detach() {
+	keys alice Enter && literal alice '~.' &&
+	wait_screen alice TERMINAL-DONE &&
+	[ "$(cat "$TMP/alice.rc")" = 0 ] &&
+	grep -qw icanon "$TMP/alice.stty" && ! grep -qw -- -icanon "$TMP/alice.stty" &&
+	grep -qw echo "$TMP/alice.stty" && ! grep -qw -- -echo "$TMP/alice.stty" &&
+	wait_for '[ "$(board_field sim-01 "[\"viewers\"]")" = 1 ]' 5
+}
+test_expect_success '~. detaches and gives the terminal back as it was' t_detach
+
+t_signal() {
+	term alice2 "$(labctl_as alice) console sim-01" &&
+	wait_screen alice2 'you may type' &&
+	pid=$(pgrep -P "$(tm list-panes -t alice2 -F '#{pane_pid}')" labctl) &&
+	kill -TERM "$pid" &&
+	wait_screen alice2 TERMINAL-DONE &&
+	[ "$(cat "$TMP/alice2.rc")" = 130 ] &&
+	grep -qw icanon "$TMP/alice2.stty" && ! grep -qw -- -icanon "$TMP/alice2.stty"
+}
+test_expect_success 'SIGTERM also gives the terminal back' t_signal
+
+t_slow_viewer() {
+	keys bob Enter && literal bob '~.' && wait_screen bob TERMINAL-DONE &&
+	as alice power sim-01 cycle >/dev/null &&
+	wait_for '[ "$(sim_stage 0)" = login ]' 20 &&
+	$CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of alice)" --replay 0 \
+		--send 'root\r' --until 'root@sim:~# ' --for 10 >/dev/null &&
+	sim_ctl baud sim0 0 >/dev/null &&
+	{ $CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of rita)" --no-read --for 15 \
+		>"$TMP/stuck.out" 2>&1 & } &&
+	{ $CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of carol)" --replay 0 --for 40 \
+		--until AFTER-7 --out "$TMP/fast.out" 2>"$TMP/fast.err" & } &&
+	fast=$! &&
+	wait_for '[ "$(board_field sim-01 "[\"viewers\"]")" = 2 ]' 10 &&
+	$CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of alice)" --replay 0 \
+		--send 'spew 3000000\r' --until 'root@sim:~# ' --for 60 >/dev/null &&
+	wait_for "grep -q \"console viewer 'rita' dropped\" '$LAB/labd.log'" 30 &&
+	$CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of alice)" --replay 0 \
+		--send 'echo AFTER-$((3+4))\r' --until AFTER-7 --for 10 >/dev/null &&
+	wait "$fast" &&
+	[ "$(stat -c %s "$TMP/fast.out")" -gt 3000000 ] &&
+	grep -q AFTER-7 "$TMP/fast.out" &&
+	wait_for 'grep -q closed "$TMP/stuck.out"' 20 &&
+	grep -q "console viewer 'rita' dropped" "$BLOG" &&
+	sim_ctl baud sim0 115200 >/dev/null
+}
+test_expect_success 'a viewer that stops reading is dropped; the board and the others go on' \
+	t_slow_viewer
+
+cat >"$TMP/ci.yaml" <<JOB
+job_name: a CI boot others watch
+device_type: sim-uboot
+timeouts: {job: {minutes: 3}, connection: {seconds: 30}}
+actions:
+- deploy:
+    to: tftp
+    kernel: {url: 'file://$ART/Image', type: image}
+    ramdisk: {url: 'file://$ART/initrd.cpio.gz'}
+    dtb: {url: 'file://$ART/sim.dtb'}
+- boot:
+    method: u-boot
+    commands: ramdisk
+    auto_login: {login_prompt: 'login:', username: root}
+    prompts: ['root@sim:~# ']
+- test:
+    interactive:
+    - name: wait
+      prompts: ['root@sim:~# ']
+      script:
+      - command: sleep 3
+        name: sleep
+JOB
+
+t_watch_job() {
+	id=$(as gitlab submit "$TMP/ci.yaml") &&
+	term rita "$(labctl_as rita) console sim-02 --replay 0" &&
+	wait_screen rita "attached to 'sim-02' as 'rita', read-only" &&
+	wait_screen rita 'Hit any key to stop autoboot' 30 &&
+	wait_screen rita 'root@sim:~#' 30 &&
+	literal rita 'reboot' && keys rita Enter &&
+	wait_screen rita "read-only: your keys are ignored (reserve 'sim-02' to type on it)" &&
+	wait_for "as rita show $id | grep -q complete" 30 &&
+	! grep -q 'rita:' "$LAB/state/jobs/$id/labd.log"
+}
+test_expect_success 'a reader watches a CI job live, and cannot type into it' t_watch_job
+
+t_refused() {
+	! "$LABCTL_BIN" --url "$LABD_URL" --token nope console sim-01 </dev/null 2>"$TMP/err" &&
+	grep -q 'invalid token' "$TMP/err" &&
+	! as alice console sim-99 </dev/null 2>"$TMP/err" &&
+	grep -q "no board 'sim-99'" "$TMP/err" &&
+	[ "$(api_as alice GET /devices/sim-01/console)" = 426 ] &&
+	grep -q "Upgrade: labd-console" "$TMP/body"
+}
+test_expect_success 'refusals: a wrong token, an unknown board, a plain GET (426)' t_refused
+
+t_labd_stops() {
+	term carol "$(labctl_as carol) console sim-01 --replay 0" &&
+	wait_screen carol "attached to 'sim-01' as 'carol'" &&
+	labd_stop &&
+	wait_screen carol 'connection closed by labd' &&
+	wait_screen carol TERMINAL-DONE &&
+	[ "$(cat "$TMP/carol.rc")" = 1 ] &&
+	! grep -qw -- -icanon "$TMP/carol.stty"
+}
+test_expect_success 'labd stopping closes the consoles; labctl says so and exits 1' t_labd_stops
+
+test_done
