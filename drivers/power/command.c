@@ -13,44 +13,34 @@
  *
  * {DEVICE} in a command is replaced by the board name.  Each command runs as
  * `/bin/sh -c CMD` in its own process group, stdin from /dev/null, stdout and
- * stderr into a pipe read by the loop; the last COMMAND_OUTPUT_MAX bytes are
+ * stderr into a pipe read by the loop; the last CHILD_OUTPUT_MAX bytes are
  * kept so that a failure reason quotes the last line the command printed.  On
  * timeout or abort the whole process group is killed.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/epoll.h>
 
 #include "cfg.h"
+#include "child.h"
 #include "diag.h"
 #include "loop.h"
 #include "power.h"
 #include "power/drivers.h"
 #include "strbuf.h"
 
-#define COMMAND_OUTPUT_MAX 4096	/* bytes of output kept for the failure reason */
 #define COMMAND_REASON_MAX 300	/* bytes of the last output line quoted in a reason */
-#define COMMAND_READ_CHUNK 1024
-#define COMMAND_READS_PER_WAKEUP 16	/* so a chatty command cannot starve the loop */
-#define COMMAND_READS_AT_EXIT 64	/* a full pipe (64 KiB) holds the tail we want */
-
-extern char **environ;
 
 struct command {
 	char *cmds[POWER_CYCLE + 1];	/* by operation; [POWER_CYCLE] is `reset`, or NULL */
 	enum power_op op;		/* running */
 	pid_t pid;			/* the shell, leader of its process group */
 	struct loop_source *child;
-	int out_fd;			/* read end of the output pipe, or -1 */
-	struct loop_source *out;
+	struct child_output out;	/* what it prints, for the failure reason */
 	struct loop_source *timer;
-	struct strbuf output;		/* the last COMMAND_OUTPUT_MAX bytes */
 	bool timed_out;
 };
 
@@ -109,8 +99,7 @@ static int command_parse(struct power *p, const config_setting_t *s, struct diag
 	struct command *c = power_priv(p);
 	int op, r, e;
 
-	c->out_fd = -1;
-	strbuf_init(&c->output);
+	child_output_init(&c->out);
 	r = cfg_check_keys(s, known, diag);
 	for (op = POWER_OFF; op <= POWER_CYCLE; op++) {
 		e = command_parse_one(p, s, op, diag);
@@ -118,46 +107,6 @@ static int command_parse(struct power *p, const config_setting_t *s, struct diag
 			r = e;
 	}
 	return r;
-}
-
-/* Append what the command printed, keeping the tail.  Returns 1 at EOF. */
-static int command_read(struct command *c, int max_reads)
-{
-	char buf[COMMAND_READ_CHUNK];
-	ssize_t n;
-	int i;
-
-	for (i = 0; i < max_reads; i++) {
-		n = read(c->out_fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return 0;
-		if (n <= 0)
-			return 1;
-		if (strbuf_add(&c->output, buf, (size_t)n) < 0)
-			return 1;
-		if (c->output.len > COMMAND_OUTPUT_MAX)
-			strbuf_consume(&c->output, c->output.len - COMMAND_OUTPUT_MAX);
-	}
-	return 0;
-}
-
-static void command_close_output(struct command *c)
-{
-	c->out = loop_source_free(c->out);
-	if (c->out_fd >= 0)
-		close(c->out_fd);
-	c->out_fd = -1;
-}
-
-static int command_on_output(struct loop_source *s, int fd, uint32_t revents, void *userdata)
-{
-	struct command *c = userdata;
-
-	if (command_read(c, COMMAND_READS_PER_WAKEUP))
-		command_close_output(c);
-	return 0;
 }
 
 /* Stop everything the running command holds; the process group is killed. */
@@ -168,32 +117,11 @@ static void command_stop(struct command *c)
 		/* The loop kills the shell too and reaps it in the background. */
 		c->child = loop_source_free(c->child);
 	}
-	command_close_output(c);
+	child_output_close(&c->out);
 	if (c->timer)
 		loop_timer_set(c->timer, USEC_INFINITY);
-	strbuf_reset(&c->output);
+	strbuf_reset(&c->out.tail);
 	c->timed_out = false;
-}
-
-/* The last non-empty line of the output, bounded and printable, into @buf. */
-static void command_last_line(const struct command *c, char *buf, size_t size)
-{
-	const char *out = c->output.buf;
-	size_t end = c->output.len, start, i, n;
-
-	while (end && (out[end - 1] == '\n' || out[end - 1] == '\r' || out[end - 1] == ' ' ||
-		       out[end - 1] == '\t'))
-		end--;
-	start = end;
-	while (start && out[start - 1] != '\n')
-		start--;
-	n = end - start < size - 1 ? end - start : size - 1;
-	for (i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)out[start + i];
-
-		buf[i] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
-	}
-	buf[n] = '\0';
 }
 
 /* Report how the command ended: @code and @status as waitid() gives them. */
@@ -205,7 +133,7 @@ static void command_report(struct power *p, int code, int status)
 	char line[COMMAND_REASON_MAX + 1];
 	const char *sep;
 
-	command_last_line(c, line, sizeof(line));
+	child_output_last_line(&c->out, line, sizeof(line));
 	sep = *line ? ": " : "";
 	command_stop(c);
 	if (timed_out)
@@ -228,8 +156,7 @@ static int command_on_exit(struct loop_source *s, const siginfo_t *si, void *use
 
 	c->child = loop_source_free(c->child);
 	/* The shell has exited: what it printed is in the pipe already. */
-	if (c->out_fd >= 0)
-		command_read(c, COMMAND_READS_AT_EXIT);
+	child_output_drain(&c->out);
 	command_report(p, si->si_code, si->si_status);
 	return 0;
 }
@@ -241,48 +168,6 @@ static int command_on_timeout(struct loop_source *s, uint64_t now, void *userdat
 	/* Kill the whole group; the exit of the shell reports the timeout. */
 	c->timed_out = true;
 	kill(-c->pid, SIGKILL);
-	return 0;
-}
-
-/* Start `/bin/sh -c @cmd` in a new process group, output into @out_fd. */
-static int command_spawn(const char *cmd, int out_fd, pid_t *ret)
-{
-	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
-	pid_t pid;
-	int r;
-
-	sigemptyset(&none);
-	sigfillset(&all);
-	r = posix_spawn_file_actions_init(&fa);
-	if (r)
-		return -r;
-	r = posix_spawnattr_init(&attr);
-	if (r)
-		goto err_destroy_actions;
-	r = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	if (!r)
-		r = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
-	if (!r)
-		r = posix_spawn_file_actions_adddup2(&fa, out_fd, STDERR_FILENO);
-	if (!r)
-		r = posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
-	/* The loop blocks signals and may ignore some: the command starts clean. */
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	if (!r)
-		r = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, environ);
-	posix_spawnattr_destroy(&attr);
-err_destroy_actions:
-	posix_spawn_file_actions_destroy(&fa);
-	if (r)
-		return -r;
-	*ret = pid;
 	return 0;
 }
 
@@ -299,10 +184,6 @@ static int command_watch(struct power *p)
 		return r;
 	}
 	loop_source_set_description(c->child, "power-command");
-	r = loop_add_io(l, &c->out, c->out_fd, EPOLLIN, command_on_output, c);
-	if (r < 0)
-		return r;
-	loop_source_set_description(c->out, "power-command-output");
 	if (!c->timer) {
 		r = loop_add_timer(l, &c->timer, USEC_INFINITY, command_on_timeout, c);
 		if (r < 0)
@@ -315,26 +196,25 @@ static int command_watch(struct power *p)
 static int command_start(struct power *p, enum power_op op)
 {
 	struct command *c = power_priv(p);
-	int fds[2], r;
+	char *argv[] = { "/bin/sh", "-c", c->cmds[op], NULL };
+	struct child_spawn how = { .argv = argv, .extra_fd = -1 };
+	int r;
 
 	if (!c->cmds[op])
 		return -EOPNOTSUPP;	/* no `reset`: the core cycles with off and on */
 	if (!power_ctx(p)->loop)
 		return -ENOTCONN;
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return -errno;
-	r = command_spawn(c->cmds[op], fds[1], &c->pid);
-	close(fds[1]);
+	r = child_output_open(&c->out, power_ctx(p)->loop, "power-command-output", &how.out_fd);
+	if (r < 0)
+		return r;
+	r = child_spawn(&how, &c->pid);
+	close(how.out_fd);
 	if (r < 0) {
-		close(fds[0]);
+		child_output_close(&c->out);
 		return r;
 	}
-	/* Only our end is non-blocking: the command writes as it always does. */
-	fcntl(fds[0], F_SETFL, O_NONBLOCK);
-	c->out_fd = fds[0];
 	c->op = op;
 	c->timed_out = false;
-	strbuf_reset(&c->output);
 	r = command_watch(p);
 	if (r < 0)
 		command_stop(c);
@@ -353,7 +233,7 @@ static void command_release(struct power *p)
 
 	command_stop(c);
 	c->timer = loop_source_free(c->timer);
-	strbuf_release(&c->output);
+	child_output_release(&c->out);
 	for (op = POWER_OFF; op <= POWER_CYCLE; op++)
 		free(c->cmds[op]);
 }

@@ -15,7 +15,7 @@
  * when QEMU runs and off when it does not are no-ops, as with a PDU.
  *
  * QEMU's stdout and stderr go to a pipe read by the loop; the last
- * QEMU_OUTPUT_MAX bytes are kept so that a failure quotes QEMU's last line:
+ * CHILD_OUTPUT_MAX bytes are kept so that a failure quotes QEMU's last line:
  * "qemu exited with status 1: qemu-system-x86_64: -kernel /x: No such file".
  * QEMU dying on its own takes the console down with that reason (a running
  * job ends with it; the board is not marked bad); a clean exit (the guest
@@ -26,16 +26,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cfg.h"
+#include "child.h"
 #include "config.h"
 #include "diag.h"
 #include "log.h"
@@ -48,17 +47,11 @@
 #include "strv.h"
 
 #define QEMU_KILL_GRACE (3 * USEC_PER_SEC)	/* SIGTERM to SIGKILL */
-#define QEMU_OUTPUT_MAX 4096		/* bytes of QEMU's output kept for reasons */
 #define QEMU_REASON_MAX 300		/* bytes of its last line quoted in a reason */
-#define QEMU_READ_CHUNK 1024
-#define QEMU_READS_PER_WAKEUP 16
-#define QEMU_READS_AT_EXIT 64
 #define QEMU_SERIAL_FD 3		/* where QEMU finds its serial line */
 #define QEMU_SERIAL_LOG "qemu-serial.log"	/* chardev logfile in the board's directory */
 #define QEMU_ERR_MAX 1024
 #define QEMU_SETPRIV "/usr/bin/setpriv"	/* util-linux: --pdeathsig */
-
-extern char **environ;
 
 enum qemu_state {
 	QEMU_OFF,
@@ -77,9 +70,7 @@ struct qemu {
 	struct loop_source *child;
 	struct loop_source *done;	/* completes the operation from the loop */
 	struct loop_source *kill;	/* SIGKILL after the grace */
-	int out_fd;
-	struct loop_source *out;
-	struct strbuf output;
+	struct child_output out;	/* QEMU's stdout and stderr */
 };
 
 static const char *qemu_name(struct power *p)
@@ -93,8 +84,7 @@ static int qemu_parse(struct power *p, const config_setting_t *s, struct diag *d
 	struct qemu *q = power_priv(p);
 	int r;
 
-	q->out_fd = -1;
-	strbuf_init(&q->output);
+	child_output_init(&q->out);
 	r = cfg_check_keys(s, known, diag);
 	if (r < 0)
 		return r;
@@ -125,65 +115,6 @@ static int qemu_on_done(struct loop_source *s, uint64_t now, void *userdata)
 	return 0;
 }
 
-/* ---- QEMU's output ---- */
-
-static int qemu_read(struct qemu *q, int max_reads)
-{
-	char buf[QEMU_READ_CHUNK];
-	ssize_t n;
-	int i;
-
-	for (i = 0; i < max_reads; i++) {
-		n = read(q->out_fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return 0;
-		if (n <= 0 || strbuf_add(&q->output, buf, (size_t)n) < 0)
-			return 1;
-		if (q->output.len > QEMU_OUTPUT_MAX)
-			strbuf_consume(&q->output, q->output.len - QEMU_OUTPUT_MAX);
-	}
-	return 0;
-}
-
-static void qemu_close_output(struct qemu *q)
-{
-	q->out = loop_source_free(q->out);
-	if (q->out_fd >= 0)
-		close(q->out_fd);
-	q->out_fd = -1;
-}
-
-static int qemu_on_output(struct loop_source *s, int fd, uint32_t revents, void *userdata)
-{
-	struct qemu *q = userdata;
-
-	if (qemu_read(q, QEMU_READS_PER_WAKEUP))
-		qemu_close_output(q);
-	return 0;
-}
-
-/* The last non-empty line QEMU printed, printable and bounded, into @buf. */
-static void qemu_last_line(const struct qemu *q, char *buf, size_t size)
-{
-	const char *out = q->output.buf;
-	size_t end = q->output.len, start, i, n;
-
-	while (end && strchr("\r\n\t ", out[end - 1]))
-		end--;
-	start = end;
-	while (start && out[start - 1] != '\n')
-		start--;
-	n = end - start < size - 1 ? end - start : size - 1;
-	for (i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)out[start + i];
-
-		buf[i] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
-	}
-	buf[n] = '\0';
-}
-
 /* "qemu exited with status 1: <last line>" from waitid()'s @code and @status. */
 static void qemu_describe_exit(const struct qemu *q, int code, int status, char *buf,
 			       size_t size)
@@ -191,7 +122,7 @@ static void qemu_describe_exit(const struct qemu *q, int code, int status, char 
 	char line[QEMU_REASON_MAX + 1];
 	const char *sep;
 
-	qemu_last_line(q, line, sizeof(line));
+	child_output_last_line(&q->out, line, sizeof(line));
 	sep = *line ? ": " : "";
 	if (code == CLD_EXITED)
 		snprintf(buf, size, "qemu exited with status %d%s%s", status, sep, line);
@@ -268,74 +199,38 @@ static char **qemu_guarded_argv(char **argv)
 	return v;
 }
 
-/* posix_spawn QEMU: stdin /dev/null, output into @out_fd, the line at QEMU_SERIAL_FD. */
+/* QEMU with its output into @out_fd and the line at QEMU_SERIAL_FD. */
 static int qemu_spawn_argv(char **argv, int out_fd, int line_fd, pid_t *ret)
 {
+	struct child_spawn how = { .search_path = true, .out_fd = out_fd,
+				   .extra_fd = line_fd, .extra_at = QEMU_SERIAL_FD };
 	char **run = qemu_guarded_argv(argv);
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
 	int r;
 
 	if (!run)
 		return -ENOMEM;
-	sigemptyset(&none);
-	sigfillset(&all);
-	r = posix_spawn_file_actions_init(&fa);
-	if (r)
-		goto err_free_run;
-	r = posix_spawnattr_init(&attr);
-	if (r)
-		goto err_destroy_actions;
-	r = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	if (!r)
-		r = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
-	if (!r)
-		r = posix_spawn_file_actions_adddup2(&fa, out_fd, STDERR_FILENO);
-	if (!r)
-		r = posix_spawn_file_actions_adddup2(&fa, line_fd, QEMU_SERIAL_FD);
-	if (!r)
-		r = posix_spawn_file_actions_addclosefrom_np(&fa, QEMU_SERIAL_FD + 1);
-	/* Its own process group: a ^C on labd's terminal is not for QEMU. */
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	if (!r)
-		r = posix_spawnp(ret, run[0], &fa, &attr, run, environ);
-	posix_spawnattr_destroy(&attr);
-err_destroy_actions:
-	posix_spawn_file_actions_destroy(&fa);
-err_free_run:
+	how.argv = run;
+	r = child_spawn(&how, ret);
 	free(run);
-	return -r;
+	return r;
 }
 
 static int qemu_on_exit(struct loop_source *s, const siginfo_t *si, void *userdata);
 
-/* Watch QEMU and its output in the loop. */
-static int qemu_watch(struct power *p, int out_fd)
+/* Watch QEMU in the loop. */
+static int qemu_watch(struct power *p)
 {
 	struct qemu *q = power_priv(p);
-	struct loop *l = power_ctx(p)->loop;
 	int r;
 
-	r = loop_add_child(l, &q->child, q->pid, qemu_on_exit, p);
+	r = loop_add_child(power_ctx(p)->loop, &q->child, q->pid, qemu_on_exit, p);
 	if (r < 0) {
 		kill(q->pid, SIGKILL);
-		close(out_fd);
+		child_output_close(&q->out);
 		return r;
 	}
 	loop_source_set_description(q->child, "power-qemu");
 	q->state = QEMU_RUNNING;
-	fcntl(out_fd, F_SETFL, O_NONBLOCK);
-	q->out_fd = out_fd;
-	/* Without its output QEMU still runs: only a failure would be quoted less well. */
-	if (loop_add_io(l, &q->out, out_fd, EPOLLIN, qemu_on_output, q) < 0)
-		qemu_close_output(q);
-	else
-		loop_source_set_description(q->out, "power-qemu-output");
 	return 0;
 }
 
@@ -354,7 +249,7 @@ static int qemu_line_fd(struct qemu *q, int *tmp)
 static int qemu_spawn(struct power *p, char **argv, char *err, size_t errlen)
 {
 	struct qemu *q = power_priv(p);
-	int fds[2], tmp, line_fd, r;
+	int out_fd, tmp, line_fd, r;
 
 	line_fd = qemu_line_fd(q, &tmp);
 	if (line_fd < 0) {
@@ -362,18 +257,16 @@ static int qemu_spawn(struct power *p, char **argv, char *err, size_t errlen)
 			 qemu_name(p));
 		return -ENOTCONN;
 	}
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		r = -errno;
-		goto out;
-	}
-	qemu_line_drain(q->line);
-	strbuf_reset(&q->output);
-	r = qemu_spawn_argv(argv, fds[1], line_fd, &q->pid);
-	close(fds[1]);
+	r = child_output_open(&q->out, power_ctx(p)->loop, "power-qemu-output", &out_fd);
 	if (r < 0)
-		close(fds[0]);
+		goto out;
+	qemu_line_drain(q->line);
+	r = qemu_spawn_argv(argv, out_fd, line_fd, &q->pid);
+	close(out_fd);
+	if (r < 0)
+		child_output_close(&q->out);
 	else
-		r = qemu_watch(p, fds[0]);
+		r = qemu_watch(p);
 out:
 	if (tmp >= 0)
 		close(tmp);
@@ -455,9 +348,8 @@ static int qemu_on_exit(struct loop_source *s, const siginfo_t *si, void *userda
 	q->child = loop_source_free(q->child);
 	q->state = QEMU_OFF;
 	loop_timer_set(q->kill, USEC_INFINITY);
-	if (q->out_fd >= 0)
-		qemu_read(q, QEMU_READS_AT_EXIT);
-	qemu_close_output(q);
+	child_output_drain(&q->out);
+	child_output_close(&q->out);
 	if (was != QEMU_STOPPING) {
 		qemu_died(p, si->si_code, si->si_status);
 		return 0;
@@ -530,10 +422,9 @@ static void qemu_release(struct power *p)
 
 	/* Freeing the child source kills QEMU; the loop reaps it. */
 	q->child = loop_source_free(q->child);
-	qemu_close_output(q);
 	q->done = loop_source_free(q->done);
 	q->kill = loop_source_free(q->kill);
-	strbuf_release(&q->output);
+	child_output_release(&q->out);
 	free(q->reason);
 	q->line = qemu_line_put(q->line);
 }
