@@ -27,11 +27,6 @@
 
 #define QEMU_LABEL_MAX 64
 
-struct qemu_state {
-	bool powering;
-	struct boot_login login;
-};
-
 /* {APPEND}: the device type's kernel command line, then what the job adds. */
 static int set_append(struct run *r)
 {
@@ -105,7 +100,6 @@ static int check_artifacts(struct run *r)
 
 static int qemu_start(struct run *r, void *state)
 {
-	struct qemu_state *st = state;
 	int err;
 
 	if (!board_device(run_board(r))->type->has_qemu) {
@@ -118,32 +112,18 @@ static int qemu_start(struct run *r, void *state)
 	err = set_append(r);
 	if (err < 0)
 		return err == -EPERM ? 0 : err;
-	st->powering = true;
-	run_flush_console(r);
-	err = run_power(r, POWER_CYCLE);
-	if (err < 0)
-		run_fail(r, ERROR_INFRASTRUCTURE, "cannot start QEMU: %s", strerror(-err));
+	boot_login_power_cycle(r, state, &run_action(r)->boot, "start QEMU");
 	return 0;
 }
 
 static void qemu_event(struct run *r, void *state, const struct run_event *ev)
 {
-	struct qemu_state *st = state;
-
-	if (st->powering) {
-		if (ev->kind != RUN_EVENT_POWER)
-			return;
-		st->powering = false;
-		run_phase(r, "power-on");
-		boot_login_start(r, &st->login, &run_action(r)->boot, false);
-		return;
-	}
-	boot_login_event(r, &st->login, ev);
+	boot_login_event(r, state, ev);
 }
 
 const struct action_ops action_boot_qemu_ops = {
 	.name = "boot-qemu",
-	.state_size = sizeof(struct qemu_state),
+	.state_size = sizeof(struct boot_login),
 	.start = qemu_start,
 	.event = qemu_event,
 };

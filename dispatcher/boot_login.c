@@ -77,6 +77,8 @@ static void step_to(struct run *r, struct boot_login *bl, enum boot_login_step s
 
 	bl->step = step;
 	switch (step) {
+	case BOOT_LOGIN_POWER:		/* boot_login_power_cycle() goes there itself */
+		break;
 	case BOOT_LOGIN_KERNEL:
 		expect(r, bl, "kernel-start", kernel_start_message(r, bl), NULL);
 		break;
@@ -127,6 +129,19 @@ void boot_login_start(struct run *r, struct boot_login *bl, const struct job_boo
 	next_after_kernel(r, bl);
 }
 
+void boot_login_power_cycle(struct run *r, struct boot_login *bl, const struct job_boot *boot,
+			    const char *what)
+{
+	int err;
+
+	bl->boot = boot;
+	bl->step = BOOT_LOGIN_POWER;
+	run_flush_console(r);
+	err = run_power(r, POWER_CYCLE);
+	if (err < 0)
+		run_fail(r, ERROR_INFRASTRUCTURE, "cannot %s: %s", what, strerror(-err));
+}
+
 static void on_want(struct run *r, struct boot_login *bl)
 {
 	const struct job_auto_login *al = &bl->boot->auto_login;
@@ -152,6 +167,7 @@ static void on_want(struct run *r, struct boot_login *bl)
 	case BOOT_LOGIN_COMMANDS:
 		step_to(r, bl, BOOT_LOGIN_COMMANDS);
 		break;
+	case BOOT_LOGIN_POWER:		/* no pattern is armed */
 	case BOOT_LOGIN_DONE:
 		break;
 	}
@@ -173,6 +189,13 @@ static const char *step_waits_for(enum boot_login_step step)
 
 void boot_login_event(struct run *r, struct boot_login *bl, const struct run_event *ev)
 {
+	if (bl->step == BOOT_LOGIN_POWER) {
+		if (ev->kind != RUN_EVENT_POWER)
+			return;
+		run_phase(r, "power-on");
+		boot_login_start(r, bl, bl->boot, false);
+		return;
+	}
 	if (ev->kind == RUN_EVENT_TIMEOUT) {
 		run_fail(r, ERROR_JOB, "timed out waiting for %s", step_waits_for(bl->step));
 		return;

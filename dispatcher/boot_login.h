@@ -27,6 +27,7 @@ struct run_event;
 struct job_boot;
 
 enum boot_login_step {
+	BOOT_LOGIN_POWER,	/* boot_login_power_cycle(): waiting for the power event */
 	BOOT_LOGIN_KERNEL,
 	BOOT_LOGIN_USER,
 	BOOT_LOGIN_PASSWORD,
@@ -45,6 +46,15 @@ struct boot_login {
 /** boot_login_start() - begin; @wait_kernel: require the kernel start message first. */
 void boot_login_start(struct run *r, struct boot_login *bl, const struct job_boot *boot,
 		      bool wait_kernel);
+
+/**
+ * boot_login_power_cycle() - power-cycle the board first, then
+ * boot_login_start() (without waiting for the kernel) once the power
+ * operation is done; feed the events to boot_login_event() meanwhile.
+ * @what names the power-cycle in a failure reason ("start QEMU").
+ */
+void boot_login_power_cycle(struct run *r, struct boot_login *bl, const struct job_boot *boot,
+			    const char *what);
 
 /** boot_login_event() - feed an event of the boot action while logging in. */
 void boot_login_event(struct run *r, struct boot_login *bl, const struct run_event *ev);
