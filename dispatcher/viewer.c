@@ -399,6 +399,7 @@ static void telnet_greet(struct viewer *v)
 	telnet_iac_offer(&v->iac, TN_DO, TN_OPT_SGA);
 	telnet_iac_offer(&v->iac, TN_WILL, TN_OPT_BINARY);
 	telnet_iac_offer(&v->iac, TN_DO, TN_OPT_BINARY);
+	flush(v);	/* output queued behind the offers is sent when the socket takes it */
 }
 
 /* ---- life cycle ---- */
