@@ -272,11 +272,17 @@ enum MHD_Result api_jobs_cancel(struct api_request *r)
 	struct daemon *d = api_daemon(r);
 	struct job_record rec = { 0 };
 	enum MHD_Result ret;
-	char why[API_IDENTITY_MAX + 32];
+	char why[API_IDENTITY_MAX + 32], what[64];
 	int err;
 
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
+	/* ci users cancel their own jobs, admins any */
+	snprintf(what, sizeof(what), "cancel job %s", r->params[0]);
+	if (api_authorize_owner(r, rec.submitter, what) < 0) {
+		job_record_release(&rec);
+		return MHD_YES;
+	}
 	snprintf(why, sizeof(why), "canceled by %s", r->who.name);
 	err = daemon_cancel(d, rec.id, why);
 	job_record_release(&rec);
