@@ -163,7 +163,8 @@ static const char *boot_command(struct run *r)
 }
 
 /* {KERNEL_ADDR}, {RAMDISK_ADDR}, {DTB_ADDR} from the type's addresses for the boot
- * command, and {BOOTX}: "<cmd> <kernel> <ramdisk>|- [<dtb>]" (LAVA's convention). */
+ * command, {BOOTX}: "<cmd> <kernel> <ramdisk>|- [<dtb>]" (LAVA's convention), and
+ * {EXTRA_KERNEL_ARGS} from the job's context. */
 static int set_bootx_vars(struct run *r)
 {
 	static const char *const parts[][2] = {
@@ -172,6 +173,9 @@ static int set_bootx_vars(struct run *r)
 	const struct kv *bootx = &board_device(run_board(r))->type->bootx;
 	struct kv *vars = run_vars(r);
 	const char *cmd = boot_command(r), *fallback;
+	/* the job's context (labctl boot --append) */
+	const char *append = json_string_value(json_object_get(run_job(r)->context,
+								"extra_kernel_args"));
 	struct strbuf bx = STRBUF_INIT;
 	char key[32];
 	size_t i;
@@ -200,7 +204,7 @@ static int set_bootx_vars(struct run *r)
 	if (!err)
 		err = kv_set(vars, "BOOTX", bx.buf);
 	if (!err && !kv_get(vars, "EXTRA_KERNEL_ARGS"))
-		err = kv_set(vars, "EXTRA_KERNEL_ARGS", "");
+		err = kv_set(vars, "EXTRA_KERNEL_ARGS", append ? append : "");
 	strbuf_release(&bx);
 	return err;
 }
