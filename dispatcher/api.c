@@ -736,8 +736,9 @@ static int listener_start(struct api *a, const char *where)
 		log_error("cannot serve the API on '%s': %s", where, strerror(-err));
 		return err;
 	}
-	if (l->needs_token && !c->http.tokens)
-		log_warning("api '%s' needs a token but 'tokens' is empty: all is refused", where);
+	if (l->needs_token && !c->http.tokens && !users_count(daemon_users(a->d)))
+		log_warning("api '%s' needs a token but no token is configured: all is refused",
+			    where);
 	if (l->is_unix)
 		log_info("api listening on '%s'", where);
 	else

@@ -462,6 +462,14 @@ static int check_tokens(const config_setting_t *http, char *const *tokens, struc
 	return r;
 }
 
+/* Whether labd.conf lists users (users.c checks them): their tokens open the API too. */
+static bool has_users(const config_setting_t *root)
+{
+	const config_setting_t *u = config_setting_get_member(root, "users");
+
+	return u && config_setting_length(u) > 0;
+}
+
 static int parse_http(struct lab_config *c, const char *dir, struct diag *diag)
 {
 	struct http_config *h = &c->http;
@@ -481,10 +489,10 @@ static int parse_http(struct lab_config *c, const char *dir, struct diag *diag)
 	    config_oom(check_listen(g, h->listen, diag)) ||
 	    config_oom(check_tokens(g, h->tokens, diag)))
 		return -ENOMEM;
-	/* an open API on the network is a mistake unless said so */
-	if (h->require_token && !h->tokens && diag->n == n0)
+	/* an open API on the network is a mistake unless said so; users' tokens count */
+	if (h->require_token && !h->tokens && !has_users(c->root) && diag->n == n0)
 		return diag_add(diag, g ? cfg_file(g) : c->path, cfg_line(g),
-				"listener '%s' requires a token but 'tokens' is empty (or set require_token = false)",
+				"listener '%s' requires a token but neither 'tokens' nor 'users' has one (or set require_token = false)",
 				h->listen);
 	return 0;
 }
