@@ -282,7 +282,8 @@ int users_load(const struct lab_config *c, struct users **ret, struct diag *diag
 			r = e;
 			goto err_free;
 		}
-		if (e < 0 || check_unique(list, u, i, diag) < 0)
+		/* what did parse is checked too: every problem in one round */
+		if (check_unique(list, u, i, diag) < 0 || e < 0)
 			r = -EINVAL;
 	}
 	if (r < 0)
