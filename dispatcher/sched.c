@@ -447,7 +447,8 @@ static int collect_queue(struct sched *s, struct queue *q)
 		err = store_reservation_waiting(s->deps.run.store, collect_waiting, q);
 	if (err < 0)
 		return err;
-	qsort(q->c, q->n, sizeof(*q->c), candidate_cmp);
+	if (q->n)	/* an empty queue has no array: qsort() wants one */
+		qsort(q->c, q->n, sizeof(*q->c), candidate_cmp);
 	return 0;
 }
 
