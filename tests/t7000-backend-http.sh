@@ -104,8 +104,10 @@ test_expect_success 'a full spool is reported, holds data in the store, then cat
 	curl -sf "$LABD_URL/api/v1/jobs/$id/events" | grep -q "backend-error" &&
 	[ "$spool_bytes" -lt 80000 ] &&
 	wait_delivered tiny $id 90 &&
-	$PY "$STREAM_CHECK" "$TMP/tiny.jsonl" "$LAB/state" --no-duplicates &&
-	grep -q "backend .tiny.: spool has room again" "$LAB/labd.log"
+	$PY "$STREAM_CHECK" "$TMP/tiny.jsonl" "$LAB/state" --no-duplicates --max-item-bytes 16000 &&
+	grep -q "backend .tiny.: spool has room again" "$LAB/labd.log" &&
+	wait_for "grep -q \"backend .tiny.: caught up\" \"$LAB/labd.log\"" 10 &&
+	[ "$(grep -c "backend .tiny.: job $id: spool .* is full" "$LAB/labd.log")" = 1 ]
 '
 
 wait_delivered rec $id 60

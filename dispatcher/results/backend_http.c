@@ -49,6 +49,8 @@
 #define HTTP_MAX_BATCH_BYTES (4 << 20)
 #define HTTP_LOG_CHUNK_MAX (16 * 1024)	/* console bytes in one log item */
 #define HTTP_LOG_CHUNK_MIN 256
+#define HTTP_LOG_ITEM_GROWTH 8	/* spool bytes per console byte, at worst (see chunk_limit) */
+#define HTTP_LOG_ITEM_OVERHEAD 512	/* spool bytes of a log item besides its text and base64 */
 #define HTTP_CAPTURE_USEC (50 * 1000ULL)	/* console bytes are cut into items this often */
 #define HTTP_CURSORS "cursors.json"
 #define HTTP_WIRE_VERSION 1
@@ -96,7 +98,8 @@ struct http_backend {
 	struct cursor **cursors;	/* sorted by job id */
 	size_t n_cursors;
 	struct loop_source *capture;
-	bool full;
+	bool full;		/* nothing is spooled until deliveries freed room */
+	unsigned fills;		/* times the spool filled since every job was caught up */
 	struct {
 		int64_t job;
 		uint64_t at;
@@ -245,6 +248,12 @@ static void save_state(struct http_backend *hb)
 
 /* ---- spooling ---- */
 
+/*
+ * Spool nothing more until deliveries freed room (on_capture).  The job
+ * concerned hears of it when the spool first fills; filling it again while
+ * catching up is expected and only logged for debugging, so that catching up
+ * does not make events of its own to catch up with.
+ */
 static void set_full(struct http_backend *hb, struct cursor *c)
 {
 	c->lagging = true;
@@ -252,6 +261,11 @@ static void set_full(struct http_backend *hb, struct cursor *c)
 		return;
 	hb->full = true;
 	save_state(hb);
+	if (hb->fills++) {
+		log_debug("backend '%s': job %lld: spool '%s' is full again while catching up",
+			  hb->b.name, (long long)c->job, spool_dir(hb->sp));
+		return;
+	}
 	backend_report(&hb->b, c->job,
 		       "spool '%s' is full (%llu bytes): new data waits in labd's store until the receiver catches up",
 		       spool_dir(hb->sp), (unsigned long long)spool_max(hb->sp));
@@ -447,6 +461,21 @@ static void arm_capture(struct http_backend *hb)
 		loop_timer_set_rel(hb->capture, HTTP_CAPTURE_USEC);
 }
 
+static bool any_lagging(const struct http_backend *hb)
+{
+	size_t i;
+
+	for (i = 0; i < hb->n_cursors; i++)
+		if (hb->cursors[i]->lagging)
+			return true;
+	return false;
+}
+
+/*
+ * The capture tick: spool the console bytes cut since the last one and, once
+ * deliveries freed a quarter of a full spool, what lagging jobs left in the
+ * store.  Acknowledgements re-arm it while the spool is full.
+ */
 static int on_capture(struct loop_source *s, uint64_t now, void *ud)
 {
 	struct http_backend *hb = ud;
@@ -454,7 +483,8 @@ static int on_capture(struct loop_source *s, uint64_t now, void *ud)
 
 	if (hb->full && spool_size(hb->sp) <= spool_max(hb->sp) / 4 * 3) {
 		hb->full = false;
-		log_info("backend '%s': spool has room again, catching up", hb->b.name);
+		if (hb->fills == 1)
+			log_info("backend '%s': spool has room again, catching up", hb->b.name);
 	}
 	for (i = 0; i < hb->n_cursors && !hb->full; i++) {
 		struct cursor *c = hb->cursors[i];
@@ -465,6 +495,10 @@ static int on_capture(struct loop_source *s, uint64_t now, void *ud)
 			capture_log(hb, c, false);
 	}
 	drop_finished(hb);
+	if (hb->fills && !hb->full && !any_lagging(hb)) {
+		log_info("backend '%s': caught up, streaming live again", hb->b.name);
+		hb->fills = 0;
+	}
 	for (i = 0; i < hb->n_cursors; i++)
 		if (hb->cursors[i]->dirty && !hb->full)
 			arm_capture(hb);
@@ -776,6 +810,27 @@ static int get_size(const config_setting_t *g, const char *key, long long min, l
 	return cfg_get_int(g, key, false, min, max, ret, diag) == -EINVAL ? -EINVAL : 0;
 }
 
+/*
+ * Console bytes in one log item: at most HTTP_LOG_CHUNK_MAX and half a batch.
+ * Bytes that are not UTF-8 take up to HTTP_LOG_ITEM_GROWTH times their size
+ * in the spool (escaped text, 6 bytes for a control character, plus base64),
+ * so an item is also kept small enough to fit in the quarter of the spool
+ * that is free when catching up starts.  An item larger than that could
+ * never be spooled: the backend would stay full, with nothing left to
+ * deliver that would make room, and stop streaming for good.
+ */
+static size_t chunk_limit(size_t batch_bytes, uint64_t spool_max)
+{
+	uint64_t n = HTTP_LOG_CHUNK_MAX, fit = (spool_max / 4 - HTTP_LOG_ITEM_OVERHEAD) /
+		HTTP_LOG_ITEM_GROWTH;
+
+	if (n > batch_bytes / 2)
+		n = batch_bytes / 2;
+	if (n > fit)
+		n = fit;
+	return n < HTTP_LOG_CHUNK_MIN ? HTTP_LOG_CHUNK_MIN : (size_t)n;
+}
+
 static int http_parse(const config_setting_t *g, struct backend **ret, struct diag *diag)
 {
 	struct http_backend *hb = calloc(1, sizeof(*hb));
@@ -804,10 +859,7 @@ static int http_parse(const config_setting_t *g, struct backend **ret, struct di
 	hb->batch_bytes = (size_t)bytes;
 	hb->batch_ms = (uint64_t)ms;
 	hb->spool_max = (uint64_t)max;
-	hb->chunk_max = hb->batch_bytes / 2 < HTTP_LOG_CHUNK_MAX ? hb->batch_bytes / 2 :
-		HTTP_LOG_CHUNK_MAX;
-	if (hb->chunk_max < HTTP_LOG_CHUNK_MIN)
-		hb->chunk_max = HTTP_LOG_CHUNK_MIN;
+	hb->chunk_max = chunk_limit(hb->batch_bytes, hb->spool_max);
 	if (!err && (!hb->url || (token && !hb->token)))
 		err = -ENOMEM;
 	if (err < 0) {

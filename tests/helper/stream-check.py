@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 # stream-check.py RECORD.jsonl STATE_DIR [--job ID]... [--path P] [--min-items N] [--max-bytes N]
+#                 [--max-item-bytes N] [--no-duplicates]
 #
 # Checks what labd's http backend delivered (the recorder's JSONL) against
 # labd's own data (STATE_DIR: labd.db and jobs/<id>/console.log):
@@ -10,8 +11,10 @@
 #     was already seen must be identical);
 #   - the log bytes put together (base64 when given, else the text) equal
 #     console.log byte for byte, and the events equal the store's;
-#   - batches hold at most --max-bytes of body (when given) and, with
-#     --min-items, some batch carries at least that many items.
+#   - batches hold at most --max-bytes of body (when given), no item is larger
+#     than --max-item-bytes as compact JSON (when given: a backend's spool must
+#     be able to take any item) and, with --min-items, some batch carries at
+#     least that many items.
 # Prints a summary ("jobs=.. events=.. log_items=.. batches=.. duplicates=..")
 # and exits 1 with the first problem.
 import argparse
@@ -34,6 +37,7 @@ def main():
     ap.add_argument("--job", type=int, action="append", default=[])
     ap.add_argument("--max-bytes", type=int)
     ap.add_argument("--min-items", type=int)
+    ap.add_argument("--max-item-bytes", type=int)
     ap.add_argument("--no-duplicates", action="store_true")
     ap.add_argument("--path", default="/ingest", help="the http backend's URL path")
     a = ap.parse_args()
@@ -56,6 +60,9 @@ def main():
         batches += 1
         max_items = max(max_items, len(doc["items"]))
         for it in doc["items"]:
+            size = len(json.dumps(it, separators=(",", ":"), ensure_ascii=False).encode())
+            if a.max_item_bytes and size > a.max_item_bytes:
+                fail("job %d: %s item %d has %d bytes" % (it["job"], it["type"], it["seq"], size))
             table = events if it["type"] == "event" else logs
             seen = table.setdefault(it["job"], {})
             if it["seq"] in seen:
