@@ -16,6 +16,7 @@
 #include "events.h"
 #include "log.h"
 #include "loop.h"
+#include "upload.h"
 
 #define BACKEND_MAX_KEYS 32
 #define BACKEND_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
@@ -92,6 +93,19 @@ int backend_check_url(const config_setting_t *group, const char *key, bool requi
 				"'%s' must be an http:// or https:// URL, not '%s'", key, url);
 	}
 	*ret = url;
+	return 0;
+}
+
+int backend_get_retry_max(const config_setting_t *group, uint64_t *ret_ms, struct diag *diag)
+{
+	long long ms;
+	int r = cfg_get_int(group, "retry_max_ms", false, UPLOAD_RETRY_MAX_MS_MIN,
+			    UPLOAD_RETRY_MAX_MS_MAX, &ms, diag);
+
+	if (r == -EINVAL)
+		return r;
+	if (!r)
+		*ret_ms = (uint64_t)ms;
 	return 0;
 }
 

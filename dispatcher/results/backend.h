@@ -133,4 +133,14 @@ char *backend_state_path(struct backend *b, const char *what);
 int backend_check_url(const config_setting_t *group, const char *key, bool required,
 		      const char **ret, struct diag *diag);
 
+/**
+ * backend_get_retry_max() - the optional `retry_max_ms` of @group: the longest
+ * delay between two attempts of a failing delivery
+ *
+ * Leaves *@ret_ms alone when the key is absent (the caller's default); returns
+ * 0, or -EINVAL (not an integer between UPLOAD_RETRY_MAX_MS_MIN and
+ * UPLOAD_RETRY_MAX_MS_MAX, reported in @diag).
+ */
+int backend_get_retry_max(const config_setting_t *group, uint64_t *ret_ms, struct diag *diag);
+
 #endif

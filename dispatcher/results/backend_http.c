@@ -89,6 +89,7 @@ struct http_backend {
 	char *token;
 	size_t batch_bytes;
 	uint64_t batch_ms;
+	uint64_t retry_max_ms;
 	uint64_t spool_max;
 	size_t chunk_max;
 	struct spool *sp;
@@ -110,7 +111,7 @@ struct http_backend {
 };
 
 static const char *const http_keys[] = { "url", "token", "batch_bytes", "batch_ms", "spool_max",
-					 NULL };
+					 "retry_max_ms", NULL };
 
 static struct http_backend *to_http(struct backend *b)
 {
@@ -776,7 +777,8 @@ static int http_start(struct backend *b)
 {
 	struct http_backend *hb = to_http(b);
 	struct upload_opts o = { .url = hb->url, .token = hb->token,
-				 .batch_bytes = hb->batch_bytes, .batch_ms = hb->batch_ms };
+				 .batch_bytes = hb->batch_bytes, .batch_ms = hb->batch_ms,
+				 .retry_max_ms = hb->retry_max_ms };
 	char *dir = backend_state_path(b, "spool");
 	int err;
 
@@ -831,11 +833,33 @@ static size_t chunk_limit(size_t batch_bytes, uint64_t spool_max)
 	return n < HTTP_LOG_CHUNK_MIN ? HTTP_LOG_CHUNK_MIN : (size_t)n;
 }
 
+/* The numbers of group @g into @hb, defaults for those absent; every bad one goes to @diag. */
+static int parse_numbers(struct http_backend *hb, const config_setting_t *g, struct diag *diag)
+{
+	long long bytes, ms, max;
+	int err = 0;
+
+	if (get_size(g, "batch_bytes", 1024, HTTP_MAX_BATCH_BYTES, HTTP_DEFAULT_BATCH_BYTES,
+		     &bytes, diag) < 0)
+		err = -EINVAL;
+	if (get_size(g, "batch_ms", 0, 60000, HTTP_DEFAULT_BATCH_MS, &ms, diag) < 0)
+		err = -EINVAL;
+	if (get_size(g, "spool_max", (long long)SPOOL_MIN_BYTES, INT64_MAX,
+		     (long long)HTTP_DEFAULT_SPOOL_MAX, &max, diag) < 0)
+		err = -EINVAL;
+	if (backend_get_retry_max(g, &hb->retry_max_ms, diag) < 0)
+		err = -EINVAL;
+	hb->batch_bytes = (size_t)bytes;
+	hb->batch_ms = (uint64_t)ms;
+	hb->spool_max = (uint64_t)max;
+	hb->chunk_max = chunk_limit(hb->batch_bytes, hb->spool_max);
+	return err;
+}
+
 static int http_parse(const config_setting_t *g, struct backend **ret, struct diag *diag)
 {
 	struct http_backend *hb = calloc(1, sizeof(*hb));
 	const char *url = NULL, *token = NULL;
-	long long bytes, ms, max;
 	int err = 0;
 
 	if (!hb)
@@ -848,18 +872,10 @@ static int http_parse(const config_setting_t *g, struct backend **ret, struct di
 		err = -EINVAL;
 	if (cfg_get_string(g, "token", false, &token, diag) == -EINVAL)
 		err = -EINVAL;
-	if (get_size(g, "batch_bytes", 1024, HTTP_MAX_BATCH_BYTES, HTTP_DEFAULT_BATCH_BYTES,
-		     &bytes, diag) < 0 ||
-	    get_size(g, "batch_ms", 0, 60000, HTTP_DEFAULT_BATCH_MS, &ms, diag) < 0 ||
-	    get_size(g, "spool_max", (long long)SPOOL_MIN_BYTES, INT64_MAX,
-		     (long long)HTTP_DEFAULT_SPOOL_MAX, &max, diag) < 0)
+	if (parse_numbers(hb, g, diag) < 0)
 		err = -EINVAL;
 	hb->url = url ? strdup(url) : NULL;
 	hb->token = token ? strdup(token) : NULL;
-	hb->batch_bytes = (size_t)bytes;
-	hb->batch_ms = (uint64_t)ms;
-	hb->spool_max = (uint64_t)max;
-	hb->chunk_max = chunk_limit(hb->batch_bytes, hb->spool_max);
 	if (!err && (!hb->url || (token && !hb->token)))
 		err = -ENOMEM;
 	if (err < 0) {

@@ -69,6 +69,7 @@ struct kcidb_backend {
 	char *log_url_base;
 	bool poll;
 	uint64_t spool_max;
+	uint64_t retry_max_ms;	/* 0: the upload's default */
 	struct spool *sp;
 	struct upload *up;
 	int64_t *queue;		/* finished jobs waiting for their document */
@@ -79,7 +80,7 @@ struct kcidb_backend {
 };
 
 static const char *const kcidb_keys[] = { "url", "token", "origin", "log_url_base",
-					  "status_url", "poll", "spool_max", NULL };
+					  "status_url", "poll", "spool_max", "retry_max_ms", NULL };
 
 static struct kcidb_backend *to_kcidb(struct backend *b)
 {
@@ -372,7 +373,8 @@ static const struct upload_ops kcidb_upload_ops = {
 static int kcidb_start(struct backend *b)
 {
 	struct kcidb_backend *kb = to_kcidb(b);
-	struct upload_opts o = { .url = kb->url, .token = kb->token };
+	struct upload_opts o = { .url = kb->url, .token = kb->token,
+				 .retry_max_ms = kb->retry_max_ms };
 	char *dir = backend_state_path(b, "spool");
 	int err;
 
@@ -444,6 +446,8 @@ static int parse_settings(struct kcidb_backend *kb, const config_setting_t *g, s
 	    cfg_get_bool(g, "poll", false, &kb->poll, diag) == -EINVAL ||
 	    cfg_get_int(g, "spool_max", false, (long long)SPOOL_MIN_BYTES, INT64_MAX, &max,
 			diag) == -EINVAL)
+		err = -EINVAL;
+	if (backend_get_retry_max(g, &kb->retry_max_ms, diag) < 0)
 		err = -EINVAL;
 	if (cfg_get_string(g, "origin", true, &origin, diag) < 0)
 		err = -EINVAL;

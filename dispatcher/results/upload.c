@@ -28,6 +28,7 @@ struct upload {
 	char *ctype;		/* "Content-Type: ..." */
 	size_t batch_bytes;
 	uint64_t batch_usec;
+	uint64_t backoff_max;	/* usec */
 	const struct upload_ops *ops;
 	void *ud;
 	struct http_request *req;	/* in flight */
@@ -50,15 +51,16 @@ static uint64_t next_random(struct upload *u)
 	return u->rng;
 }
 
+/* The delay before the next attempt: doubling from UPLOAD_BACKOFF_MIN, with jitter. */
 static uint64_t backoff(struct upload *u)
 {
 	uint64_t d = UPLOAD_BACKOFF_MIN;
 	unsigned i;
 
-	for (i = 1; i < u->failures && d < UPLOAD_BACKOFF_MAX; i++)
+	for (i = 1; i < u->failures && d < u->backoff_max; i++)
 		d *= 2;
-	if (d > UPLOAD_BACKOFF_MAX)
-		d = UPLOAD_BACKOFF_MAX;
+	if (d > u->backoff_max)
+		d = u->backoff_max;
 	return d / 2 + next_random(u) % (d / 2 + 1);
 }
 
@@ -210,6 +212,7 @@ int upload_new(struct backend *b, struct spool *sp, const struct upload_opts *o,
 	u->ud = ud;
 	u->batch_bytes = o->batch_bytes;
 	u->batch_usec = o->batch_ms * USEC_PER_MSEC;
+	u->backoff_max = o->retry_max_ms ? o->retry_max_ms * USEC_PER_MSEC : UPLOAD_BACKOFF_MAX;
 	u->rng = now_monotonic() ^ ((uint64_t)(uintptr_t)u << 16) ^ 0x9e3779b97f4a7c15ULL;
 	u->url = strdup(o->url);
 	if (asprintf(&u->ctype, "Content-Type: %s",

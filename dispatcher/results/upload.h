@@ -12,8 +12,9 @@
  *                   the records are acknowledged all the same (never retried)
  *   anything else   (transport error, timeout, 408, 429, 5xx) the same records
  *                   are sent again after a delay: 0.5 s doubling up to
- *                   UPLOAD_BACKOFF_MAX, each delay drawn between half and all
- *                   of it (jitter), so a crowd of labds does not retry in step
+ *                   retry_max_ms (UPLOAD_BACKOFF_MAX by default), each delay
+ *                   drawn between half and all of it (jitter), so a crowd of
+ *                   labds does not retry in step
  *
  * Batching: upload_kick() after appending sends at once when at least
  * batch_bytes are waiting, else when the oldest waiting record is batch_ms
@@ -33,7 +34,9 @@ struct strbuf;
 struct upload;
 
 #define UPLOAD_BACKOFF_MIN (500 * 1000ULL)		/* usec */
-#define UPLOAD_BACKOFF_MAX (30 * 1000000ULL)
+#define UPLOAD_BACKOFF_MAX (30 * 1000000ULL)		/* default longest delay */
+#define UPLOAD_RETRY_MAX_MS_MIN 100			/* bounds of a configured one, ms */
+#define UPLOAD_RETRY_MAX_MS_MAX (3600 * 1000)
 #define UPLOAD_TIMEOUT (30 * 1000000ULL)		/* one request */
 #define UPLOAD_MAX_REPORTED_BODY 512			/* bytes of a refusal quoted in logs */
 
@@ -60,6 +63,7 @@ struct upload_opts {
 	const char *content_type;	/* default "application/json" */
 	size_t batch_bytes;		/* 0: send every record at once */
 	uint64_t batch_ms;
+	uint64_t retry_max_ms;		/* longest delay between retries; 0: UPLOAD_BACKOFF_MAX */
 };
 
 /** upload_new() - deliver @sp for backend @b (its loop and HTTP client); strings are copied. */
