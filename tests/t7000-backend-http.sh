@@ -8,6 +8,7 @@
 . "$(dirname "$0")/backend-lib.sh"
 
 sim_lab 1
+sim_ctl mode all no-autoboot >/dev/null	# booting is not what this tests: no 2 s countdown
 recorder_start rec
 recorder_start tiny
 cp "$LAB/labd.conf" "$TMP/base.conf"
@@ -20,7 +21,7 @@ backends = (
 );
 CONF
 SPEW=3000 sim_job "$TMP/job.yaml"
-SPEW=100000 sim_job "$TMP/big.yaml"
+SPEW=40000 sim_job "$TMP/big.yaml"	# random bytes: several times the tiny spool once encoded
 
 test_expect_success 'labd check-config accepts the backends' '
 	"$LABD" check-config -c "$LAB/labd.conf"
@@ -80,9 +81,9 @@ test_expect_success 'receiver stopped, then restarted: everything arrives exactl
 
 # SIGKILL labd in the middle of a job while the receiver is down.
 recorder_stop rec
-SLEEP=8 sim_job "$TMP/slow.yaml"
+SLEEP=3 sim_job "$TMP/slow.yaml"
 id=$(submit "$TMP/slow.yaml")
-wait_for "grep -q 'input L[0-9]* sleep 8' '$LAB/state/jobs/$id/labd.log'" 60
+wait_for "grep -q 'input L[0-9]* sleep 3' '$LAB/state/jobs/$id/labd.log'" 60
 kill -9 $LABD_PID
 wait $LABD_PID 2>/dev/null
 segs=$(find "$LAB/state/spool/http" -name "*.seg" -size +0 | wc -l)

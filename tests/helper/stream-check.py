@@ -6,9 +6,10 @@
 # Checks what labd's http backend delivered (the recorder's JSONL) against
 # labd's own data (STATE_DIR: labd.db and jobs/<id>/console.log):
 #   - every accepted request (2xx) is a JSON batch with version, lab, items;
-#   - per job, events arrive with seq 1, 2, 3 ... and log items with seq 1, 2,
-#     3 ... and contiguous offsets, after dropping replays (an item whose seq
-#     was already seen must be identical);
+#   - per job (only those given with --job, when given: another job may have
+#     had items refused), events arrive with seq 1, 2, 3 ... and log items with
+#     seq 1, 2, 3 ... and contiguous offsets, after dropping replays (an item
+#     whose seq was already seen must be identical);
 #   - the log bytes put together (base64 when given, else the text) equal
 #     console.log byte for byte, and the events equal the store's;
 #   - batches hold at most --max-bytes of body (when given), no item is larger
@@ -60,6 +61,8 @@ def main():
         batches += 1
         max_items = max(max_items, len(doc["items"]))
         for it in doc["items"]:
+            if a.job and it["job"] not in a.job:
+                continue
             size = len(json.dumps(it, separators=(",", ":"), ensure_ascii=False).encode())
             if a.max_item_bytes and size > a.max_item_bytes:
                 fail("job %d: %s item %d has %d bytes" % (it["job"], it["type"], it["seq"], size))
