@@ -139,6 +139,19 @@ int store_run(struct store *st, sqlite3_stmt *s, const char *op)
 	return 0;
 }
 
+int store_row(struct store *st, sqlite3_stmt *s, const char *op)
+{
+	int rc = sqlite3_step(s);
+
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE) {
+		store_reset(s);
+		return -ENOENT;
+	}
+	return store_fail(st, s, op);
+}
+
 int store_update(struct store *st, sqlite3_stmt *s, const char *op)
 {
 	int r = store_run(st, s, op);

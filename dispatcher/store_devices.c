@@ -81,19 +81,15 @@ int store_device_get(struct store *st, const char *name, struct device_record *r
 {
 	sqlite3_stmt *s = st->stmt[STMT_DEVICE_GET];
 	struct device_record rec = { 0 };
-	int rc, r;
+	int r;
 
 	if (!name)
 		return -EINVAL;
 	if (sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC))
 		return store_fail(st, s, "read a device");
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
-		store_reset(s);
-		return -ENOENT;
-	}
-	if (rc != SQLITE_ROW)
-		return store_fail(st, s, "read a device");
+	r = store_row(st, s, "read a device");
+	if (r < 0)
+		return r;
 	r = device_read(st, s, &rec);
 	store_reset(s);
 	if (r < 0) {

@@ -110,6 +110,13 @@ int store_fail(struct store *st, sqlite3_stmt *s, const char *op);
 /* store_run() - step the bound write @s to its end and reset it. */
 int store_run(struct store *st, sqlite3_stmt *s, const char *op);
 
+/*
+ * store_row() - step the bound query @s that reads one row: 0 with @s on the
+ * row (read it, then store_reset()), -ENOENT when there is none (reset), or
+ * an error as store_error() (reset).
+ */
+int store_row(struct store *st, sqlite3_stmt *s, const char *op);
+
 /* store_update() - store_run(), and -ENOENT when no row was changed. */
 int store_update(struct store *st, sqlite3_stmt *s, const char *op);
 

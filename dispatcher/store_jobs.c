@@ -232,17 +232,13 @@ int store_job_get(struct store *st, int64_t id, struct job_record *ret)
 {
 	sqlite3_stmt *s = st->stmt[STMT_JOB_GET];
 	struct job_record rec = { 0 };
-	int rc, r;
+	int r;
 
 	if (sqlite3_bind_int64(s, 1, id))
 		return store_fail(st, s, "read a job");
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
-		store_reset(s);
-		return -ENOENT;
-	}
-	if (rc != SQLITE_ROW)
-		return store_fail(st, s, "read a job");
+	r = store_row(st, s, "read a job");
+	if (r < 0)
+		return r;
 	r = job_read(st, s, &rec);
 	store_reset(s);
 	if (r < 0) {

@@ -167,17 +167,13 @@ int store_reservation_get(struct store *st, int64_t id, struct reservation_recor
 {
 	sqlite3_stmt *s = st->stmt[STMT_RESERVATION_GET];
 	struct reservation_record rec = { 0 };
-	int rc, r;
+	int r;
 
 	if (sqlite3_bind_int64(s, 1, id))
 		return store_fail(st, s, "read a reservation");
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
-		store_reset(s);
-		return -ENOENT;
-	}
-	if (rc != SQLITE_ROW)
-		return store_fail(st, s, "read a reservation");
+	r = store_row(st, s, "read a reservation");
+	if (r < 0)
+		return r;
 	r = reservation_read(st, s, &rec);
 	store_reset(s);
 	if (r < 0) {
