@@ -137,8 +137,9 @@ t_interrupt() {
 	# labctl itself in the background, not the shell function "as": the
 	# signal must reach labctl, and a background subshell ignores SIGINT.
 	# bob.out of an earlier test must not pass for this one's.
-	rm -f "$TMP/bob.out" &&
-	{ $(labctl_as bob) reserve sim-01 >"$TMP/bob.out" 2>&1 & } && bob=$! &&
+	rm -f "$TMP/bob.out"
+	$(labctl_as bob) reserve sim-01 >"$TMP/bob.out" 2>&1 &
+	bob=$!
 	wait_for 'grep -q "position 1" "$TMP/bob.out"' 10 &&
 	kill -INT "$bob" && { wait "$bob"; rc=$?; } ; [ "$rc" = 130 ] &&
 	grep -q 'canceled' "$TMP/bob.out" &&
