@@ -67,6 +67,16 @@ struct action_ops {
 	void (*stop)(struct run *r, void *state);
 };
 
+struct fastboot_config;
+
+/**
+ * action_fastboot_config() - the `fastboot` group of the run's board, parsed
+ * into @cfg (release it with fastboot_config_release()), for the fastboot
+ * deploy and boot.  On error the run has failed with the reason (no group, a
+ * bad key).  Returns 0 or a negative errno.
+ */
+int action_fastboot_config(struct run *r, struct fastboot_config *cfg);
+
 /* The actions, one file each. */
 extern const struct action_ops action_deploy_ops;
 extern const struct action_ops action_deploy_sdmux_ops;

@@ -53,24 +53,9 @@ static const struct fastboot_ops fb_boot_ops = {
 
 static int fb_boot_config(struct fb_boot_state *st)
 {
-	const struct device *dev = board_device(run_board(st->run));
-	struct diag diag = DIAG_INIT;
-	char *msg;
-	int r;
+	int r = action_fastboot_config(st->run, &st->cfg);
 
-	if (!dev->fastboot) {
-		run_fail(st->run, ERROR_INFRASTRUCTURE,
-			 "board '%s' has no 'fastboot' group: it cannot use fastboot", dev->name);
-		return -ENOENT;
-	}
-	r = fastboot_config_parse(dev->fastboot, &st->cfg, &diag);
 	st->has_cfg = r == 0;
-	if (r < 0) {
-		msg = diag_join(&diag);
-		run_fail(st->run, ERROR_INFRASTRUCTURE, "%s", msg ? msg : strerror(-r));
-		free(msg);
-	}
-	diag_release(&diag);
 	return r;
 }
 

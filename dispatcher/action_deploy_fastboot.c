@@ -218,27 +218,34 @@ static void fb_find_board(struct fb_state *st)
 			 strerror(-err));
 }
 
-/* The `fastboot` group of the board, parsed at the start of the action. */
-static int fb_config(struct fb_state *st)
+int action_fastboot_config(struct run *r, struct fastboot_config *cfg)
 {
-	const struct device *dev = board_device(run_board(st->run));
+	const struct device *dev = board_device(run_board(r));
 	struct diag diag = DIAG_INIT;
 	char *msg;
-	int r;
+	int err;
 
 	if (!dev->fastboot) {
-		run_fail(st->run, ERROR_INFRASTRUCTURE,
+		run_fail(r, ERROR_INFRASTRUCTURE,
 			 "board '%s' has no 'fastboot' group: it cannot use fastboot", dev->name);
 		return -ENOENT;
 	}
-	r = fastboot_config_parse(dev->fastboot, &st->cfg, &diag);
-	st->has_cfg = r == 0;
-	if (r < 0) {
+	err = fastboot_config_parse(dev->fastboot, cfg, &diag);
+	if (err < 0) {
 		msg = diag_join(&diag);
-		run_fail(st->run, ERROR_INFRASTRUCTURE, "%s", msg ? msg : strerror(-r));
+		run_fail(r, ERROR_INFRASTRUCTURE, "%s", msg ? msg : strerror(-err));
 		free(msg);
 	}
 	diag_release(&diag);
+	return err;
+}
+
+/* The `fastboot` group of the board, parsed at the start of the action. */
+static int fb_config(struct fb_state *st)
+{
+	int r = action_fastboot_config(st->run, &st->cfg);
+
+	st->has_cfg = r == 0;
 	if (r >= 0)
 		r = usb_get(run_loop(st->run), &st->usb);
 	return r;
