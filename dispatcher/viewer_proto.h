@@ -49,7 +49,7 @@ static inline int viewer_frame_add(struct strbuf *out, char type, const void *da
 		uint8_t hdr[VIEWER_FRAME_HEADER] = { (uint8_t)type, (uint8_t)(n >> 8), (uint8_t)n };
 
 		r = strbuf_add(out, hdr, sizeof(hdr));
-		if (!r)
+		if (!r && n)	/* an empty frame ('b', 'p') may come without data at all */
 			r = strbuf_add(out, p, n);
 		p += n;
 		len -= n;
