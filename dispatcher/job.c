@@ -30,7 +30,7 @@
  *   protocols                  unsupported  multinode, VLANs and xnbd are not supported
  *   secrets                    unsupported  labd keeps no secrets and masks nothing
  *   environment                unsupported  jobs do not set the lab host's environment
- *   reboot_to_fastboot         unsupported  fastboot is not supported
+ *   reboot_to_fastboot         unsupported  boards are not put back into fastboot mode
  *   timeouts.queue             unsupported  queued jobs wait until a board is free
  *   action role                unsupported  multinode
  *   action protocols           unsupported  multinode, VLANs and xnbd
@@ -62,9 +62,14 @@ static const struct job_doc_key job_keys[] = {
 	{ "notify", JOB_KEY_UNSUPPORTED, "results are sent through labd's configured backends" },
 	{ "protocols", JOB_KEY_UNSUPPORTED,
 	  "multinode, VLAN and xnbd protocols are not supported" },
+	{ "job_timeout", JOB_KEY_UNSUPPORTED, "LAVA's first job format: use timeouts.job" },
+	{ "action_timeout", JOB_KEY_UNSUPPORTED, "LAVA's first job format: use timeouts.action" },
+	{ "target_group", JOB_KEY_UNSUPPORTED, "multinode jobs are not supported" },
+	{ "target", JOB_KEY_UNSUPPORTED, "multinode jobs are not supported" },
 	{ "secrets", JOB_KEY_UNSUPPORTED, "labd keeps no secrets and masks nothing in logs" },
 	{ "environment", JOB_KEY_UNSUPPORTED, "jobs do not set the lab host's environment" },
-	{ "reboot_to_fastboot", JOB_KEY_UNSUPPORTED, "fastboot is not supported" },
+	{ "reboot_to_fastboot", JOB_KEY_UNSUPPORTED,
+	  "boards are not put back into fastboot mode after a job" },
 	{ NULL, 0, NULL },
 };
 

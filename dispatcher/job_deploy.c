@@ -47,6 +47,9 @@ static const struct job_doc_key deploy_keys[] = {
 	{ "persistent_nfs", JOB_KEY_UNSUPPORTED, "NFS roots kept by the lab are not supported" },
 	{ "authorize", JOB_KEY_UNSUPPORTED, "ssh access to the board is not supported" },
 	{ "postprocess", JOB_KEY_UNSUPPORTED, "jobs cannot run commands on the lab host" },
+	{ "docker", JOB_KEY_UNSUPPORTED, "deploys do not run in containers on the lab host" },
+	{ "uefi", JOB_KEY_UNSUPPORTED, "the device type chooses the board's firmware" },
+	{ "type", JOB_KEY_UNSUPPORTED, "deploys are not typed: 'to' says where images go" },
 	{ NULL, 0, NULL },
 };
 
@@ -68,6 +71,11 @@ static const struct job_doc_key artifact_keys[] = {
 	{ "headers", JOB_KEY_UNSUPPORTED, "downloads send no extra HTTP headers" },
 	{ "install_modules", JOB_KEY_UNSUPPORTED, "the ramdisk is staged as downloaded" },
 	{ "install_overlay", JOB_KEY_UNSUPPORTED, "the ramdisk is staged as downloaded" },
+	{ "prefix", JOB_KEY_UNSUPPORTED,
+	  "artifacts are staged as downloaded, archives are not unpacked" },
+	{ "reboot", JOB_KEY_UNSUPPORTED, "boards are not rebooted between flashed images" },
+	{ "apply-overlay", JOB_KEY_UNSUPPORTED,
+	  "artifacts are staged as downloaded, nothing is added to them" },
 	{ "image_arg", JOB_KEY_UNSUPPORTED,
 	  "jobs cannot pass arguments to QEMU, the device type decides how images are attached" },
 	{ NULL, 0, NULL },

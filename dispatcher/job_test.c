@@ -34,6 +34,7 @@ static const struct job_doc_key test_keys[] = {
 	{ "definitions", JOB_KEY_KNOWN, NULL },
 	{ "interactive", JOB_KEY_KNOWN, NULL },
 	{ "monitors", JOB_KEY_KNOWN, NULL },
+	{ "name", JOB_KEY_IGNORED, "results are named by their test definitions" },
 	{ "docker", JOB_KEY_UNSUPPORTED,
 	  "tests run on the board, not in a container on the lab host" },
 	{ "services", JOB_KEY_UNSUPPORTED, "containers on the lab host are not supported" },

@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t1150-lava-samples.sh -- LAVA's own sample jobs (shared/lava/lava-jobs): those
+# using only what labd supports parse; every other one fails with a message
+# saying what is unsupported, and none crashes the parser.
+. "$(dirname "$0")/lib.sh"
+
+SAMPLES=${LAVA_SAMPLES:-$TOP/../shared/lava/lava-jobs}
+if [ ! -d "$SAMPLES" ]; then
+	test_skip "LAVA's sample jobs parse or are refused as unsupported" \
+		"no LAVA samples at $SAMPLES (set LAVA_SAMPLES)"
+	test_done
+	exit
+fi
+
+# check FILE: labctl check without a labd (the schema), status and output kept.
+check() {
+	"$LABCTL_BIN" --url http://127.0.0.1:1 check "$1" >"$TMP/out" 2>&1
+}
+
+test_expect_success 'every sample job parses or is refused with a reason, none crashes' '
+	ok=0 refused=0 bad=0 &&
+	for f in "$SAMPLES"/*.yaml; do
+		rc=0; check "$f" || rc=$?
+		case $rc in
+		0) ok=$((ok + 1)) ;;
+		1) if grep -qiE "unsupported|not supported|not allowed|cannot" "$TMP/out"; then
+			refused=$((refused + 1))
+		   else
+			bad=$((bad + 1)); echo "no reason for refusing $f:"; cat "$TMP/out"
+		   fi ;;
+		*) bad=$((bad + 1)); echo "labctl check $f: exit status $rc"; cat "$TMP/out" ;;
+		esac
+	done &&
+	echo "$ok parsed, $refused refused as unsupported, $bad bad" &&
+	[ "$bad" = 0 ] && [ "$ok" -ge 1 ] && [ "$refused" -ge 1 ]
+'
+
+test_expect_success 'a refusal names the file, line and cause' '
+	f=$SAMPLES/doc_content__snippets_jobs__docker.yaml &&
+	! check "$f" &&
+	grep -q "^$f:12: actions\[0\]\.deploy: unsupported deploy method .docker." "$TMP/out"
+'
+
+test_expect_success 'a LAVA U-Boot health check parses as it is' '
+	check "$SAMPLES/tests_lava_scheduler_app_health-checks__rk3399-puma-haikou.yaml"
+'
+
+test_done
