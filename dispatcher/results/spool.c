@@ -241,7 +241,8 @@ static int scan_dir(struct spool *sp)
 		sp->size += (uint64_t)st.st_size;
 	}
 	closedir(d);
-	qsort(sp->segs, sp->n_segs, sizeof(*sp->segs), cmp_seg);
+	if (sp->n_segs)	/* an empty spool has no array: qsort() wants one */
+		qsort(sp->segs, sp->n_segs, sizeof(*sp->segs), cmp_seg);
 	return err;
 }
 
