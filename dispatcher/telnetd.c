@@ -3,6 +3,7 @@
 #include "telnetd.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,78 @@ struct telnetd {
 	struct loop_source *io;
 };
 
+/*
+ * The uid owning the other end of loopback TCP connection @fd: the socket of
+ * /proc/net/tcp whose local address is our peer and whose remote address is
+ * us (an ident lookup without identd).  -ENOENT when it is not there: gone
+ * already, or not on this host's network namespace.
+ */
+static int loopback_peer_uid(int fd, uid_t *ret)
+{
+	struct sockaddr_in self, peer;
+	socklen_t ls = sizeof(self), lp = sizeof(peer);
+	char want_local[32], want_rem[32], local[64], rem[64], line[512];
+	unsigned long uid;
+	int err = -ENOENT;
+	FILE *f;
+
+	if (getsockname(fd, (struct sockaddr *)&self, &ls) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&peer, &lp) < 0)
+		return -errno;
+	/* The kernel prints the address as the int it stores, the port in host order. */
+	snprintf(want_local, sizeof(want_local), "%08" PRIX32 ":%04X", peer.sin_addr.s_addr,
+		 ntohs(peer.sin_port));
+	snprintf(want_rem, sizeof(want_rem), "%08" PRIX32 ":%04X", self.sin_addr.s_addr,
+		 ntohs(self.sin_port));
+	f = fopen("/proc/net/tcp", "re");
+	if (!f)
+		return -errno;
+	while (err == -ENOENT && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %*u: %63s %63s %*x %*s %*s %*s %lu", local, rem, &uid) == 3 &&
+		    !strcmp(local, want_local) && !strcmp(rem, want_rem)) {
+			*ret = (uid_t)uid;
+			err = 0;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+/*
+ * Whether the client on @c may act as the holder.  When the holder's user
+ * lists uids, only a process of one of them (or of an admin's) may; a holder
+ * known by token only cannot be told from other local users (doc/console.md).
+ */
+static bool client_allowed(struct telnetd *t, int c, char *why, size_t len)
+{
+	const struct users *us = daemon_users(t->d);
+	const struct user *holder = users_find_name(us, t->holder), *who;
+	uid_t uid = (uid_t)-1;
+	size_t i;
+
+	if (!holder || !holder->n_uids)
+		return true;
+	if (loopback_peer_uid(c, &uid) < 0) {
+		snprintf(why, len, "cannot tell who connects");
+		return false;
+	}
+	for (i = 0; i < holder->n_uids; i++)
+		if (holder->uids[i] == uid)
+			return true;
+	who = users_find_uid(us, uid);
+	if (who && who->role == USER_ROLE_ADMIN)
+		return true;
+	snprintf(why, len, "uid %lu is not '%s'", (unsigned long)uid, t->holder);
+	return false;
+}
+
+/* Turn a client away with @msg. */
+static void refuse(int c, const char *msg)
+{
+	send(c, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(c);
+}
+
 static int on_accept(struct loop_source *s, int fd, uint32_t revents, void *ud)
 {
 	struct telnetd *t = ud;
@@ -37,15 +110,20 @@ static int on_accept(struct loop_source *s, int fd, uint32_t revents, void *ud)
 		.board = t->board, .wire = VIEWER_WIRE_TELNET, .who = t->holder,
 		.role = USER_ROLE_DEVELOPER, .replay = TELNETD_REPLAY, .owner = t,
 	};
-	static const char busy[] = "labd: too many clients on this port\r\n";
+	char why[128], msg[256];
 	int c;
 
 	c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (c < 0)
 		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -errno;
 	if (viewers_count_owned(vs, t) >= TELNETD_MAX_CLIENTS) {
-		send(c, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-		close(c);
+		refuse(c, "labd: too many clients on this port\r\n");
+		return 0;
+	}
+	if (!client_allowed(t, c, why, sizeof(why))) {
+		log_warning("board '%s': telnet client refused: %s", board_name(t->board), why);
+		snprintf(msg, sizeof(msg), "labd: this port is for '%s': %s\r\n", t->holder, why);
+		refuse(c, msg);
 		return 0;
 	}
 	p.fd = c;

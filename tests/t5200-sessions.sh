@@ -329,6 +329,32 @@ t_unix_user() {
 test_expect_success 'Unix socket: root is the user listing uid 0 (a token changes nothing)' \
 	t_unix_user
 
+# telnet_greeting PORT: what a client that sends nothing gets.
+telnet_greeting() { { sleep 1; } | socat -t 1 - "TCP:127.0.0.1:$1"; }
+
+t_telnet_uids() {
+	reloads=$(grep -c "reloaded:" "$LAB/labd.log") &&
+	sed -i '/name = "carol"/s/ },$/ uids = [ 4242 ]; },/' "$LAB/labd.conf" &&
+	kill -HUP "$LABD_PID" &&
+	wait_for "[ \$(grep -c reloaded: '$LAB/labd.log') -gt $reloads ]" 10 &&
+	wait_for '[ "$(board_field sim-01 "[\"state\"]")" = idle ]' 10 &&
+	as carol reserve sim-01 --for 10m >/dev/null &&
+	as carol telnet sim-01 >/dev/null &&
+	telnet_greeting "$(board_field sim-01 '["telnet_port"]')" >"$TMP/greet" &&
+	grep -aq "labd: this port is for 'carol': uid 0 is not 'carol'" "$TMP/greet" &&
+	! grep -aq "attached to" "$TMP/greet" &&
+	grep -q "board 'sim-01': telnet client refused: uid 0 is not 'carol'" "$LAB/labd.log" &&
+	as carol release sim-01 >/dev/null &&
+	wait_for '[ "$(board_field sim-01 "[\"state\"]")" = idle ]' 10 &&
+	as alice reserve sim-01 --for 10m >/dev/null &&
+	as alice telnet sim-01 >/dev/null &&
+	telnet_greeting "$(board_field sim-01 '["telnet_port"]')" >"$TMP/greet" &&
+	grep -aq "attached to 'sim-01' as 'alice': you may type" "$TMP/greet" &&
+	as alice release sim-01 >/dev/null
+}
+test_expect_success 'the telnet port of a holder with uids takes only their processes' \
+	t_telnet_uids
+
 t_bad_users() {
 	cat >"$LAB/bad.conf" <<CONF &&
 state_dir = "state";
