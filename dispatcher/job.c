@@ -268,7 +268,7 @@ static int job_walk_context(struct job_doc *doc, struct job *job)
 	mark = job_doc_enter(doc, "context");
 	json_object_foreach(ctx, key, v) {
 		if (!strcmp(key, "extra_options"))
-			r = job_doc_error(doc, key, "'extra_options' is not allowed: jobs cannot pass arguments to QEMU, the device type decides its command line");
+			r = job_doc_error(doc, key, "unsupported key 'extra_options': jobs cannot pass arguments to QEMU, the device type decides its command line");
 		else if (!strcmp(key, "extra_kernel_args") && !json_is_string(v))
 			r = job_doc_error(doc, key, "'%s' must be a string, not %s", key,
 					  job_doc_type_name(v));

@@ -76,8 +76,7 @@ static const struct job_doc_key artifact_keys[] = {
 	{ "reboot", JOB_KEY_UNSUPPORTED, "boards are not rebooted between flashed images" },
 	{ "apply-overlay", JOB_KEY_UNSUPPORTED,
 	  "artifacts are staged as downloaded, nothing is added to them" },
-	{ "image_arg", JOB_KEY_UNSUPPORTED,
-	  "jobs cannot pass arguments to QEMU, the device type decides how images are attached" },
+	{ "image_arg", JOB_KEY_KNOWN, NULL },	/* LAVA's standard forms only */
 	{ NULL, 0, NULL },
 };
 
@@ -143,6 +142,37 @@ static int deploy_walk_format(struct job_doc *doc, const json_t *spec, struct jo
 	return r;
 }
 
+/*
+ * LAVA's image_arg: how its QEMU command line attaches the image.  labd's
+ * device types decide that themselves, so only LAVA's standard forms, which
+ * say no more than the label, are accepted (and not used): LAVA's QEMU jobs
+ * then run as they are.  Anything else could smuggle QEMU options in.
+ */
+static int deploy_walk_image_arg(struct job_doc *doc, const json_t *spec, const char *label)
+{
+	static const char *const forms[] = {
+		"-kernel {%s}", "-initrd {%s}", "-dtb {%s}", "-drive format=raw,file={%s}",
+		"-drive format=qcow2,file={%s}", NULL,
+	};
+	char want[DEPLOY_MAX_LABEL + 64];
+	const char *arg;
+	int r = job_doc_get_str(doc, spec, "image_arg", false, &arg);
+	size_t i;
+
+	if (r <= 0)
+		return r;
+	for (i = 0; forms[i]; i++) {
+		snprintf(want, sizeof(want), forms[i], label);
+		if (!strcmp(arg, want))
+			return 1;
+	}
+	return job_doc_error(doc, "image_arg",
+			     "unsupported image_arg '%.100s': jobs cannot pass arguments to QEMU, "
+			     "the device type decides how images are attached (LAVA's standard "
+			     "forms such as '-kernel {%s}' are accepted and change nothing)",
+			     arg, label);
+}
+
 /* The artifact @label of the mapping @parent, at the current path. */
 static int deploy_walk_artifact(struct job_doc *doc, const json_t *parent, const char *label,
 				struct job_artifact *a)
@@ -164,6 +194,8 @@ static int deploy_walk_artifact(struct job_doc *doc, const json_t *parent, const
 	if (deploy_walk_sha256(doc, spec, a) < 0)
 		r = -EINVAL;
 	if (deploy_walk_format(doc, spec, a) < 0)
+		r = -EINVAL;
+	if (deploy_walk_image_arg(doc, spec, label) < 0)
 		r = -EINVAL;
 	job_doc_leave(doc, mark);
 	return r;

@@ -19,6 +19,13 @@
 static const char *const lava_expected_ok[] = {
 	"doc_content_admin_basic-tutorials_device-setup_u-boot__embedded-2.yaml",
 	"tests_lava_scheduler_app_health-checks__rk3399-puma-haikou.yaml",
+	/* QEMU jobs whose image_arg are LAVA's standard forms */
+	"doc_v2_examples_test-jobs__inline-test-definition-example.yaml",
+	"tests_lava_dispatcher_sample_jobs__kvm-inline.yaml",
+	"tests_lava_dispatcher_sample_jobs__kvm-notest.yaml",
+	"tests_lava_dispatcher_sample_jobs__kvm-notest-noprompts.yaml",
+	"tests_lava_dispatcher_sample_jobs__qemu-monitor.yaml",
+	"tests_lava_dispatcher_sample_jobs__zephyr-qemu-test-task.yaml",
 	NULL,
 };
 
@@ -562,6 +569,33 @@ TEST(test_job__qemu_and_context)
 	diag_release(&d);
 }
 
+TEST(test_job__image_arg_standard_forms_only)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct diag d = DIAG_INIT;
+	struct job *job;
+	char *msgs;
+
+	strbuf_addf(&sb, "%sactions:\n- deploy:\n    to: tmpfs\n    images:\n"
+		    "      kernel: {url: 'https://example.com/bzImage', image_arg: '-kernel {kernel}'}\n"
+		    "      rootfs: {url: 'https://example.com/r.img',\n"
+		    "               image_arg: '-drive format=raw,file={rootfs}'}\n"
+		    "- boot: {method: qemu, media: tmpfs, prompts: ['/ # ']}\n", job_head);
+	CHECK(parse(sb.buf, JOB_FORMAT_YAML, &job, &d) == 0);
+	job_free(job);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "%sactions:\n- deploy:\n    to: tmpfs\n    images:\n"
+		    "      kernel: {url: 'https://example.com/bzImage',\n"
+		    "               image_arg: '-kernel {kernel} -monitor tcp::4444,server'}\n"
+		    "- boot: {method: qemu, media: tmpfs, prompts: ['/ # ']}\n", job_head);
+	msgs = parse_errors(sb.buf, JOB_FORMAT_YAML);
+	CHECK(strstr(msgs, "actions[0].deploy.images.kernel: unsupported image_arg "
+			   "'-kernel {kernel} -monitor tcp::4444,server'") != NULL);
+	free(msgs);
+	strbuf_release(&sb);
+	diag_release(&d);
+}
+
 /* YAML specifics */
 
 TEST(test_job__yaml_scalars)
@@ -1063,7 +1097,7 @@ TEST(test_job__lava_corpus)
 	CHECK_INT(parsed, >=, (int)i);
 }
 
-TEST_LIST(test_job__good_uboot, test_job__good_tests, test_job__good_minimal,
+TEST_LIST(test_job__image_arg_standard_forms_only, test_job__good_uboot, test_job__good_tests, test_job__good_minimal,
 	  test_job__yaml_json_identical, test_job__bad_files,
 	  test_job__errors_are_all_reported_in_order, test_job__json_errors_have_lines,
 	  test_job__duplicate_yaml_keys, test_job__regex_and_named_groups,
