@@ -31,7 +31,8 @@ struct spool {
 	char *dir;
 	uint64_t max;
 	uint64_t seg_max;
-	uint64_t head;
+	uint64_t head;		/* the smallest of slot[] */
+	uint64_t slot[SPOOL_SLOTS];	/* per slot: its records before it are delivered */
 	uint64_t tail;
 	uint64_t size;
 	uint64_t dropped;
@@ -246,26 +247,52 @@ static int scan_dir(struct spool *sp)
 	return err;
 }
 
-/* The acknowledged position, or -ENOENT when there is none worth trusting. */
-static int read_ack(struct spool *sp, uint64_t *ret)
+/*
+ * The acknowledged positions into sp->slot, or -ENOENT when there are none
+ * worth trusting.  An older labd wrote one position for everything: 16 bytes,
+ * the position and its checksum.
+ */
+static int read_ack(struct spool *sp)
 {
-	uint64_t rec[2];
+	uint64_t rec[SPOOL_ACK_BYTES / 8];
+	ssize_t n = pread(sp->ack_fd, rec, sizeof(rec), 0);
+	unsigned i;
 
-	if (pread(sp->ack_fd, rec, sizeof(rec), 0) != (ssize_t)sizeof(rec) ||
-	    checksum(sp, &rec[0], sizeof(rec[0]), NULL, 0) != le64toh(rec[1]))
+	if (n == (ssize_t)sizeof(rec) &&
+	    checksum(sp, rec, sizeof(rec) - 8, NULL, 0) == le64toh(rec[SPOOL_SLOTS])) {
+		for (i = 0; i < SPOOL_SLOTS; i++)
+			sp->slot[i] = le64toh(rec[i]);
+		return 0;
+	}
+	if (n < 16 || checksum(sp, &rec[0], sizeof(rec[0]), NULL, 0) != le64toh(rec[1]))
 		return -ENOENT;
-	*ret = le64toh(rec[0]);
+	for (i = 0; i < SPOOL_SLOTS; i++)
+		sp->slot[i] = le64toh(rec[0]);
 	return 0;
 }
 
-static int write_ack(struct spool *sp, uint64_t pos)
+static int write_ack(struct spool *sp, const uint64_t *slot)
 {
-	uint64_t rec[2] = { htole64(pos), 0 };
+	uint64_t rec[SPOOL_ACK_BYTES / 8];
+	unsigned i;
 
-	rec[1] = htole64(checksum(sp, &rec[0], sizeof(rec[0]), NULL, 0));
+	for (i = 0; i < SPOOL_SLOTS; i++)
+		rec[i] = htole64(slot[i]);
+	rec[SPOOL_SLOTS] = htole64(checksum(sp, rec, sizeof(rec) - 8, NULL, 0));
 	if (pwrite(sp->ack_fd, rec, sizeof(rec), 0) != (ssize_t)sizeof(rec))
 		return -EIO;
 	return 0;
+}
+
+static uint64_t lowest(const uint64_t *slot)
+{
+	uint64_t min = slot[0];
+	unsigned i;
+
+	for (i = 1; i < SPOOL_SLOTS; i++)
+		if (slot[i] < min)
+			min = slot[i];
+	return min;
 }
 
 /* Delete the segments that hold only acknowledged records. */
@@ -277,10 +304,31 @@ static void trim(struct spool *sp)
 		drop_first_seg(sp);
 }
 
+/* Every slot's position inside the records on disk; the head is the lowest. */
+static void clamp_slots(struct spool *sp)
+{
+	unsigned i;
+
+	if (!sp->n_segs) {
+		/* no record left: positions go on from the highest one delivered */
+		for (i = 0; i < SPOOL_SLOTS; i++)
+			if (sp->slot[i] > sp->tail)
+				sp->tail = sp->slot[i];
+		for (i = 0; i < SPOOL_SLOTS; i++)
+			sp->slot[i] = sp->tail;
+	}
+	for (i = 0; i < SPOOL_SLOTS && sp->n_segs; i++) {
+		if (sp->slot[i] < sp->segs[0].start)
+			sp->slot[i] = sp->segs[0].start;
+		if (sp->slot[i] > sp->tail)
+			sp->slot[i] = sp->tail;
+	}
+	sp->head = lowest(sp->slot);
+}
+
 static int recover(struct spool *sp)
 {
 	char *path;
-	uint64_t ack = 0;
 	int err;
 
 	if (asprintf(&path, "%s/%s", sp->dir, SPOOL_ACK) < 0)
@@ -294,13 +342,8 @@ static int recover(struct spool *sp)
 		err = recover_last(sp);
 	if (err)
 		return err;
-	if (read_ack(sp, &ack) < 0)
-		ack = sp->n_segs ? sp->segs[0].start : 0;
-	if (sp->n_segs && ack < sp->segs[0].start)
-		ack = sp->segs[0].start;
-	if (!sp->n_segs)
-		sp->tail = ack;
-	sp->head = ack < sp->tail ? ack : sp->tail;
+	read_ack(sp);	/* none worth trusting: every record is sent again */
+	clamp_slots(sp);
 	trim(sp);
 	return 0;
 }
@@ -464,6 +507,26 @@ int spool_read(struct spool *sp, uint64_t *pos, size_t max_bytes, spool_record_f
 	return count;
 }
 
+int spool_read_at(struct spool *sp, uint64_t pos, spool_record_fn fn, void *userdata)
+{
+	ssize_t i = find_seg(sp, pos), len;
+	struct spool_seg *s;
+	int fd;
+
+	if (pos < sp->head || pos >= sp->tail || i < 0)
+		return -EINVAL;
+	s = &sp->segs[i];
+	if (pos >= s->start + s->size)
+		return -EINVAL;
+	fd = seg_fd(sp, (size_t)i);
+	if (fd < 0)
+		return fd;
+	len = read_record(sp, fd, pos - s->start, s->size);
+	if (len < 0)
+		return (int)len;
+	return fn(sp->buf, (size_t)len, userdata);
+}
+
 int spool_scan(struct spool *sp, spool_record_fn fn, void *userdata)
 {
 	uint64_t head = sp->head, pos;
@@ -478,25 +541,70 @@ int spool_scan(struct spool *sp, spool_record_fn fn, void *userdata)
 	return r;
 }
 
-bool spool_ack_frees(const struct spool *sp, uint64_t pos)
+/* Whether a head moved to @head deletes a segment (as trim() would). */
+static bool head_frees(const struct spool *sp, uint64_t head)
 {
 	if (sp->n_segs > 1)
-		return sp->segs[1].start <= pos;
-	return sp->n_segs == 1 && pos == sp->tail && sp->segs[0].size >= sp->seg_max;
+		return sp->segs[1].start <= head;
+	return sp->n_segs == 1 && head == sp->tail && sp->segs[0].size >= sp->seg_max;
+}
+
+/* Each slot at the higher of its position and @pos[slot], into @ret. */
+static void merge_slots(const struct spool *sp, const uint64_t *pos, uint64_t *ret)
+{
+	unsigned i;
+
+	for (i = 0; i < SPOOL_SLOTS; i++)
+		ret[i] = pos[i] > sp->slot[i] ? pos[i] : sp->slot[i];
+}
+
+bool spool_ack_slots_frees(const struct spool *sp, const uint64_t pos[SPOOL_SLOTS])
+{
+	uint64_t slot[SPOOL_SLOTS];
+
+	merge_slots(sp, pos, slot);
+	return head_frees(sp, lowest(slot));
+}
+
+int spool_ack_slots(struct spool *sp, const uint64_t pos[SPOOL_SLOTS])
+{
+	uint64_t slot[SPOOL_SLOTS];
+	unsigned i;
+	int err;
+
+	for (i = 0; i < SPOOL_SLOTS; i++)
+		if (pos[i] > sp->tail)
+			return -EINVAL;
+	merge_slots(sp, pos, slot);
+	err = write_ack(sp, slot);
+	if (err < 0)
+		return err;
+	memcpy(sp->slot, slot, sizeof(slot));
+	sp->head = lowest(slot);
+	trim(sp);
+	return 0;
+}
+
+bool spool_ack_frees(const struct spool *sp, uint64_t pos)
+{
+	return head_frees(sp, pos > sp->head ? pos : sp->head);
 }
 
 int spool_ack(struct spool *sp, uint64_t pos)
 {
-	int err;
+	uint64_t slot[SPOOL_SLOTS];
+	unsigned i;
 
 	if (pos < sp->head || pos > sp->tail)
 		return -EINVAL;
-	err = write_ack(sp, pos);
-	if (err < 0)
-		return err;
-	sp->head = pos;
-	trim(sp);
-	return 0;
+	for (i = 0; i < SPOOL_SLOTS; i++)
+		slot[i] = pos;
+	return spool_ack_slots(sp, slot);
+}
+
+uint64_t spool_slot_pos(const struct spool *sp, unsigned slot)
+{
+	return slot < SPOOL_SLOTS ? sp->slot[slot] : sp->head;
 }
 
 uint64_t spool_head(const struct spool *sp)

@@ -9,8 +9,10 @@
  *   <16 hex digits>.seg  segment files: records appended with write(2), never
  *                        rewritten; the name is the spool position of the
  *                        segment's first byte
- *   ack                  the position up to which records were delivered (one
- *                        16-byte write: position and its checksum)
+ *   ack                  per slot (below), the position up to which its records
+ *                        were delivered, and their checksum: one write of
+ *                        SPOOL_ACK_BYTES (the 16 bytes of an older labd, one
+ *                        position and its checksum, are read as every slot's)
  *
  * Positions are byte addresses in the stream of all records ever appended;
  * they only grow, so a position names a record for the life of the spool.
@@ -28,11 +30,20 @@
  * would go past it fails with -ENOSPC, and the caller decides what to do.
  * Segments are deleted once every record in them is acknowledged.
  *
+ * Slots: a spool may be drained by several deliveries at once, each taking
+ * the records of its own streams (a backend's jobs), so records are
+ * acknowledged out of order.  The caller puts every record in one of
+ * SPOOL_SLOTS slots (by its stream); the spool keeps, per slot, the position
+ * before which every record of that slot was delivered, so a restarted labd
+ * sends none of them again.  spool_head() is the smallest of these.
+ *
  * Use (single-threaded, calls are short local file I/O):
  *  1. spool_open();
  *  2. spool_append() as data comes;
- *  3. spool_read() from spool_head() to build a delivery;
- *  4. spool_ack() the position reached once the receiver confirmed it.
+ *  3. spool_read() from spool_head() (or spool_read_at() record by record)
+ *     to build a delivery;
+ *  4. spool_ack() the position reached once the receiver confirmed it, or
+ *     spool_ack_slots() a position per slot.
  */
 #ifndef LABD_SPOOL_H
 #define LABD_SPOOL_H
@@ -47,6 +58,8 @@ struct spool;
 #define SPOOL_SEGMENT_MAX (4ULL << 20)		/* a segment is closed past this size */
 #define SPOOL_MIN_BYTES (64ULL << 10)		/* smallest max_bytes accepted */
 #define SPOOL_HEADER 16				/* bytes of a record's header */
+#define SPOOL_SLOTS 64				/* acknowledged positions kept apart */
+#define SPOOL_ACK_BYTES (8 * (SPOOL_SLOTS + 1))	/* the ack file: slots, checksum */
 
 /**
  * spool_open() - open (creating it and its parents) the spool in @dir
@@ -78,13 +91,23 @@ typedef int (*spool_record_fn)(const void *data, size_t len, void *userdata);
  * @max_bytes: stop before a record that would make the payloads read exceed
  *	this; the first record is always read
  *
- * *@pos moves past each record handed over (also on a stop by @fn).  Reading
- * stops at spool_tail().  Returns the number of records handed over, the
- * negative value @fn returned, -EINVAL (@pos before spool_head() or past the
- * tail) or -EIO.
+ * *@pos moves past each record handed over (also on a stop by @fn), before
+ * @fn is called, so @fn may tell where its record began (*@pos - len -
+ * SPOOL_HEADER).  Reading stops at spool_tail().  Returns the number of
+ * records handed over, the negative value @fn returned, -EINVAL (@pos before
+ * spool_head() or past the tail) or -EIO.
  */
 int spool_read(struct spool *sp, uint64_t *pos, size_t max_bytes, spool_record_fn fn,
 	       void *userdata);
+
+/**
+ * spool_read_at() - hand the one record that begins at @pos to @fn
+ *
+ * Returns what @fn returned, -EINVAL (no record of the unacknowledged part
+ * begins at @pos), -EBADMSG (the record is torn or corrupt: it is lost) or
+ * -EIO.
+ */
+int spool_read_at(struct spool *sp, uint64_t pos, spool_record_fn fn, void *userdata);
 
 /**
  * spool_scan() - hand every record still on disk to @fn, acknowledged ones
@@ -95,7 +118,7 @@ int spool_read(struct spool *sp, uint64_t *pos, size_t max_bytes, spool_record_f
 int spool_scan(struct spool *sp, spool_record_fn fn, void *userdata);
 
 /**
- * spool_ack() - every record before @pos was delivered
+ * spool_ack() - every record before @pos was delivered, whatever its slot
  *
  * Stores the position (a restarted labd reads from there) and deletes the
  * segments holding nothing else.  @pos must be a position spool_read()
@@ -105,6 +128,23 @@ int spool_ack(struct spool *sp, uint64_t pos);
 
 /** spool_ack_frees() - whether spool_ack(@pos) would delete a segment. */
 bool spool_ack_frees(const struct spool *sp, uint64_t pos);
+
+/**
+ * spool_ack_slots() - per slot, every record of the slot before @pos[slot]
+ * was delivered
+ *
+ * A position at or below the slot's present one changes nothing (pass 0 to
+ * leave a slot alone).  Stores the positions, as spool_ack() does, and
+ * deletes the segments before the smallest.  Returns 0, -EINVAL (a position
+ * past spool_tail(); nothing changed) or -EIO.
+ */
+int spool_ack_slots(struct spool *sp, const uint64_t pos[SPOOL_SLOTS]);
+
+/** spool_ack_slots_frees() - whether spool_ack_slots(@pos) would delete a segment. */
+bool spool_ack_slots_frees(const struct spool *sp, const uint64_t pos[SPOOL_SLOTS]);
+
+/** spool_slot_pos() - where the records of @slot that are not yet delivered begin. */
+uint64_t spool_slot_pos(const struct spool *sp, unsigned slot);
 
 /** spool_head() / spool_tail() - first unacknowledged position / end of the last record. */
 uint64_t spool_head(const struct spool *sp);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* test-spool.c -- append, read, acknowledge, bounds, restart and torn records */
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -10,6 +11,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <openssl/sha.h>
 
 #include "spool.h"
 #include "strbuf.h"
@@ -212,5 +215,84 @@ TEST(test_spool__survives_sigkill)
 	remove_dir();
 }
 
+static int collect_one(const void *data, size_t len, void *ud)
+{
+	strbuf_reset(ud);
+	strbuf_add(ud, data, len);
+	return 7;
+}
+
+/* An ack file as labd wrote it before slots: the position, then its checksum. */
+static int write_old_ack(uint64_t pos)
+{
+	unsigned char rec[16], md[SHA256_DIGEST_LENGTH];
+	uint64_t le = htole64(pos);
+	char path[128];
+	int fd, r;
+
+	memcpy(rec, &le, 8);
+	SHA256(rec, 8, md);
+	memcpy(rec + 8, md, 8);
+	snprintf(path, sizeof(path), "%s/ack", dir);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	r = write(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec) ? 0 : -EIO;
+	close(fd);
+	return r;
+}
+
+/* Slots acknowledged out of order: each keeps its position across a restart. */
+TEST(test_spool__slots)
+{
+	struct strbuf out = STRBUF_INIT;
+	uint64_t pos[SPOOL_SLOTS] = { 0 }, second, tail;
+	struct spool *sp;
+	char path[128];
+
+	make_dir();
+	CHECK(spool_open(dir, 1 << 20, &sp) == 0);
+	CHECK(spool_append(sp, "a0", 2) == 0);
+	second = spool_tail(sp);
+	CHECK(spool_append(sp, "b1", 2) == 0);
+	CHECK(spool_append(sp, "c0", 2) == 0);
+	tail = spool_tail(sp);
+	CHECK_INT(spool_read_at(sp, second, collect_one, &out), ==, 7);
+	CHECK_STR(out.buf, "b1");
+	CHECK(spool_read_at(sp, second + 1, collect_one, &out) < 0);
+	CHECK(spool_read_at(sp, tail, collect_one, &out) == -EINVAL);
+	/* slot 1 delivered everything, slot 0 only its first record */
+	pos[1] = tail;
+	pos[0] = second;
+	CHECK(!spool_ack_slots_frees(sp, pos));
+	CHECK(spool_ack_slots(sp, pos) == 0);
+	CHECK_INT(spool_head(sp), ==, 0);	/* slots 2.. delivered nothing */
+	pos[1] = tail + 1;
+	CHECK(spool_ack_slots(sp, pos) == -EINVAL);
+	sp = spool_close(sp);
+	CHECK(spool_open(dir, 1 << 20, &sp) == 0);
+	CHECK_INT(spool_slot_pos(sp, 0), ==, second);
+	CHECK_INT(spool_slot_pos(sp, 1), ==, tail);
+	CHECK_INT(spool_slot_pos(sp, 2), ==, 0);
+	CHECK(spool_ack(sp, second) == 0);
+	CHECK_INT(spool_head(sp), ==, second);
+	CHECK_INT(spool_slot_pos(sp, 1), ==, tail);	/* never goes back */
+	sp = spool_close(sp);
+	/* the ack file of an older labd: one position for every slot */
+	CHECK(write_old_ack(tail) == 0);
+	CHECK(spool_open(dir, 1 << 20, &sp) == 0);
+	CHECK_INT(spool_slot_pos(sp, 0), ==, tail);
+	CHECK_INT(spool_head(sp), ==, tail);
+	sp = spool_close(sp);
+	/* a torn one: nothing is trusted, everything is sent again */
+	snprintf(path, sizeof(path), "%s/ack", dir);
+	CHECK(truncate(path, 12) == 0);
+	CHECK(spool_open(dir, 1 << 20, &sp) == 0);
+	CHECK_INT(spool_head(sp), ==, 0);
+	spool_close(sp);
+	strbuf_release(&out);
+	remove_dir();
+}
+
 TEST_LIST(test_spool__append_read_ack, test_spool__bounded_and_segments_deleted,
-	  test_spool__torn_record_dropped, test_spool__survives_sigkill);
+	  test_spool__torn_record_dropped, test_spool__survives_sigkill, test_spool__slots);
