@@ -15,7 +15,7 @@ cp "$LAB/labd.conf" "$TMP/base.conf"
 cat >>"$LAB/labd.conf" <<CONF
 backends = (
 	{ type = "http"; url = "http://127.0.0.1:$REC_PORT/ingest"; token = "s3cret";
-	  batch_bytes = 4096; batch_ms = 200; retry_max_ms = 1000; },
+	  batch_bytes = 4096; batch_ms = 200; retry_max_ms = 1000; max_in_flight = 2; },
 	{ type = "http"; name = "tiny"; url = "http://127.0.0.1:${REC_PORT_tiny}/ingest";
 	  token = "t1ny"; spool_max = 65536; batch_ms = 100; retry_max_ms = 1000; }
 );
@@ -31,7 +31,7 @@ test_expect_success 'bad backend settings are file:line errors' '
 	cp "$TMP/base.conf" "$LAB/bad.conf" &&
 	cat >>"$LAB/bad.conf" <<-CONF &&
 	backends = ( { type = "http"; url = "ftp://x"; batch_ms = "soon"; colour = 1;
-		       retry_max_ms = 5; },
+		       retry_max_ms = 5; max_in_flight = 0; },
 		     { type = "carrier-pigeon"; } );
 	CONF
 	! "$LABD" check-config -c "$LAB/bad.conf" 2>"$TMP/bad.err" &&
@@ -41,6 +41,7 @@ test_expect_success 'bad backend settings are file:line errors' '
 	grep -q "bad.conf:[0-9]*: .batch_ms. must be" "$TMP/bad.err" &&
 	grep -q "bad.conf:[0-9]*: .retry_max_ms. must be between 100 and 3600000, not 5" \
 		"$TMP/bad.err" &&
+	grep -q "bad.conf:[0-9]*: .max_in_flight. must be between 1 and 64, not 0" "$TMP/bad.err" &&
 	grep -q "bad.conf:[0-9]*: unknown backend type .carrier-pigeon." "$TMP/bad.err"
 '
 

@@ -6,8 +6,9 @@
  * as they are emitted and its console log in chunks cut by a capture tick
  * (HTTP_CAPTURE_USEC), the log bytes written before an event spooled before
  * it.  The upload (upload.h) posts the spool in batches of at most
- * batch_bytes, one request at a time, so the receiver gets every job's items
- * in order.  Wire format: doc/backends.md.
+ * batch_bytes, up to max_in_flight requests at once; a job's items always go
+ * through the same one of them, one request at a time, so the receiver gets
+ * every job's items in order.  Wire format: doc/backends.md.
  *
  * Cursors: for each job still streaming, what was spooled (event sequence
  * number, log offset and chunk number).  When the spool is full, nothing new
@@ -46,6 +47,7 @@
 #define HTTP_DEFAULT_BATCH_BYTES (64 * 1024)
 #define HTTP_DEFAULT_BATCH_MS 500
 #define HTTP_DEFAULT_SPOOL_MAX (256ULL << 20)
+#define HTTP_DEFAULT_IN_FLIGHT 4
 #define HTTP_MAX_BATCH_BYTES (4 << 20)
 #define HTTP_LOG_CHUNK_MAX (16 * 1024)	/* console bytes in one log item */
 #define HTTP_LOG_CHUNK_MIN 256
@@ -91,6 +93,7 @@ struct http_backend {
 	uint64_t batch_ms;
 	uint64_t retry_max_ms;
 	uint64_t spool_max;
+	unsigned max_in_flight;
 	size_t chunk_max;
 	struct spool *sp;
 	struct upload *up;
@@ -111,7 +114,7 @@ struct http_backend {
 };
 
 static const char *const http_keys[] = { "url", "token", "batch_bytes", "batch_ms", "spool_max",
-					 "retry_max_ms", NULL };
+					 "retry_max_ms", "max_in_flight", NULL };
 
 static struct http_backend *to_http(struct backend *b)
 {
@@ -284,7 +287,7 @@ static int append(struct http_backend *hb, struct cursor *c, struct rec_head *h,
 	h->type = htole32(h->type);
 	h->flags = htole32(h->flags);
 	if (text && !strbuf_add(&rec, h, sizeof(*h)) && !strbuf_addstr(&rec, text))
-		err = spool_append(hb->sp, rec.buf, rec.len);
+		err = upload_append(hb->up, rec.buf, rec.len);
 	if (err == -ENOSPC)
 		set_full(hb, c);
 	else if (err < 0)
@@ -587,25 +590,36 @@ static int add_item(const void *data, size_t len, void *ud)
 			  len - sizeof(struct rec_head));
 }
 
-static int compose(struct upload *u, uint64_t *pos, struct strbuf *body, void *ud)
+static int compose(struct upload *u, struct strbuf *body, void *ud)
 {
 	struct http_backend *hb = ud;
 	struct compose cp = { body, 0 };
 	int r;
 
 	strbuf_addstr(body, hb->prefix);
-	r = spool_read(hb->sp, pos, hb->batch_bytes, add_item, &cp);
+	r = upload_take(u, hb->batch_bytes, add_item, &cp);
 	if (r < 0)
 		return r;
 	return strbuf_addstr(body, "]}");
 }
 
-static void acking(struct upload *u, uint64_t end, void *ud)
+/* A job's records go out in order, one request at a time: its id is the stream. */
+static uint64_t record_stream(const void *data, size_t len, void *ud)
+{
+	struct rec_head h;
+
+	if (len < sizeof(h))
+		return 0;
+	memcpy(&h, data, sizeof(h));
+	return le64toh(h.job);
+}
+
+static void acking(struct upload *u, bool frees, void *ud)
 {
 	struct http_backend *hb = ud;
 
-	if (spool_ack_frees(hb->sp, end))
-		save_state(hb);
+	if (frees)
+		save_state(hb);	/* the cursors, before the records that tell them go */
 	if (hb->full)
 		arm_capture(hb);
 }
@@ -651,17 +665,14 @@ static bool recently_told(struct http_backend *hb, int64_t job)
 	return false;
 }
 
-static void rejected(struct upload *u, const struct http_response *resp, uint64_t start,
-		     uint64_t end, void *ud)
+static void rejected(struct upload *u, const struct http_response *resp, void *ud)
 {
 	struct http_backend *hb = ud;
 	struct strbuf why = STRBUF_INIT;
 	struct refused rf = { .n = 0 };
-	uint64_t pos = start;
 	size_t i;
 
-	while (pos < end && spool_read(hb->sp, &pos, end - pos, note_job, &rf) > 0)
-		;
+	upload_batch(u, note_job, &rf);
 	utf8_sanitize(resp->body, resp->body_len < UPLOAD_MAX_REPORTED_BODY ? resp->body_len :
 			UPLOAD_MAX_REPORTED_BODY, UTF8_XML, 0, &why);
 	for (i = 0; i < why.len; i++)
@@ -684,6 +695,7 @@ static void rejected(struct upload *u, const struct http_response *resp, uint64_
 
 static const struct upload_ops http_upload_ops = {
 	.compose = compose,
+	.stream = record_stream,
 	.acking = acking,
 	.rejected = rejected,
 };
@@ -778,7 +790,8 @@ static int http_start(struct backend *b)
 	struct http_backend *hb = to_http(b);
 	struct upload_opts o = { .url = hb->url, .token = hb->token,
 				 .batch_bytes = hb->batch_bytes, .batch_ms = hb->batch_ms,
-				 .retry_max_ms = hb->retry_max_ms };
+				 .retry_max_ms = hb->retry_max_ms,
+				 .max_in_flight = hb->max_in_flight };
 	char *dir = backend_state_path(b, "spool");
 	int err;
 
@@ -836,7 +849,7 @@ static size_t chunk_limit(size_t batch_bytes, uint64_t spool_max)
 /* The numbers of group @g into @hb, defaults for those absent; every bad one goes to @diag. */
 static int parse_numbers(struct http_backend *hb, const config_setting_t *g, struct diag *diag)
 {
-	long long bytes, ms, max;
+	long long bytes, ms, max, in_flight;
 	int err = 0;
 
 	if (get_size(g, "batch_bytes", 1024, HTTP_MAX_BATCH_BYTES, HTTP_DEFAULT_BATCH_BYTES,
@@ -847,9 +860,13 @@ static int parse_numbers(struct http_backend *hb, const config_setting_t *g, str
 	if (get_size(g, "spool_max", (long long)SPOOL_MIN_BYTES, INT64_MAX,
 		     (long long)HTTP_DEFAULT_SPOOL_MAX, &max, diag) < 0)
 		err = -EINVAL;
+	if (get_size(g, "max_in_flight", 1, UPLOAD_MAX_IN_FLIGHT, HTTP_DEFAULT_IN_FLIGHT,
+		     &in_flight, diag) < 0)
+		err = -EINVAL;
 	if (backend_get_retry_max(g, &hb->retry_max_ms, diag) < 0)
 		err = -EINVAL;
 	hb->batch_bytes = (size_t)bytes;
+	hb->max_in_flight = (unsigned)in_flight;
 	hb->batch_ms = (uint64_t)ms;
 	hb->spool_max = (uint64_t)max;
 	hb->chunk_max = chunk_limit(hb->batch_bytes, hb->spool_max);

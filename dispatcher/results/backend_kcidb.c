@@ -119,7 +119,7 @@ static int spool_document(struct kcidb_backend *kb, int64_t id, const char *text
 	if (!err)
 		err = strbuf_addstr(&rec, text);
 	if (!err)
-		err = spool_append(kb->sp, rec.buf, rec.len);
+		err = upload_append(kb->up, rec.buf, rec.len);
 	strbuf_release(&rec);
 	if (err == -ENOSPC)
 		backend_report(&kb->b, id, "spool '%s' is full: document not submitted (it is in the job directory)",
@@ -312,31 +312,29 @@ static int take_doc(const void *data, size_t len, void *ud)
 	return 1;	/* one document per request */
 }
 
-static int compose(struct upload *u, uint64_t *pos, struct strbuf *body, void *ud)
+static int compose(struct upload *u, struct strbuf *body, void *ud)
 {
-	struct kcidb_backend *kb = ud;
 	struct one_doc od = { body, 0 };
-	int r = spool_read(kb->sp, pos, 0, take_doc, &od);
+	int r = upload_take(u, 0, take_doc, &od);
 
 	return r < 0 ? r : 0;
 }
 
-static int64_t job_of(struct kcidb_backend *kb, uint64_t start)
+/* The job of the document just answered. */
+static int64_t job_of(struct upload *u)
 {
 	struct one_doc od = { NULL, 0 };
-	uint64_t pos = start;
 
-	spool_read(kb->sp, &pos, 0, take_doc, &od);
+	upload_batch(u, take_doc, &od);
 	return od.job;
 }
 
-static void accepted(struct upload *u, const struct http_response *resp, uint64_t start,
-		     uint64_t end, void *ud)
+static void accepted(struct upload *u, const struct http_response *resp, void *ud)
 {
 	struct kcidb_backend *kb = ud;
 	json_t *doc = json_loads(resp->body, 0, NULL);
 	const char *id = json_string_value(json_object_get(doc, "id"));
-	int64_t job = job_of(kb, start);
+	int64_t job = job_of(u);
 
 	log_info("backend '%s': job %lld: KCIDB document submitted%s%s", kb->b.name,
 		 (long long)job, id ? ", id " : "", id ? id : "");
@@ -345,8 +343,7 @@ static void accepted(struct upload *u, const struct http_response *resp, uint64_
 	json_decref(doc);
 }
 
-static void rejected(struct upload *u, const struct http_response *resp, uint64_t start,
-		     uint64_t end, void *ud)
+static void rejected(struct upload *u, const struct http_response *resp, void *ud)
 {
 	struct kcidb_backend *kb = ud;
 	struct strbuf why = STRBUF_INIT;
@@ -357,7 +354,7 @@ static void rejected(struct upload *u, const struct http_response *resp, uint64_
 	for (i = 0; i < why.len; i++)
 		if (why.buf[i] == '\n' || why.buf[i] == '\r' || why.buf[i] == '\t')
 			why.buf[i] = ' ';
-	backend_report(&kb->b, job_of(kb, start), "KCIDB refused the document with HTTP %ld: %s",
+	backend_report(&kb->b, job_of(u), "KCIDB refused the document with HTTP %ld: %s",
 		       resp->status, why.len ? why.buf : "(no body)");
 	strbuf_release(&why);
 }
