@@ -9,7 +9,7 @@ DEB_BUILD := build-essential pkg-config libserialport-dev libusb-1.0-0-dev libgp
 	libcurl4-openssl-dev libjansson-dev libconfig-dev libyaml-dev libsqlite3-dev \
 	libmicrohttpd-dev libpcre2-dev libssl-dev
 DEB_TEST := qemu-system-x86 qemu-system-arm u-boot-qemu busybox-static cpio xz-utils socat \
-	umockdev libumockdev-dev ser2net pdudaemon telnet tmux curl python3 python3-jsonschema \
+	umockdev libumockdev-dev ser2net pdudaemon telnet microcom tmux curl python3 python3-jsonschema \
 	sqlite3 libxml2-utils iproute2 procps
 
 CC ?= cc

@@ -109,6 +109,21 @@ t_telnet_client() {
 test_expect_success 'telnet and labctl console --telnet attach: typing reaches the board, logged' \
 	t_telnet_client
 
+t_telnet_microcom() {
+	port=$(board_field sim-01 '["telnet_port"]') &&
+	term mc "microcom -t 127.0.0.1:$port" &&
+	wait_screen mc "attached to 'sim-01' as 'alice': you may type" &&
+	literal mc 'echo MICROCOM-$((5*5))' && keys mc Enter &&
+	wait_screen mc 'MICROCOM-25' &&
+	grep -qF 'alice: echo MICROCOM-$((5*5))' "$BLOG" &&
+	tm kill-session -t mc
+}
+if command -v microcom >/dev/null; then
+	test_expect_success 'microcom (RFC 2217 telnet mode) attaches and types' t_telnet_microcom
+else
+	test_skip 'microcom (RFC 2217 telnet mode) attaches and types' 'microcom is not installed'
+fi
+
 t_telnet_socat() {
 	port=$(board_field sim-01 '["telnet_port"]') &&
 	# nothing sent: the offers, the notice and the scrollback come anyway
