@@ -193,6 +193,27 @@ write_job() {
 	cat >"$1"
 }
 
+# sim_uboot_boot: the actions (YAML) that deploy the bundled artifacts and boot
+# a simulated board through U-Boot to its root shell, for job files:
+#   actions:
+#   $(sim_uboot_boot)
+#   - test: ...
+sim_uboot_boot() {
+	local art=$TOP/contrib/lab/artifacts
+	cat <<JOB
+- deploy:
+    to: tftp
+    kernel: {url: 'file://$art/Image', type: image}
+    ramdisk: {url: 'file://$art/initrd.cpio.gz'}
+    dtb: {url: 'file://$art/sim.dtb'}
+- boot:
+    method: u-boot
+    commands: ramdisk
+    auto_login: {login_prompt: 'login:', username: root}
+    prompts: ['root@sim:~# ']
+JOB
+}
+
 # run_job JOB [EXPECTED_STATUS]: labd run-job on $LAB, output in $TMP/run.out.
 run_job() {
 	local job=$1 want=${2:-0} rc=0

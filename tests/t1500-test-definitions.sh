@@ -8,7 +8,6 @@
 # a hanging step and lava-test-raise.
 . "$(dirname "$0")/lib.sh"
 
-ART=$TOP/contrib/lab/artifacts
 sim_lab 1
 
 # job_head FILE [ACTION_TIMEOUT_S]: deploy and boot, the test actions follow.
@@ -22,16 +21,7 @@ timeouts:
   action: {seconds: ${2:-60}}
   connection: {seconds: 20}
 actions:
-- deploy:
-    to: tftp
-    kernel: {url: 'file://$ART/Image', type: image}
-    ramdisk: {url: 'file://$ART/initrd.cpio.gz'}
-    dtb: {url: 'file://$ART/sim.dtb'}
-- boot:
-    method: u-boot
-    commands: ramdisk
-    auto_login: {login_prompt: 'login:', username: root}
-    prompts: ['root@sim:~# ']
+$(sim_uboot_boot)
 JOB
 }
 

@@ -4,7 +4,6 @@
 # streaming to the job's end, bearer tokens and the Unix socket listener.
 . "$(dirname "$0")/lib.sh"
 
-ART=$TOP/contrib/lab/artifacts
 API_MAX_BODY=1048576
 sim_lab 1
 
@@ -66,16 +65,7 @@ timeouts:
   action: {seconds: 60}
   connection: {seconds: 20}
 actions:
-- deploy:
-    to: tftp
-    kernel: {url: 'file://$ART/Image', type: image}
-    ramdisk: {url: 'file://$ART/initrd.cpio.gz'}
-    dtb: {url: 'file://$ART/sim.dtb'}
-- boot:
-    method: u-boot
-    commands: ramdisk
-    auto_login: {login_prompt: 'login:', username: root}
-    prompts: ['root@sim:~# ']
+$(sim_uboot_boot)
 - test:
     interactive:
     - name: smoke

@@ -7,7 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session-lib.sh"
 
-ART=$TOP/contrib/lab/artifacts
 sim_lab 2
 add_users
 labd_start
@@ -119,16 +118,7 @@ job_name: a CI boot others watch
 device_type: sim-uboot
 timeouts: {job: {minutes: 3}, connection: {seconds: 30}}
 actions:
-- deploy:
-    to: tftp
-    kernel: {url: 'file://$ART/Image', type: image}
-    ramdisk: {url: 'file://$ART/initrd.cpio.gz'}
-    dtb: {url: 'file://$ART/sim.dtb'}
-- boot:
-    method: u-boot
-    commands: ramdisk
-    auto_login: {login_prompt: 'login:', username: root}
-    prompts: ['root@sim:~# ']
+$(sim_uboot_boot)
 - test:
     interactive:
     - name: wait

@@ -57,16 +57,7 @@ job_name: a boot whose test is skipped
 device_type: sim-uboot
 timeouts: {job: {minutes: 3}, connection: {seconds: 30}}
 actions:
-- deploy:
-    to: tftp
-    kernel: {url: 'file://$ART/Image', type: image}
-    ramdisk: {url: 'file://$ART/initrd.cpio.gz'}
-    dtb: {url: 'file://$ART/sim.dtb'}
-- boot:
-    method: u-boot
-    commands: ramdisk
-    auto_login: {login_prompt: 'login:', username: root}
-    prompts: ['root@sim:~# ']
+$(sim_uboot_boot)
 - test:
     interactive:
     - name: never

@@ -4,7 +4,6 @@
 # every command against a lab of one simulated board.
 . "$(dirname "$0")/lib.sh"
 
-ART=$TOP/contrib/lab/artifacts
 sim_lab 1
 LABD_PORT=$(free_port)
 LABD_URL=http://127.0.0.1:$LABD_PORT
@@ -60,16 +59,7 @@ timeouts:
   action: {seconds: 30}
   connection: {seconds: 6}
 actions:
-- deploy:
-    to: tftp
-    kernel: {url: 'file://$ART/Image', type: image}
-    ramdisk: {url: 'file://$ART/initrd.cpio.gz'}
-    dtb: {url: 'file://$ART/sim.dtb'}
-- boot:
-    method: u-boot
-    commands: ramdisk
-    auto_login: {login_prompt: 'login:', username: root}
-    prompts: ['root@sim:~# ']
+$(sim_uboot_boot)
 - test:
     interactive:
     - name: smoke
