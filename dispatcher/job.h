@@ -210,8 +210,9 @@ struct job {
 	size_t n_actions;
 	json_t *line_map;	/* private: source line of every value, for job_check_device_type() */
 	/* set by labd, never from a job file: a holder's session boot (labctl boot) */
-	bool keep_power_on;	/* the board stays as the job leaves it (no final power-off) */
-	bool skip_tests;	/* test actions are skipped: the shell goes to the holder */
+	bool session;		/* labctl boot: test actions are skipped and the board stays
+				 * as the job leaves it (no final power-off): the shell
+				 * goes to the holder */
 };
 
 /**

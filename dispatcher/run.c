@@ -262,7 +262,7 @@ static void start_action(struct run *r)
 	uint64_t deadline;
 	int err;
 
-	while (a && a->kind == JOB_ACTION_TEST && r->job->skip_tests) {
+	while (a && a->kind == JOB_ACTION_TEST && r->job->session) {
 		run_log(r, "info", "action %zu (test) skipped: the shell goes to the board's holder",
 			r->action_idx + 1);
 		r->action_idx++;
@@ -358,7 +358,7 @@ void run_finish(struct run *r, enum job_health health, enum error_type type, con
 	free(r->error_msg);
 	r->error_msg = health == JOB_HEALTH_COMPLETE ? NULL : strdup(msg);
 	r->outcome.error_msg = r->error_msg;
-	if (r->job->keep_power_on) {
+	if (r->job->session) {
 		run_log(r, "info", "board left as it is for its holder");
 		finalize(r);
 		return;

@@ -317,8 +317,7 @@ static void start_on(struct sched *s, const struct candidate *c, struct board *b
 		return;
 	}
 	diag_release(&diag);
-	job->keep_power_on = c->session;
-	job->skip_tests = c->session;
+	job->session = c->session;
 	sr->sched = s;
 	sr->id = c->id;
 	sr->board = board_ref(b);
