@@ -23,7 +23,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
-	-iquote dispatcher -iquote dispatcher/results -iquote drivers -iquote . $(PKG_CFLAGS)
+	-iquote dispatcher -iquote . $(PKG_CFLAGS)
 LDLIBS := $(PKG_LIBS) -lm
 # Keep labd's symbols inside its programs: libconfig exports its private
 # strbuf_release(), and ours must not replace it (libconfig crashes parsing strings).
@@ -41,14 +41,15 @@ GPIOD_V2 := $(shell pkg-config --atleast-version=2 libgpiod 2>/dev/null && echo 
 GPIO_UNUSED := drivers/gpio/gpioline_v$(if $(GPIOD_V2),1,2).c
 
 # Everything except the programs' main() files goes into one archive that the
-# daemon and the unit tests link against.
+# daemon and the unit tests link against: dispatcher/ and its folders (one
+# concept each, doc/architecture.md), and drivers/.
 LIB_SRCS := $(filter-out dispatcher/main.c $(GPIO_UNUSED), \
-	$(wildcard dispatcher/*.c dispatcher/results/*.c drivers/*.c drivers/*/*.c))
+	$(wildcard dispatcher/*.c dispatcher/*/*.c dispatcher/*/*/*.c drivers/*.c drivers/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LABCTL_SRCS := $(wildcard labctl/*.c)
 # labctl check validates jobs itself when labd is not reachable: the job parser and its helpers.
-LABCTL_LIB := strbuf job job_boot job_deploy job_doc job_json job_test job_yaml diag strv kv
-LABCTL_OBJS := $(LABCTL_SRCS:%.c=$(OBJ)/%.o) $(LABCTL_LIB:%=$(OBJ)/dispatcher/%.o)
+LABCTL_LIB := $(wildcard dispatcher/job/*.c) $(addprefix dispatcher/core/,strbuf.c diag.c strv.c kv.c)
+LABCTL_OBJS := $(LABCTL_SRCS:%.c=$(OBJ)/%.o) $(LABCTL_LIB:%.c=$(OBJ)/%.o)
 SIM_SRCS := $(wildcard tests/sim/*.c)
 SIM_OBJS := $(SIM_SRCS:%.c=$(OBJ)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)

@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "job.h"
-#include "jobstate.h"
+#include "core/jobstate.h"
+#include "job/job.h"
 
 struct board;
 struct daemon;

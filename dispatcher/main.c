@@ -14,17 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "config.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/strbuf.h"
 #include "daemon.h"
-#include "diag.h"
-#include "events.h"
-#include "joblog.h"
-#include "log.h"
-#include "loop.h"
-#include "store.h"
-#include "strbuf.h"
-#include "users.h"
+#include "journal/events.h"
+#include "journal/joblog.h"
+#include "results/backends/backend.h"
+#include "session/users.h"
+#include "store/store.h"
 #include "version.h"
 
 

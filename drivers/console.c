@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* console.c -- the console core: driver table, open/reopen, reading, paced write queue */
-#include "console.h"
+#include "drivers/console.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -11,12 +11,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "config.h"
-#include "diag.h"
-#include "log.h"
-#include "loop.h"
-#include "strbuf.h"
+#include "config/config.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/strbuf.h"
 
 #define CONSOLE_READ_SIZE 4096			/* bytes read per wakeup */
 #define CONSOLE_ERROR_MAX 256			/* one-line reasons */

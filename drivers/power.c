@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* power.c -- power control core: driver table, one operation at a time, timeout, cycle */
-#include "power.h"
+#include "drivers/power.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg.h"
-#include "config.h"
-#include "diag.h"
-#include "kv.h"
-#include "loop.h"
-#include "power/drivers.h"
+#include "config/config.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/kv.h"
+#include "core/loop.h"
+#include "drivers/power/drivers.h"
 
 /*
  * Extra time the core grants a step before it gives up on the driver.  Drivers

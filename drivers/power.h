@@ -35,7 +35,7 @@
 
 #include <libconfig.h>
 
-#include "driver.h"
+#include "drivers/driver.h"
 
 struct diag;
 struct driver_config;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* qemu_line.c -- the socketpair a QEMU board's console and power drivers share */
-#include "qemu_line.h"
+#include "drivers/qemu_line.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "console.h"
+#include "drivers/console.h"
 
 #define QEMU_LINE_DRAIN_CHUNK 4096
 #define QEMU_LINE_DRAIN_MAX (1024 * 1024)	/* never spin on a peer that keeps writing */

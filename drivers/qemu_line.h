@@ -28,7 +28,7 @@
 #ifndef LABD_QEMU_LINE_H
 #define LABD_QEMU_LINE_H
 
-#include "driver.h"
+#include "drivers/driver.h"
 
 struct console;
 struct qemu_line;

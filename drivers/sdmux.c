@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* sdmux.c -- SD-mux core: driver table, one switch at a time, timeout, delivery from the loop */
-#include "sdmux.h"
+#include "drivers/sdmux.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg.h"
-#include "config.h"
-#include "diag.h"
-#include "loop.h"
-#include "sdmux/drivers.h"
+#include "config/config.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "drivers/sdmux/drivers.h"
 
 #define SDMUX_TIMEOUT_GRACE (1 * USEC_PER_SEC)	/* drivers report their own timeouts first */
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* telnet_iac.c -- the telnet protocol state machine: commands, negotiation, IAC doubling */
-#include "telnet_iac.h"
+#include "drivers/telnet_iac.h"
 
 #include <string.h>
 
-#include "strbuf.h"
+#include "core/strbuf.h"
 
 void telnet_iac_init(struct telnet_iac *t, const struct telnet_iac_ops *ops, void *userdata)
 {

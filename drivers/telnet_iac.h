@@ -4,7 +4,7 @@
  *
  * Shared by the telnet console driver (labd is the client of a ser2net
  * port: console/telnet.c) and labd's own telnet ports (labd is the server:
- * dispatcher/telnetd.c).  It strips commands out of the received bytes,
+ * dispatcher/session/telnetd.c).  It strips commands out of the received bytes,
  * answers option negotiation from the owner's policy (never answering a
  * request for the state an option is already in, so negotiations cannot
  * loop), collects subnegotiations, and doubles 0xFF in data sent.

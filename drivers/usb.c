@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* usb.c -- the USB core: one libusb context in the loop, lookup, async transfers, hot-plug */
-#include "usb.h"
+#include "drivers/usb.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,10 +11,10 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 
-#include "cfg.h"
-#include "diag.h"
-#include "log.h"
-#include "loop.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/log.h"
+#include "core/loop.h"
 
 /*
  * epoll refuses regular files (EPERM), which poll() reports always ready:

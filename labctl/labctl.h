@@ -21,7 +21,7 @@
 
 #include <jansson.h>
 
-#include "strbuf.h"
+#include "core/strbuf.h"
 
 #define LABCTL_OK 0
 #define LABCTL_FAILED 1

@@ -13,8 +13,8 @@
 #include <curl/curl.h>
 
 #include "labctl.h"
+#include "session/viewer_proto.h"
 #include "version.h"
-#include "viewer_proto.h"
 
 /*
  * The connection: libcurl connects (CURLOPT_CONNECT_ONLY: TCP, TLS or a

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
-#include "job.h"
+#include "core/diag.h"
+#include "job/job.h"
 #include "labctl.h"
 
 #define HELP_OPTION { "help", no_argument, NULL, 'h' }

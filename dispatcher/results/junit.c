@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* junit.c -- a finished job as JUnit XML: a boot suite and one suite per result suite */
-#include "junit.h"
+#include "results/junit.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -10,10 +10,10 @@
 
 #include <jansson.h>
 
-#include "kcidb.h"
-#include "report.h"
-#include "strbuf.h"
-#include "utf8.h"
+#include "core/strbuf.h"
+#include "results/kcidb.h"
+#include "results/report.h"
+#include "results/utf8.h"
 
 struct counts {
 	unsigned tests, failures, errors, skipped;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* kcidb.c -- a finished job as a KCIDB v5.3 document: checkout, build, boot test and children */
-#include "kcidb.h"
+#include "results/kcidb.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 
@@ -11,9 +11,9 @@
 
 #include <pcre2.h>
 
-#include "report.h"
-#include "strbuf.h"
-#include "utf8.h"
+#include "core/strbuf.h"
+#include "results/report.h"
+#include "results/utf8.h"
 
 #define ID_PATTERN "^[a-z0-9_]+:"
 #define PATH_PATTERN "^([a-zA-Z0-9_-]+(\\.[a-zA-Z0-9_-]+)*)?$"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* kmsg.c -- recognise kernel panics, oopses, BUGs and warnings in console lines */
-#include "kmsg.h"
+#include "results/kmsg.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strbuf.h"
+#include "core/strbuf.h"
 
 #define KMSG_FRAME_MIN 20	/* '=' characters of a sanitizer frame line */
 

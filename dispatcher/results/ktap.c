@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* ktap.c -- KTAP/TAP documents in console lines, into results named by their path */
-#include "ktap.h"
+#include "results/ktap.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "kmsg.h"
-#include "strbuf.h"
+#include "core/strbuf.h"
+#include "results/kmsg.h"
 
 #define KTAP_TAB 8
 

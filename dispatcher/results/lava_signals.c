@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* lava_signals.c -- LAVA test signals in console lines, across interleaved kernel messages */
-#include "lava_signals.h"
+#include "results/lava_signals.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "kmsg.h"
-#include "strbuf.h"
+#include "core/strbuf.h"
+#include "results/kmsg.h"
 
 #define SIGNAL_PREFIX "<LAVA_SIGNAL_"
 #define SIGNAL_PREFIX_LEN (sizeof(SIGNAL_PREFIX) - 1)

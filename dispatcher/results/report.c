@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* report.c -- gather a finished job's record, results, phases and log excerpts */
-#include "report.h"
+#include "results/report.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,14 +8,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
 #include "daemon.h"
-#include "diag.h"
-#include "job.h"
-#include "joblog.h"
-#include "store.h"
-#include "strbuf.h"
-#include "strv.h"
+#include "job/job.h"
+#include "journal/joblog.h"
+#include "store/store.h"
 
 static char *dup_or_null(const char *s)
 {

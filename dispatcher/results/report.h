@@ -19,7 +19,7 @@
 
 #include <jansson.h>
 
-#include "jobstate.h"
+#include "core/jobstate.h"
 
 struct daemon;
 

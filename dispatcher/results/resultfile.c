@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* resultfile.c -- write a result document to a temporary file and rename it in place */
-#include "resultfile.h"
+#include "results/resultfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

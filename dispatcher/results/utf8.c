@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* utf8.c -- strict UTF-8 decoding, invalid bytes replaced by U+FFFD */
-#include "utf8.h"
+#include "results/utf8.h"
 
 #include <errno.h>
 
-#include "strbuf.h"
+#include "core/strbuf.h"
 
 /* Bytes a character starting with @c needs, 0 for a byte that cannot start one. */
 static size_t seq_len(unsigned char c)

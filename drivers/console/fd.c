@@ -9,10 +9,10 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "console.h"
-#include "diag.h"
-#include "loop.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "drivers/console.h"
 
 #define FD_DEFAULT_BAUD 115200
 #define FD_BREAK_DURATION (250 * USEC_PER_MSEC)

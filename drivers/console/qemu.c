@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "console.h"
-#include "diag.h"
-#include "qemu_line.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "drivers/console.h"
+#include "drivers/qemu_line.h"
 
 struct qemu_console {
 	struct qemu_line *line;

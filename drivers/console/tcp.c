@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tcp.c -- console drivers "tcp" (raw TCP, e.g. a ser2net raw port) and "unix" (AF_UNIX) */
-#include "tcp.h"
+#include "drivers/console/tcp.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -13,9 +13,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "console.h"
-#include "diag.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "drivers/console.h"
 
 #define TCP_KEEPALIVE_IDLE 10		/* seconds of silence before the first probe */
 #define TCP_KEEPALIVE_INTERVAL 5	/* seconds between probes */

@@ -5,13 +5,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cfg.h"
-#include "console.h"
-#include "diag.h"
-#include "log.h"
-#include "strbuf.h"
-#include "tcp.h"
-#include "telnet_iac.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/log.h"
+#include "core/strbuf.h"
+#include "drivers/console.h"
+#include "drivers/console/tcp.h"
+#include "drivers/telnet_iac.h"
 
 #define COMPORT_SET_BAUDRATE 1
 #define COMPORT_SERVER_REPLY 100	/* server replies are the command + 100 */

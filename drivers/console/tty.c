@@ -22,11 +22,11 @@
 
 #include <libserialport.h>
 
-#include "cfg.h"
-#include "console.h"
-#include "diag.h"
-#include "loop.h"
-#include "strbuf.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "core/strbuf.h"
+#include "drivers/console.h"
 
 #define TTY_DEFAULT_BAUD 115200
 #define TTY_BREAK_DURATION (250 * USEC_PER_MSEC)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* gpioline_v1.c -- gpioline.h on the libgpiod v1 API (1.x: Debian 12 ships 1.6.3) */
-#include "gpio/gpioline.h"
+#include "drivers/gpio/gpioline.h"
 
 #include <errno.h>
 #include <stdlib.h>

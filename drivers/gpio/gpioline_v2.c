@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* gpioline_v2.c -- gpioline.h on the libgpiod v2 API (2.x) */
-#include "gpio/gpioline.h"
+#include "drivers/gpio/gpioline.h"
 
 #include <ctype.h>
 #include <dirent.h>

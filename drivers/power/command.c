@@ -24,13 +24,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "child.h"
-#include "diag.h"
-#include "loop.h"
-#include "power.h"
-#include "power/drivers.h"
-#include "strbuf.h"
+#include "core/cfg.h"
+#include "core/child.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "core/strbuf.h"
+#include "drivers/power.h"
+#include "drivers/power/drivers.h"
 
 #define COMMAND_REASON_MAX 300	/* bytes of the last output line quoted in a reason */
 

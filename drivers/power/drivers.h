@@ -13,7 +13,7 @@
 #ifndef LABD_POWER_DRIVERS_H
 #define LABD_POWER_DRIVERS_H
 
-#include "power.h"
+#include "drivers/power.h"
 
 #define POWER_COMMON_KEYS "driver", "timeout"
 

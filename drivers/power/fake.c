@@ -22,12 +22,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "diag.h"
-#include "loop.h"
-#include "power.h"
-#include "power/drivers.h"
-#include "strv.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "core/strv.h"
+#include "drivers/power.h"
+#include "drivers/power/drivers.h"
 
 struct fake {
 	char *log;

@@ -30,12 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg.h"
-#include "diag.h"
-#include "gpio/gpioline.h"
-#include "loop.h"
-#include "power.h"
-#include "power/drivers.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "drivers/gpio/gpioline.h"
+#include "drivers/power.h"
+#include "drivers/power/drivers.h"
 
 #define GPIO_MAX_OFFSET 65535
 #define GPIO_MAX_PULSE (60 * USEC_PER_SEC)

@@ -25,13 +25,13 @@
 
 #include <curl/curl.h>
 
-#include "cfg.h"
-#include "diag.h"
-#include "http_client.h"
-#include "loop.h"
-#include "power.h"
-#include "power/drivers.h"
-#include "strbuf.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/http_client.h"
+#include "core/loop.h"
+#include "core/strbuf.h"
+#include "drivers/power.h"
+#include "drivers/power/drivers.h"
 
 #define PDUDAEMON_DEFAULT_URL "http://127.0.0.1:16421"
 #define PDUDAEMON_DEFAULT_DELAY 5	/* seconds, pdudaemon's own default */

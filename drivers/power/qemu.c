@@ -33,18 +33,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "child.h"
-#include "config.h"
-#include "diag.h"
-#include "log.h"
-#include "loop.h"
-#include "power.h"
-#include "power/drivers.h"
-#include "power/qemu_cmdline.h"
-#include "qemu_line.h"
-#include "strbuf.h"
-#include "strv.h"
+#include "config/config.h"
+#include "core/cfg.h"
+#include "core/child.h"
+#include "core/diag.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
+#include "drivers/power.h"
+#include "drivers/power/drivers.h"
+#include "drivers/power/qemu_cmdline.h"
+#include "drivers/qemu_line.h"
 
 #define QEMU_KILL_GRACE (3 * USEC_PER_SEC)	/* SIGTERM to SIGKILL */
 #define QEMU_REASON_MAX 300		/* bytes of its last line quoted in a reason */

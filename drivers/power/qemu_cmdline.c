@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* qemu_cmdline.c -- QEMU's argv from the device type and the job's allowed variables */
-#include "power/qemu_cmdline.h"
+#include "drivers/power/qemu_cmdline.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "kv.h"
-#include "strbuf.h"
-#include "strv.h"
+#include "config/config.h"
+#include "core/kv.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
 
 #define QEMU_VAR_MAX 64		/* bytes of a variable name */
 

@@ -37,12 +37,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "diag.h"
-#include "loop.h"
-#include "power.h"
-#include "power/drivers.h"
-#include "usb.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "drivers/power.h"
+#include "drivers/power/drivers.h"
+#include "drivers/usb.h"
 
 #define USBHUB_MAX_PORT 255
 #define USBHUB_DEFAULT_REPEAT 3

@@ -26,12 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg.h"
-#include "diag.h"
-#include "loop.h"
-#include "power.h"
-#include "power/drivers.h"
-#include "usb.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "drivers/power.h"
+#include "drivers/power/drivers.h"
+#include "drivers/usb.h"
 
 #define YKUSH_VID 0x04d8
 #define YKUSH_PORTS 3

@@ -9,7 +9,7 @@
 #ifndef LABD_SDMUX_DRIVERS_H
 #define LABD_SDMUX_DRIVERS_H
 
-#include "sdmux.h"
+#include "drivers/sdmux.h"
 
 extern const struct sdmux_driver sdmux_usbsdmux_driver;
 extern const struct sdmux_driver sdmux_fake_driver;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* sg.c -- asynchronous SCSI commands through the sg driver's v3 write()/read() interface */
-#include "sdmux/sg.h"
+#include "drivers/sdmux/sg.h"
 
 #include <errno.h>
 #include <fcntl.h>

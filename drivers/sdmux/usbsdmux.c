@@ -37,13 +37,13 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 
-#include "cfg.h"
-#include "diag.h"
-#include "loop.h"
-#include "sdmux.h"
-#include "sdmux/drivers.h"
-#include "sdmux/sg.h"
-#include "usb.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "drivers/sdmux.h"
+#include "drivers/sdmux/drivers.h"
+#include "drivers/sdmux/sg.h"
+#include "drivers/usb.h"
 
 #define SDMUX_USB_VID 0x0424
 #define SDMUX_USB_PID 0x4041

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* fastboot.c -- the fastboot protocol over asynchronous libusb bulk transfers */
-#include "usb/fastboot.h"
+#include "drivers/usb/fastboot.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "diag.h"
-#include "loop.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/loop.h"
 
 #define FASTBOOT_TAG_LEN 4
 

@@ -35,7 +35,7 @@
 
 #include <libconfig.h>
 
-#include "usb.h"
+#include "drivers/usb.h"
 
 struct diag;
 struct fastboot;

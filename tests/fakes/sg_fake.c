@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sdmux/sg.h"
+#include "drivers/sdmux/sg.h"
 
 #define FAKE_LOG_MAX 8192
 #define FAKE_REGS 4

@@ -38,13 +38,13 @@
 
 #include <libconfig.h>
 
-#include "config.h"
-#include "console.h"
-#include "diag.h"
-#include "log.h"
-#include "loop.h"
-#include "strbuf.h"
-#include "strv.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
+#include "drivers/console.h"
 
 #define TOOL_SOURCE "<command line>"
 #define TOOL_DEFAULT_TIMEOUT 10

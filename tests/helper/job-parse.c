@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "diag.h"
-#include "job.h"
-#include "strbuf.h"
+#include "core/diag.h"
+#include "core/strbuf.h"
+#include "job/job.h"
 
 static int parse_one(const char *path)
 {

@@ -33,12 +33,12 @@
 
 #include <libconfig.h>
 
-#include "cfg.h"
-#include "config.h"
-#include "diag.h"
-#include "http_client.h"
-#include "loop.h"
-#include "power.h"
+#include "config/config.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/http_client.h"
+#include "core/loop.h"
+#include "drivers/power.h"
 
 #define TOOL_SOURCE "<command line>"
 

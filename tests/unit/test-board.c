@@ -7,10 +7,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "board.h"
-#include "config.h"
-#include "diag.h"
-#include "loop.h"
+#include "board/board.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/loop.h"
 #include "tap.h"
 
 struct fixture {

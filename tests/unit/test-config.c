@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test-config.c -- dispatcher/config*.c on the labs in tests/data/config/ */
+/* test-config.c -- dispatcher/config/config*.c on the labs in tests/data/config/ */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "console.h"
-#include "power.h"
-#include "strbuf.h"
-#include "strv.h"
+#include "config/config.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
+#include "drivers/console.h"
+#include "drivers/power.h"
 #include "tap.h"
 
 #define USEC 1000000ULL

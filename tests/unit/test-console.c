@@ -13,11 +13,11 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "console.h"
-#include "diag.h"
-#include "loop.h"
-#include "strbuf.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "core/strbuf.h"
+#include "drivers/console.h"
 #include "tap.h"
 
 #define SEC USEC_PER_SEC

@@ -2,8 +2,8 @@
 /* test-consolebuf.c -- scrollback ring and subscribers */
 #include <string.h>
 
-#include "consolebuf.h"
-#include "strbuf.h"
+#include "board/consolebuf.h"
+#include "core/strbuf.h"
 #include "tap.h"
 
 static struct strbuf got_a = STRBUF_INIT, got_b = STRBUF_INIT;

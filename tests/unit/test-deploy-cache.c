@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "deploy_cache.h"
-#include "job.h"
+#include "job/job.h"
+#include "run/deploy_cache.h"
 #include "tap.h"
 
 #define SHA_A "0c9509f29ba6872423482954ef135db50f0e70ebdbbcaf4a81526590b18a1c45"

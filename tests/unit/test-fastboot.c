@@ -5,8 +5,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "usb.h"
-#include "usb/fastboot.h"
+#include "drivers/usb.h"
+#include "drivers/usb/fastboot.h"
 #include "usbbed.h"
 
 #ifdef HAVE_UMOCKDEV

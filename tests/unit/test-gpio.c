@@ -7,10 +7,10 @@
 
 #include <libconfig.h>
 
-#include "config.h"
-#include "diag.h"
-#include "loop.h"
-#include "power.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "drivers/power.h"
 #include "tap.h"
 
 #ifndef LABD_GPIOD_V2

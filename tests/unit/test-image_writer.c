@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "image_writer.h"
-#include "loop.h"
+#include "core/loop.h"
+#include "run/image_writer.h"
 #include "tap.h"
 
 #define WAIT_MAX (20 * USEC_PER_SEC)

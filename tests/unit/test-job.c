@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test-job.c -- dispatcher/job*.c: the schema, both front ends, lines, limits, LAVA's jobs */
+/* test-job.c -- dispatcher/job/job*.c: the schema, both front ends, lines, limits, LAVA's jobs */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "config.h"
-#include "job.h"
-#include "strbuf.h"
-#include "strv.h"
+#include "config/config.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
+#include "job/job.h"
 #include "tap.h"
 
 /* Jobs of LAVA's tree that labd runs as they are; see test_job__lava_corpus. */

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "joblog.h"
-#include "strbuf.h"
+#include "core/strbuf.h"
+#include "journal/joblog.h"
 #include "tap.h"
 
 static char dir[64];

@@ -7,10 +7,10 @@
 
 #include <jansson.h>
 
-#include "junit.h"
-#include "report.h"
-#include "strbuf.h"
-#include "strv.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
+#include "results/junit.h"
+#include "results/report.h"
 #include "tap.h"
 
 static struct report *sample(enum job_health health)

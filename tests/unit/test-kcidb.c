@@ -8,12 +8,12 @@
 
 #include <jansson.h>
 
-#include "kcidb.h"
-#include "report.h"
-#include "strbuf.h"
-#include "strv.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
+#include "results/kcidb.h"
+#include "results/report.h"
+#include "results/utf8.h"
 #include "tap.h"
-#include "utf8.h"
 
 /* A finished job of two results; the caller frees with report_free(). */
 static struct report *sample(void)

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kmsg.h"
-#include "strbuf.h"
+#include "core/strbuf.h"
+#include "results/kmsg.h"
 #include "tap.h"
 
 /* Every report as "name 'first line' @start-end [complete]"; excerpts kept apart. */

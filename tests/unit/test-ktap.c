@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ktap.h"
-#include "strbuf.h"
+#include "core/strbuf.h"
+#include "results/ktap.h"
 #include "tap.h"
 
 /* Every result as one line: "name result [directive] ['reason'] [!error] [suite] @start-end". */

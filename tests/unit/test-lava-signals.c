@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lava_signals.h"
-#include "strbuf.h"
+#include "core/strbuf.h"
+#include "results/lava_signals.h"
 #include "tap.h"
 
 /* Every signal as one line: "KIND name result [meas units] @start-end". */

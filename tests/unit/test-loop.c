@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test-loop.c -- dispatcher/loop.c driven one iteration at a time on real fds */
+/* test-loop.c -- dispatcher/core/loop.c driven one iteration at a time on real fds */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 
-#include "loop.h"
+#include "core/loop.h"
 #include "tap.h"
 
 static int io_hits;

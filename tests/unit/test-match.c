@@ -2,7 +2,7 @@
 /* test-match.c -- streaming pattern matching across read boundaries */
 #include <string.h>
 
-#include "match.h"
+#include "run/match.h"
 #include "tap.h"
 
 static void feed(struct matcher *m, const char *s)

@@ -13,11 +13,11 @@
 
 #include <libconfig.h>
 
-#include "config.h"
-#include "diag.h"
-#include "http_client.h"
-#include "loop.h"
-#include "power.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/http_client.h"
+#include "core/loop.h"
+#include "drivers/power.h"
 #include "tap.h"
 
 #define WAIT_MAX (5 * USEC_PER_SEC)

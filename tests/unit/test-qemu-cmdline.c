@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "config.h"
-#include "kv.h"
-#include "power/qemu_cmdline.h"
-#include "strv.h"
+#include "config/config.h"
+#include "core/kv.h"
+#include "core/strv.h"
+#include "drivers/power/qemu_cmdline.h"
 #include "tap.h"
 
 static char *x86_args[] = {

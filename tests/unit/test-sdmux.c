@@ -9,12 +9,12 @@
 
 #include <libconfig.h>
 
-#include "config.h"
-#include "diag.h"
-#include "loop.h"
-#include "sdmux.h"
-#include "tap.h"
 #include "../fakes/sg_fake.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "drivers/sdmux.h"
+#include "tap.h"
 
 #define WAIT_MAX (10 * USEC_PER_SEC)
 

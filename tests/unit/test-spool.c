@@ -14,8 +14,8 @@
 
 #include <openssl/sha.h>
 
-#include "spool.h"
-#include "strbuf.h"
+#include "core/strbuf.h"
+#include "results/backends/spool.h"
 #include "tap.h"
 
 static char dir[64];

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test-store.c -- dispatcher/store*.c on real database files in a temporary directory */
+/* test-store.c -- dispatcher/store/store*.c on real database files in a temporary directory */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -11,7 +11,7 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
+#include "store/store.h"
 #include "tap.h"
 
 #define EVENTS_BENCH 10000

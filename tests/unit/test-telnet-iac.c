@@ -3,9 +3,9 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "strbuf.h"
+#include "core/strbuf.h"
+#include "drivers/telnet_iac.h"
 #include "tap.h"
-#include "telnet_iac.h"
 
 #define S(lit) (const uint8_t *)(lit), sizeof(lit) - 1
 

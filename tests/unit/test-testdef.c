@@ -6,12 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "job.h"
-#include "lava_signals.h"
-#include "strbuf.h"
-#include "strv.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
+#include "job/job.h"
+#include "job/testdef.h"
+#include "results/lava_signals.h"
 #include "tap.h"
-#include "testdef.h"
 
 static const char definition[] =
 	"{\"metadata\": {\"format\": \"Lava-Test Test Definition 1.0\", \"name\": \"smoke\"},"

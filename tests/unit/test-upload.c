@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * test-upload.c -- dispatcher/results/upload.c against a receiver in the same
+ * test-upload.c -- dispatcher/results/backends/upload.c against a receiver in the same
  * loop that answers when the test says: several requests in flight, each
  * stream in order, retries, and exactly once across a restart.
  *
@@ -18,14 +18,14 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "backend.h"
+#include "core/http_client.h"
+#include "core/loop.h"
+#include "core/strbuf.h"
 #include "daemon.h"
-#include "http_client.h"
-#include "loop.h"
-#include "spool.h"
-#include "strbuf.h"
+#include "results/backends/backend.h"
+#include "results/backends/spool.h"
+#include "results/backends/upload.h"
 #include "tap.h"
-#include "upload.h"
 
 #define WAIT_MAX (5 * USEC_PER_SEC)
 #define MAX_CONNS 16

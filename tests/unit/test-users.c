@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test-users.c -- dispatcher/users.c: token hashes, roles, lookups, and what load refuses */
+/* test-users.c -- dispatcher/session/users.c: token hashes, roles, lookups, and what load refuses */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,11 +8,11 @@
 #include <libconfig.h>
 #include <openssl/sha.h>
 
-#include "config.h"
-#include "diag.h"
-#include "strbuf.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/strbuf.h"
+#include "session/users.h"
 #include "tap.h"
-#include "users.h"
 
 #define KNOWN "(known: reader, ci, developer, admin)"
 

@@ -32,10 +32,10 @@
 
 #include <libconfig.h>
 
-#include "config.h"
-#include "diag.h"
-#include "loop.h"
-#include "power.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/loop.h"
+#include "drivers/power.h"
 #include "tap.h"
 
 #define BED_PCI "/sys/devices/pci0000:00/0000:00:14.0/"

@@ -1,0 +1,813 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* api.c -- labd's HTTP API: listeners in the loop, the request life cycle, routing */
+#include "api/api.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "api/api_internal.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "daemon.h"
+#include "journal/joblog.h"
+#include "store/store.h"
+#include "version.h"
+
+#define API_MAX_LISTENERS 2	/* http.listen and http.unix_socket */
+#define API_MAX_SEGMENTS 4	/* "/jobs/12/log" has 3 */
+#define API_MAX_TIMEOUT_MS (24ULL * 3600 * 1000)
+
+/*
+ * One libmicrohttpd daemon per listening socket, in "external epoll" mode:
+ * its epoll fd sits in labd's loop, MHD_run() runs when it is readable and
+ * when the timer armed from MHD_get_timeout() expires.
+ */
+struct api_listener {
+	struct api *api;
+	struct MHD_Daemon *mhd;
+	struct loop_source *io;
+	struct loop_source *timer;
+	char *where;		/* "127.0.0.1:8640", "[::1]:8640", "unix:/run/labd.sock" */
+	char *unix_path;	/* removed when labd stops */
+	bool is_unix;
+	bool needs_token;
+	int port;
+};
+
+struct api {
+	struct daemon *d;
+	struct api_logs *logs;
+	struct api_listener listeners[API_MAX_LISTENERS];
+	size_t n_listeners;
+};
+
+struct api_route {
+	const char *method;
+	const char *path;	/* below API_PREFIX; '*' matches one segment */
+	enum user_role role;
+	api_handler_fn fn;
+	const char *what;	/* for "may not ...": a format of the first '*' segment */
+};
+
+static const struct api_route routes[] = {
+	{ "GET", "/health", USER_ROLE_NONE, api_health, "ask" },
+	{ "GET", "/jobs", USER_ROLE_READER, api_jobs_list, "list jobs" },
+	{ "POST", "/jobs", USER_ROLE_CI, api_jobs_submit, "submit jobs" },
+	{ "GET", "/jobs/*", USER_ROLE_READER, api_jobs_show, "read job %s" },
+	{ "POST", "/jobs/*/cancel", USER_ROLE_CI, api_jobs_cancel, "cancel job %s" },
+	{ "GET", "/jobs/*/log", USER_ROLE_READER, api_log_get, "read the log of job %s" },
+	{ "GET", "/jobs/*/events", USER_ROLE_READER, api_jobs_events, "read the events of job %s" },
+	{ "GET", "/jobs/*/results", USER_ROLE_READER, api_jobs_results,
+	  "read the results of job %s" },
+	{ "GET", "/jobs/*/junit", USER_ROLE_READER, api_results_junit,
+	  "read the results of job %s" },
+	{ "GET", "/devices", USER_ROLE_READER, api_devices_list, "list boards" },
+	{ "GET", "/devices/*", USER_ROLE_READER, api_devices_show, "read board '%s'" },
+	{ "POST", "/devices/*/state", USER_ROLE_ADMIN, api_devices_set_state,
+	  "set the state of board '%s'" },
+	{ "GET", "/devices/*/console", USER_ROLE_READER, api_console_attach,
+	  "watch the console of board '%s'" },
+	{ "POST", "/devices/*/release", USER_ROLE_DEVELOPER, api_devices_release,
+	  "release board '%s'" },
+	{ "POST", "/devices/*/renew", USER_ROLE_DEVELOPER, api_devices_renew,
+	  "renew the reservation of board '%s'" },
+	{ "POST", "/devices/*/power", USER_ROLE_DEVELOPER, api_devices_power,
+	  "power board '%s'" },
+	{ "POST", "/devices/*/boot", USER_ROLE_DEVELOPER, api_devices_boot, "boot board '%s'" },
+	{ "POST", "/devices/*/telnet", USER_ROLE_DEVELOPER, api_devices_telnet,
+	  "open a telnet port to board '%s'" },
+	{ "GET", "/reservations", USER_ROLE_READER, api_reservations_list, "list reservations" },
+	{ "POST", "/reservations", USER_ROLE_DEVELOPER, api_reservations_create,
+	  "reserve boards" },
+	{ "GET", "/reservations/*", USER_ROLE_READER, api_reservations_show,
+	  "read reservation %s" },
+	{ "POST", "/reservations/*/cancel", USER_ROLE_DEVELOPER, api_reservations_cancel,
+	  "cancel reservation %s" },
+};
+
+/* ---- helpers for the handlers ---- */
+
+struct daemon *api_daemon(const struct api_request *r)
+{
+	return r->listener->api->d;
+}
+
+struct api_logs *api_logs_of(const struct api_request *r)
+{
+	return r->listener->api->logs;
+}
+
+bool api_listener_is_unix(const struct api_listener *l)
+{
+	return l->is_unix;
+}
+
+bool api_listener_needs_token(const struct api_listener *l)
+{
+	return l->needs_token;
+}
+
+const char *api_query(const struct api_request *r, const char *key)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+bool api_query_bool(const struct api_request *r, const char *key)
+{
+	const char *v = api_query(r, key);
+
+	return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes"));
+}
+
+static int parse_int(const char *s, int64_t min, int64_t max, int64_t *ret)
+{
+	long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (!*s || *end || errno || v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int api_query_int(const struct api_request *r, const char *key, int64_t min, int64_t max,
+		  int64_t *ret)
+{
+	const char *v = api_query(r, key);
+
+	if (!v)
+		return 0;
+	return parse_int(v, min, max, ret) < 0 ? -EINVAL : 1;
+}
+
+int api_param_id(const struct api_request *r, unsigned i, int64_t *ret)
+{
+	if (i >= API_MAX_PARAMS || !r->params[i])
+		return -EINVAL;
+	return parse_int(r->params[i], 1, INT64_MAX, ret);
+}
+
+json_t *api_time_json(uint64_t usec)
+{
+	char buf[40];
+
+	if (!usec)
+		return json_null();
+	joblog_format_time(usec, buf, sizeof(buf));
+	return json_string(buf);
+}
+
+json_t *api_json_str(const char *s)
+{
+	json_t *v;
+	char *copy, *p;
+
+	if (!s)
+		return json_null();
+	v = json_string(s);
+	if (v)
+		return v;
+	/* not UTF-8 (a board's output in an error message): keep the ASCII */
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	for (p = copy; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	v = json_string(copy);
+	free(copy);
+	return v;
+}
+
+char *api_base_url(const struct api_request *r)
+{
+	const char *host = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_HOST);
+	char *url;
+
+	if (!host || !*host || strpbrk(host, " \t\r\n/"))
+		host = r->listener->is_unix ? "localhost" : r->listener->where;
+	if (asprintf(&url, "http://%s", host) < 0)
+		return NULL;
+	return url;
+}
+
+/* ---- replies ---- */
+
+enum MHD_Result api_reply(struct api_request *r, unsigned status, struct MHD_Response *resp)
+{
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;	/* out of memory: libmicrohttpd closes the connection */
+	r->replied = true;
+	ret = MHD_queue_response(r->conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static int dump_to_strbuf(const char *buf, size_t len, void *ud)
+{
+	return strbuf_add(ud, buf, len) < 0 ? -1 : 0;
+}
+
+struct MHD_Response *api_json_response(json_t *body)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct MHD_Response *resp = NULL;
+	size_t len;
+	char *text;
+
+	if (json_dump_callback(body ? body : json_object(), dump_to_strbuf, &sb,
+			       JSON_COMPACT | JSON_REAL_PRECISION(15)) ||
+	    strbuf_addch(&sb, '\n') < 0) {
+		strbuf_release(&sb);
+		goto out;
+	}
+	text = strbuf_detach(&sb, &len);
+	resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(text);
+		goto out;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+out:
+	json_decref(body);
+	return resp;
+}
+
+enum MHD_Result api_reply_json(struct api_request *r, unsigned status, json_t *body)
+{
+	return api_reply(r, status, api_json_response(body ? body : json_object()));
+}
+
+enum MHD_Result api_reply_error(struct api_request *r, unsigned status, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return api_reply_json(r, status, json_pack("{s:o}", "error", api_json_str(msg)));
+}
+
+enum MHD_Result api_reply_diag(struct api_request *r, unsigned status, const char *error,
+			       const struct diag *diag)
+{
+	json_t *errors = json_array();
+	size_t i;
+
+	for (i = 0; i < diag->n; i++)
+		json_array_append_new(errors, api_json_str(diag->msgs[i]));
+	return api_reply_json(r, status, json_pack("{s:s, s:o}", "error", error, "errors", errors));
+}
+
+/* ---- GET /health ---- */
+
+enum MHD_Result api_health(struct api_request *r)
+{
+	struct daemon *d = api_daemon(r);
+	const struct lab_config *c = daemon_config(d);
+	int64_t running = 0, canceling = 0, queued = 0;
+	size_t n_boards;
+
+	daemon_boards(d, &n_boards);
+	if (store_job_count(daemon_store(d), JOB_STATE_RUNNING, &running) < 0 ||
+	    store_job_count(daemon_store(d), JOB_STATE_CANCELING, &canceling) < 0 ||
+	    store_job_count(daemon_store(d), JOB_STATE_QUEUED, &queued) < 0)
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the queue");
+	return api_reply_json(r, MHD_HTTP_OK,
+			      json_pack("{s:s, s:s, s:o, s:I, s:I, s:I}", "status", "ok",
+					"version", LABD_VERSION, "lab", api_json_str(c->lab_name),
+					"boards", (json_int_t)n_boards,
+					"running", (json_int_t)(running + canceling),
+					"queued", (json_int_t)queued));
+}
+
+/* ---- routing ---- */
+
+/* Whether @pattern ("/jobs/ * /log") matches the path segments; fills @params. */
+static bool route_matches(const char *pattern, char *const *segs, int n, const char **params)
+{
+	const char *p = pattern;
+	int i, np = 0;
+
+	memset(params, 0, API_MAX_PARAMS * sizeof(*params));
+	for (i = 0; i < n; i++) {
+		size_t len;
+
+		if (*p != '/')
+			return false;
+		len = strcspn(++p, "/");
+		if (len == 1 && *p == '*') {
+			if (np == API_MAX_PARAMS)
+				return false;
+			params[np++] = segs[i];
+		} else if (strlen(segs[i]) != len || strncmp(p, segs[i], len)) {
+			return false;
+		}
+		p += len;
+	}
+	return !*p;
+}
+
+static int split_path(char *path, char **segs)
+{
+	char *save = NULL, *tok;
+	int n = 0;
+
+	for (tok = strtok_r(path, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (n == API_MAX_SEGMENTS)
+			return -1;
+		segs[n++] = tok;
+	}
+	return n;
+}
+
+static enum MHD_Result reply_405(struct api_request *r, const char *allow)
+{
+	json_t *body = json_pack("{s:s}", "error", "method not allowed");
+	struct MHD_Response *resp = api_json_response(body);
+
+	if (resp)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+	return api_reply(r, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
+}
+
+/* The role check, with what the route does for the 403 message. */
+static int authorize(struct api_request *r, const struct api_route *rt)
+{
+	char what[256];
+
+	/* rt->what is one of the formats of routes[], with at most one %s */
+	snprintf(what, sizeof(what), rt->what, r->params[0] ? r->params[0] : "");
+	return api_authorize(r, rt->role, what);
+}
+
+/* Find the route of @r: answers 404, 405, 401 or 403 itself and returns NULL. */
+static const struct api_route *route(struct api_request *r, enum MHD_Result *ret)
+{
+	const char *method = strcmp(r->method, "HEAD") ? r->method : "GET";
+	char *segs[API_MAX_SEGMENTS], allow[64] = "";
+	const struct api_route *found = NULL;
+	const char *params[API_MAX_PARAMS];
+	size_t i;
+	int n;
+
+	*ret = MHD_YES;
+	if (strncmp(r->url, API_PREFIX "/", strlen(API_PREFIX) + 1)) {
+		*ret = api_reply_error(r, MHD_HTTP_NOT_FOUND,
+				       "no such endpoint: API paths start with '%s/'", API_PREFIX);
+		return NULL;
+	}
+	r->path = strdup(r->url + strlen(API_PREFIX));
+	n = r->path ? split_path(r->path, segs) : -1;
+	for (i = 0; n >= 0 && i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (!route_matches(routes[i].path, segs, n, params))
+			continue;
+		if (!strcmp(routes[i].method, method)) {
+			found = &routes[i];
+			memcpy(r->params, params, sizeof(params));
+			break;
+		}
+		snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
+			 *allow ? ", " : "", routes[i].method);
+	}
+	if (!found && *allow)
+		*ret = reply_405(r, allow);
+	else if (!found)
+		*ret = api_reply_error(r, MHD_HTTP_NOT_FOUND, "no such endpoint '%s'", r->url);
+	else if (authorize(r, found) < 0)
+		found = NULL;
+	return found;
+}
+
+/* ---- the request life cycle ---- */
+
+struct api_request_state {
+	struct api_request req;
+	const struct api_route *route;
+	bool too_large;		/* the body went beyond API_MAX_BODY */
+	size_t discarded;	/* bytes of it dropped since */
+};
+
+/* First call for a request: the headers are in.  Refuse what cannot succeed now. */
+static enum MHD_Result request_begin(struct api_listener *l, struct MHD_Connection *conn,
+				     const char *url, const char *method, void **req_cls)
+{
+	struct api_request_state *st = calloc(1, sizeof(*st));
+	struct api_request *r;
+	enum MHD_Result ret;
+	const char *len;
+
+	if (!st)
+		return MHD_NO;
+	r = &st->req;
+	r->listener = l;
+	r->conn = conn;
+	r->url = url;
+	r->method = method;
+	strbuf_init(&r->body);
+	*req_cls = st;
+	api_identify(r);
+	st->route = route(r, &ret);
+	if (!st->route)
+		return ret;
+	len = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (len && strtoull(len, NULL, 10) > API_MAX_BODY)
+		return api_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE,
+				       "request body larger than %d bytes", API_MAX_BODY);
+	return MHD_YES;
+}
+
+/*
+ * A body without Content-Length that grows too large is read and dropped
+ * (libmicrohttpd can answer only once the request is complete), up to
+ * API_MAX_DISCARD bytes: then the connection is closed.
+ */
+static enum MHD_Result request_body(struct api_request_state *st, const char *data, size_t len)
+{
+	struct api_request *r = &st->req;
+
+	if (st->too_large || r->body.len + len > API_MAX_BODY) {
+		st->too_large = true;
+		st->discarded += len;
+		return st->discarded > API_MAX_DISCARD ? MHD_NO : MHD_YES;
+	}
+	if (strbuf_add(&r->body, data, len) < 0)
+		return MHD_NO;
+	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **req_cls)
+{
+	struct api_request_state *st = *req_cls;
+	size_t len;
+
+	if (!st)
+		return request_begin(cls, conn, url, method, req_cls);
+	if (*upload_size) {
+		len = *upload_size;
+		*upload_size = 0;
+		return request_body(st, upload, len);
+	}
+	if (st->req.replied || !st->route)
+		return MHD_YES;
+	if (st->too_large)
+		return api_reply_error(&st->req, MHD_HTTP_CONTENT_TOO_LARGE,
+				       "request body larger than %d bytes", API_MAX_BODY);
+	return st->route->fn(&st->req);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct api_request_state *st = *req_cls;
+
+	if (!st)
+		return;
+	if (st->req.pending && st->req.pending_gone)
+		st->req.pending_gone(&st->req);
+	api_log_request_done(&st->req);
+	strbuf_release(&st->req.body);
+	free(st->req.path);
+	free(st);
+	*req_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct api_listener *l = cls;
+	char msg[512];
+	size_t len;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	len = strlen(msg);
+	while (len && (msg[len - 1] == '\n' || msg[len - 1] == '.'))
+		msg[--len] = '\0';
+	log_debug("api '%s': libmicrohttpd: %s", l->where, msg);
+}
+
+/* ---- libmicrohttpd in the loop ---- */
+
+static void run_mhd(struct api_listener *l)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	MHD_run(l->mhd);
+	if (MHD_get_timeout(l->mhd, &ms) != MHD_YES)
+		loop_timer_set(l->timer, USEC_INFINITY);
+	else
+		loop_timer_set_rel(l->timer, (ms < API_MAX_TIMEOUT_MS ? ms : API_MAX_TIMEOUT_MS) *
+						     USEC_PER_MSEC);
+}
+
+static int on_mhd_ready(struct loop_source *s, int fd, uint32_t revents, void *ud)
+{
+	run_mhd(ud);
+	return 0;
+}
+
+static int on_mhd_timer(struct loop_source *s, uint64_t now, void *ud)
+{
+	run_mhd(ud);
+	return 0;
+}
+
+void api_listener_poke(struct api_listener *l)
+{
+	if (l->timer)
+		loop_timer_set_rel(l->timer, 0);
+}
+
+void api_resume(struct api_request *r)
+{
+	MHD_resume_connection(r->conn);
+	api_listener_poke(r->listener);
+}
+
+/* ---- listening sockets ---- */
+
+static int parse_port(const char *s, int *ret)
+{
+	int64_t v;
+
+	if (parse_int(s, 0, 65535, &v) < 0)
+		return -EINVAL;
+	*ret = (int)v;
+	return 0;
+}
+
+/* "HOST:PORT", "[IPV6]:PORT" (literal addresses, or localhost) or "unix:/PATH". */
+static int parse_address(const char *text, struct sockaddr_storage *ss, socklen_t *ret_len)
+{
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST, .ai_socktype = SOCK_STREAM };
+	const char *colon = strrchr(text, ':');
+	struct addrinfo *ai;
+	char host[INET6_ADDRSTRLEN + 8];
+	size_t hlen;
+	int port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (!strncmp(text, "unix:", 5)) {
+		struct sockaddr_un *sun = (struct sockaddr_un *)ss;
+
+		if (text[5] != '/' || strlen(text + 5) >= sizeof(sun->sun_path))
+			return -EINVAL;
+		sun->sun_family = AF_UNIX;
+		strcpy(sun->sun_path, text + 5);
+		*ret_len = sizeof(*sun);
+		return 0;
+	}
+	if (!colon || colon == text || parse_port(colon + 1, &port) < 0)
+		return -EINVAL;
+	hlen = (size_t)(colon - text);
+	if (text[0] == '[') {
+		if (hlen < 3 || text[hlen - 1] != ']')
+			return -EINVAL;
+		text++;
+		hlen -= 2;
+	}
+	if (hlen >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, text, hlen);
+	host[hlen] = '\0';
+	if (getaddrinfo(strcmp(host, "localhost") ? host : "127.0.0.1", NULL, &hints, &ai))
+		return -EINVAL;
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*ret_len = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+	return 0;
+}
+
+static bool is_loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+		       (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127);
+	return ss->ss_family == AF_UNIX;
+}
+
+/* A socket file left by a labd that died is removed; a live one is in use. */
+static int remove_stale_socket(const struct sockaddr_un *sun)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	if (lstat(sun->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0 || errno == EAGAIN)
+		err = -EADDRINUSE;
+	else if (unlink(sun->sun_path) < 0 && errno != ENOENT)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int open_socket(const struct sockaddr_storage *ss, socklen_t len, int *ret_fd)
+{
+	const struct sockaddr_un *sun = (const struct sockaddr_un *)ss;
+	int fd, one = 1, err = 0;
+
+	fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (ss->ss_family == AF_UNIX)
+		err = remove_stale_socket(sun);
+	else if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
+		err = -errno;
+	if (!err && ss->ss_family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
+		err = -errno;
+	if (!err && bind(fd, (const struct sockaddr *)ss, len) < 0)
+		err = -errno;
+	if (!err && ss->ss_family == AF_UNIX && chmod(sun->sun_path, 0660) < 0)
+		err = -errno;
+	if (!err && listen(fd, API_LISTEN_BACKLOG) < 0)
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/* Hand @fd to a new libmicrohttpd daemon and put it in the loop. */
+static int start_mhd(struct api_listener *l, int fd)
+{
+	struct loop *loop = daemon_loop(l->api->d);
+	const union MHD_DaemonInfo *info;
+	char desc[300];
+	int err;
+
+	l->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE |
+				  MHD_USE_ERROR_LOG,
+				  0, NULL, NULL, on_request, l,
+				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)API_MAX_CONNECTIONS,
+				  MHD_OPTION_CONNECTION_TIMEOUT,
+				  (unsigned int)API_CONNECTION_TIMEOUT,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
+				  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, l,
+				  MHD_OPTION_END);
+	if (!l->mhd) {
+		close(fd);
+		return -EIO;
+	}
+	info = MHD_get_daemon_info(l->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!info)
+		return -EIO;
+	err = loop_add_io(loop, &l->io, info->epoll_fd, EPOLLIN, on_mhd_ready, l);
+	if (!err)
+		err = loop_add_timer(loop, &l->timer, USEC_INFINITY, on_mhd_timer, l);
+	if (err < 0)
+		return err;
+	snprintf(desc, sizeof(desc), "api:%s", l->where);
+	loop_source_set_description(l->io, desc);
+	loop_source_set_description(l->timer, desc);
+	info = MHD_get_daemon_info(l->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	l->port = info ? info->port : 0;
+	return 0;
+}
+
+static int listener_start(struct api *a, const char *where)
+{
+	const struct lab_config *c = daemon_config(a->d);
+	struct api_listener *l = &a->listeners[a->n_listeners];
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd = -1, err;
+
+	if (parse_address(where, &ss, &len) < 0) {
+		log_error("invalid listen address '%s': use HOST:PORT, [IPV6]:PORT or unix:/PATH",
+			  where);
+		return -EINVAL;
+	}
+	err = open_socket(&ss, len, &fd);
+	if (err < 0) {
+		log_error("cannot listen on '%s': %s", where, strerror(-err));
+		return err;
+	}
+	a->n_listeners++;	/* from here listener_stop() cleans up */
+	l->api = a;
+	l->is_unix = ss.ss_family == AF_UNIX;
+	l->needs_token = !l->is_unix && (c->http.require_token || !is_loopback(&ss));
+	l->where = strdup(where);
+	if (l->is_unix)
+		l->unix_path = strdup(((struct sockaddr_un *)&ss)->sun_path);
+	if (!l->where || (l->is_unix && !l->unix_path)) {
+		close(fd);
+		return -ENOMEM;
+	}
+	err = start_mhd(l, fd);
+	if (err < 0) {
+		log_error("cannot serve the API on '%s': %s", where, strerror(-err));
+		return err;
+	}
+	if (l->needs_token && !c->http.tokens && !users_count(daemon_users(a->d)))
+		log_warning("api '%s' needs a token but no token is configured: all is refused",
+			    where);
+	if (l->is_unix)
+		log_info("api listening on '%s'", where);
+	else
+		log_info("api listening on '%s' (port %d)%s", where, l->port,
+			 l->needs_token ? ", token required" : "");
+	return 0;
+}
+
+static void listener_stop(struct api_listener *l)
+{
+	l->io = loop_source_free(l->io);
+	l->timer = loop_source_free(l->timer);
+	if (l->mhd)
+		MHD_stop_daemon(l->mhd);
+	l->mhd = NULL;
+	if (l->unix_path)
+		unlink(l->unix_path);
+	free(l->unix_path);
+	free(l->where);
+}
+
+int api_new(struct daemon *d, const char *listen, struct api **ret)
+{
+	const struct lab_config *c = daemon_config(d);
+	struct api *a = calloc(1, sizeof(*a));
+	char *unix_where = NULL;
+	int err;
+
+	if (!a)
+		return -ENOMEM;
+	a->d = d;
+	err = api_logs_new(d, &a->logs);
+	if (!err)
+		err = listener_start(a, listen ? listen : c->http.listen);
+	if (!err && c->http.unix_socket) {
+		if (asprintf(&unix_where, "unix:%s", c->http.unix_socket) < 0)
+			unix_where = NULL;
+		err = unix_where ? listener_start(a, unix_where) : -ENOMEM;
+		free(unix_where);
+	}
+	if (err < 0) {
+		api_free(a);
+		return err;
+	}
+	*ret = a;
+	return 0;
+}
+
+struct api *api_free(struct api *a)
+{
+	size_t i;
+
+	if (!a)
+		return NULL;
+	api_logs_shutdown(a->logs);
+	api_sessions_shutdown(a->d);
+	for (i = 0; i < a->n_listeners; i++)
+		listener_stop(&a->listeners[i]);
+	api_logs_free(a->logs);
+	free(a);
+	return NULL;
+}
+
+int api_port(const struct api *a)
+{
+	size_t i;
+
+	for (i = 0; a && i < a->n_listeners; i++)
+		if (!a->listeners[i].is_unix)
+			return a->listeners[i].port;
+	return 0;
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* api_devices.c -- the board endpoints: list, show, and the admin's state changes */
+#include <errno.h>
+#include <string.h>
+
+#include "api/api_internal.h"
+#include "board/board.h"
+#include "config/config.h"
+#include "core/strv.h"
+#include "daemon.h"
+#include "session/reservations.h"
+#include "session/viewer.h"
+
+#define API_MAX_REASON 512
+
+static json_t *board_json(struct daemon *d, const struct board *b)
+{
+	const struct device *dev = board_device(b);
+	json_t *o = json_object(), *tags = json_array();
+	int64_t job = board_job(b);
+	int64_t reservation = reservations_of_board(daemon_reservations(d), board_name(b));
+	int telnet = reservations_telnet_port(daemon_reservations(d), board_name(b));
+
+	STRV_FOREACH(t, dev->tags)
+		json_array_append_new(tags, api_json_str(*t));
+	json_object_set_new(o, "name", api_json_str(board_name(b)));
+	json_object_set_new(o, "type", api_json_str(dev->type_name));
+	json_object_set_new(o, "description", api_json_str(dev->description));
+	json_object_set_new(o, "tags", tags);
+	json_object_set_new(o, "state", json_string(device_state_name(board_state(b))));
+	json_object_set_new(o, "reason", api_json_str(board_state_reason(b)));
+	json_object_set_new(o, "job", job ? json_integer(job) : json_null());
+	json_object_set_new(o, "holder", api_json_str(board_holder(b)));
+	json_object_set_new(o, "hold_until", api_time_json(board_hold_until(b)));
+	json_object_set_new(o, "reservation",
+			    reservation ? json_integer(reservation) : json_null());
+	json_object_set_new(o, "telnet_port", telnet ? json_integer(telnet) : json_null());
+	json_object_set_new(o, "viewers", json_integer((json_int_t)viewers_count(
+							  daemon_viewers(d), board_name(b))));
+	json_object_set_new(o, "console_up", json_boolean(board_console_up(b)));
+	json_object_set_new(o, "power", json_boolean(dev->has_power));
+	return o;
+}
+
+enum MHD_Result api_devices_list(struct api_request *r)
+{
+	json_t *list = json_array();
+	struct board **boards;
+	size_t n, i;
+
+	boards = daemon_boards(api_daemon(r), &n);
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, board_json(api_daemon(r), boards[i]));
+	return api_reply_json(r, MHD_HTTP_OK, list);
+}
+
+enum MHD_Result api_devices_show(struct api_request *r)
+{
+	struct board *b = daemon_board(api_daemon(r), r->params[0]);
+
+	if (!b)
+		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
+	return api_reply_json(r, MHD_HTTP_OK, board_json(api_daemon(r), b));
+}
+
+/* {"state": "maintenance"|"idle", "reason": "..."}; answers 400 itself. */
+static int parse_state(struct api_request *r, enum device_state *ret_state,
+		       const char **ret_reason, json_t **ret_doc, enum MHD_Result *ret)
+{
+	json_t *doc, *state, *reason;
+	json_error_t jerr;
+	const char *key;
+	json_t *v;
+
+	doc = json_loadb(r->body.buf, r->body.len, 0, &jerr);
+	if (!doc) {
+		*ret = api_reply_error(r, MHD_HTTP_BAD_REQUEST, "malformed JSON: line %d: %s",
+				       jerr.line, jerr.text);
+		return -EINVAL;
+	}
+	json_object_foreach(doc, key, v) {
+		if (strcmp(key, "state") && strcmp(key, "reason")) {
+			*ret = api_reply_error(r, MHD_HTTP_BAD_REQUEST, "unknown key '%s'", key);
+			goto err_doc;
+		}
+	}
+	state = json_object_get(doc, "state");
+	reason = json_object_get(doc, "reason");
+	if (!json_is_string(state) || (strcmp(json_string_value(state), "maintenance") &&
+				       strcmp(json_string_value(state), "idle"))) {
+		*ret = api_reply_error(r, MHD_HTTP_BAD_REQUEST,
+				       "'state' must be 'maintenance' or 'idle'");
+		goto err_doc;
+	}
+	if (reason && !json_is_null(reason) &&
+	    (!json_is_string(reason) || json_string_length(reason) > API_MAX_REASON)) {
+		*ret = api_reply_error(r, MHD_HTTP_BAD_REQUEST,
+				       "'reason' must be a string of %d bytes or less",
+				       API_MAX_REASON);
+		goto err_doc;
+	}
+	device_state_from_name(json_string_value(state), ret_state);
+	*ret_reason = json_string_value(reason);
+	*ret_doc = doc;
+	return 0;
+
+err_doc:
+	json_decref(doc);
+	return -EINVAL;
+}
+
+enum MHD_Result api_devices_set_state(struct api_request *r)
+{
+	struct daemon *d = api_daemon(r);
+	const char *reason = NULL;
+	enum device_state s;
+	enum MHD_Result ret;
+	json_t *doc;
+	int err;
+
+	if (!daemon_board(d, r->params[0]))
+		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
+	if (parse_state(r, &s, &reason, &doc, &ret) < 0)
+		return ret;
+	err = daemon_set_board_state(d, r->params[0], s, reason && *reason ? reason : NULL);
+	json_decref(doc);
+	if (err == -ENOENT)
+		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
+	if (err == -EINVAL)
+		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid state for board '%s'",
+				       r->params[0]);
+	if (err < 0)
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				       "cannot set the state of board '%s': %s", r->params[0],
+				       strerror(-err));
+	return api_reply_json(r, MHD_HTTP_OK, board_json(d, daemon_board(d, r->params[0])));
+}

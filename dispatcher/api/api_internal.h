@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * api_internal.h -- what the api*.c files share: requests, identities, replies
+ *
+ * api.c owns the listeners and the request life cycle: it collects the body
+ * (at most API_MAX_BODY bytes), identifies the client (api_auth.c), finds the
+ * route and calls its handler once the whole request arrived.  A handler
+ * answers exactly once through one of the api_reply_*() functions and returns
+ * what they return.  Handlers run on the loop thread and must not block.
+ *
+ * Only api*.c include this header (and microhttpd.h).
+ */
+#ifndef LABD_API_INTERNAL_H
+#define LABD_API_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "core/strbuf.h"
+#include "job/job.h"
+#include "session/users.h"
+
+struct api;
+struct api_listener;
+struct api_logs;
+struct board;
+struct daemon;
+struct diag;
+
+#define API_PREFIX "/api/v1"
+#define API_MAX_BODY JOB_MAX_SIZE		/* bytes of a request body */
+#define API_MAX_DISCARD (16 * 1024 * 1024)	/* of a too large body, read before closing */
+#define API_MAX_CONNECTIONS 256			/* per listener, followers included */
+#define API_CONNECTION_TIMEOUT 60		/* seconds a client may stay silent */
+#define API_LISTEN_BACKLOG 64
+#define API_MAX_LIST 1000			/* ?limit= of the job list */
+#define API_DEFAULT_LIST 100
+#define API_MAX_PARAMS 2			/* '*' segments of a route */
+#define API_IDENTITY_MAX 64
+
+/*
+ * Who sent a request: a configured user ("alice"), "token:<8 hex digits of
+ * its hash>" (http.tokens), "uid:1000" or "root" (Unix socket), "anonymous".
+ * Roles are users.h's; what each may do is decided in api_auth.c.
+ */
+struct api_identity {
+	char name[API_IDENTITY_MAX];
+	enum user_role role;
+	bool is_user;		/* a user of labd.conf's `users` */
+	bool bad_token;		/* a token was given and matched none */
+};
+
+struct api_request {
+	struct api_listener *listener;
+	struct MHD_Connection *conn;
+	const char *method;
+	const char *url;
+	struct strbuf body;
+	bool replied;
+	struct api_identity who;
+	char *path;		/* copy of the URL path, split at '/' for params */
+	const char *params[API_MAX_PARAMS];	/* segments matched by '*' */
+	void *stream;		/* a log follower (api_log.c), or NULL */
+	/* an operation the handler waits for with the connection suspended */
+	void *pending;
+	void (*pending_gone)(struct api_request *r);	/* the connection ended first */
+};
+
+typedef enum MHD_Result (*api_handler_fn)(struct api_request *r);
+
+/* ---- api.c: listeners, replies and request helpers ---- */
+
+struct daemon *api_daemon(const struct api_request *r);
+struct api_logs *api_logs_of(const struct api_request *r);
+bool api_listener_is_unix(const struct api_listener *l);
+bool api_listener_needs_token(const struct api_listener *l);
+
+/** api_listener_poke() - run libmicrohttpd soon (after resuming a connection). */
+void api_listener_poke(struct api_listener *l);
+
+/** api_reply_json() - answer @status with @body (reference stolen; NULL: "{}"). */
+enum MHD_Result api_reply_json(struct api_request *r, unsigned status, json_t *body);
+
+/** api_reply_error() - answer {"error": "<message>"}. */
+enum MHD_Result api_reply_error(struct api_request *r, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** api_reply_diag() - answer {"error": @error, "errors": [every message of @diag]}. */
+enum MHD_Result api_reply_diag(struct api_request *r, unsigned status, const char *error,
+			       const struct diag *diag);
+
+/** api_json_response() - a JSON response of @body (reference stolen), or NULL (ENOMEM). */
+struct MHD_Response *api_json_response(json_t *body);
+
+/** api_reply() - queue @resp (a reference is dropped, also on failure). */
+enum MHD_Result api_reply(struct api_request *r, unsigned status, struct MHD_Response *resp);
+
+/** api_query() - the query argument @key, or NULL. */
+const char *api_query(const struct api_request *r, const char *key);
+
+/** api_query_bool() - "1", "true" or "yes"; false when absent. */
+bool api_query_bool(const struct api_request *r, const char *key);
+
+/**
+ * api_query_int() - the integer query argument @key within [@min, @max]
+ *
+ * Returns 1 (stored in @ret), 0 when absent (@ret untouched) or -EINVAL.
+ */
+int api_query_int(const struct api_request *r, const char *key, int64_t min, int64_t max,
+		  int64_t *ret);
+
+/** api_param_id() - the positive job id in path segment @i; -EINVAL otherwise. */
+int api_param_id(const struct api_request *r, unsigned i, int64_t *ret);
+
+/** api_time_json() - realtime usec as an ISO-8601 UTC string, 0 as null. */
+json_t *api_time_json(uint64_t usec);
+
+/** api_json_str() - a JSON string of @s (bytes that are not UTF-8 become '?'); NULL: null. */
+json_t *api_json_str(const char *s);
+
+/** api_base_url() - "http://HOST" of the request (Host header), caller frees. */
+char *api_base_url(const struct api_request *r);
+
+/* ---- api_auth.c: who is asking, and may they ---- */
+
+/** api_identify() - fill r->who from the connection and its Authorization header. */
+void api_identify(struct api_request *r);
+
+/**
+ * api_authorize() - the role check of every request (api.c calls it with the
+ * route's role and what the route does: "set the state of board 'sim-01'")
+ *
+ * Returns 0 when r->who may act with @need; otherwise answers 401 (no or a
+ * wrong token) or 403 ("user 'alice' (developer) may not <what>") and
+ * returns -EACCES.
+ */
+int api_authorize(struct api_request *r, enum user_role need, const char *what);
+
+/**
+ * api_authorize_holder() - a developer acts only on a board it holds (an
+ * admin on any board): 0, or answers 403 and returns -EACCES.
+ * @what: "power board 'sim-01'"
+ */
+int api_authorize_holder(struct api_request *r, struct board *b, const char *what);
+
+/**
+ * api_authorize_owner() - jobs and reservations are their owner's (and any
+ * admin's): 0 when @owner is r->who, or answers 403 and returns -EACCES.
+ */
+int api_authorize_owner(struct api_request *r, const char *owner, const char *what);
+
+/** api_is_holder() - whether r->who holds @b (admins do not, unless they reserved it). */
+bool api_is_holder(const struct api_request *r, const struct board *b);
+
+/** api_resume() - the operation of a suspended request finished: run its handler again. */
+void api_resume(struct api_request *r);
+
+/* ---- handlers ---- */
+
+enum MHD_Result api_health(struct api_request *r);
+
+/* api_jobs.c */
+enum MHD_Result api_jobs_submit(struct api_request *r);
+enum MHD_Result api_jobs_list(struct api_request *r);
+enum MHD_Result api_jobs_show(struct api_request *r);
+enum MHD_Result api_jobs_cancel(struct api_request *r);
+enum MHD_Result api_jobs_events(struct api_request *r);
+enum MHD_Result api_jobs_results(struct api_request *r);
+
+/* api_results.c */
+enum MHD_Result api_results_junit(struct api_request *r);
+
+/* api_devices.c */
+enum MHD_Result api_devices_list(struct api_request *r);
+enum MHD_Result api_devices_show(struct api_request *r);
+enum MHD_Result api_devices_set_state(struct api_request *r);
+
+/* api_reservations.c: reservations, release and renew */
+enum MHD_Result api_reservations_list(struct api_request *r);
+enum MHD_Result api_reservations_create(struct api_request *r);
+enum MHD_Result api_reservations_show(struct api_request *r);
+enum MHD_Result api_reservations_cancel(struct api_request *r);
+enum MHD_Result api_devices_release(struct api_request *r);
+enum MHD_Result api_devices_renew(struct api_request *r);
+
+/* api_sessions.c: what a holder does with its board: power, boot, telnet */
+enum MHD_Result api_devices_power(struct api_request *r);
+enum MHD_Result api_devices_boot(struct api_request *r);
+enum MHD_Result api_devices_telnet(struct api_request *r);
+
+/**
+ * api_sessions_shutdown() - before the listeners stop: close every console
+ * viewer and answer every request waiting for a power operation, since
+ * libmicrohttpd must get its upgraded and suspended connections back.
+ */
+void api_sessions_shutdown(struct daemon *d);
+
+/* api_console.c: the live console over an upgraded connection (doc/console.md) */
+enum MHD_Result api_console_attach(struct api_request *r);
+
+/* ---- api_log.c: console logs, whole or followed live ---- */
+
+enum MHD_Result api_log_get(struct api_request *r);
+
+/** api_logs_new() - start watching job logs and events for followers. */
+int api_logs_new(struct daemon *d, struct api_logs **ret);
+
+/**
+ * api_logs_shutdown() - end every follower: their streams stop with an
+ * error at the next read.  Suspended connections are resumed, as
+ * libmicrohttpd requires before its daemon stops.
+ */
+void api_logs_shutdown(struct api_logs *logs);
+
+/** api_logs_free() - after the listeners stopped; accepts NULL; returns NULL. */
+struct api_logs *api_logs_free(struct api_logs *logs);
+
+/** api_log_request_done() - the connection of @r is gone: forget its follower. */
+void api_log_request_done(struct api_request *r);
+
+#endif

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* api_results.c -- result documents of a job over HTTP: JUnit XML for CI systems */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_internal.h"
+#include "core/strbuf.h"
+#include "daemon.h"
+#include "results/junit.h"
+#include "results/report.h"
+
+#define JUNIT_CONTENT_TYPE "application/xml; charset=utf-8"
+
+/* GET /jobs/{id}/junit: built from the store now, so it works with or without a junit backend. */
+enum MHD_Result api_results_junit(struct api_request *r)
+{
+	struct strbuf xml = STRBUF_INIT;
+	struct MHD_Response *resp;
+	struct report *rep = NULL;
+	char *base = api_base_url(r), *data;
+	size_t len;
+	int64_t id;
+	int err;
+
+	if (api_param_id(r, 0, &id) < 0) {
+		free(base);
+		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid job id '%s'", r->params[0]);
+	}
+	err = report_load(api_daemon(r), id, base, &rep);
+	free(base);
+	if (err == -ENOENT)
+		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no job %lld", (long long)id);
+	if (!err)
+		err = junit_build(rep, &xml);
+	report_free(rep);
+	if (err < 0) {
+		strbuf_release(&xml);
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				       "cannot build the JUnit report: %s", strerror(-err));
+	}
+	data = strbuf_detach(&xml, &len);
+	resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(data);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, JUNIT_CONTENT_TYPE);
+	return api_reply(r, MHD_HTTP_OK, resp);
+}

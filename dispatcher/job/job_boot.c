@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* job_boot.c -- the boot action of a job: method, commands, prompts, login */
+#include "job/job_walk.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/strv.h"
+
+/*
+ *	boot:
+ *	  method: u-boot | minimal | qemu | fastboot
+ *	  commands: ramdisk | [inline, commands]	(u-boot: a set of the device type, or a list)
+ *	  prompts: [regex, ...]			(shell prompts)
+ *	  auto_login: {login_prompt, username, password_prompt, password, login_commands}
+ *	  parameters: {kernel-start-message: regex}
+ *	  ignore_kernel_messages: false
+ *	  reset: true				(minimal: power-cycle the board first)
+ *	  media: tmpfs				(qemu: the images of the tmpfs deploy)
+ *
+ * The kernel command line a qemu boot may add comes from the job's context
+ * (extra_kernel_args, as in LAVA); the device type decides whether it may.
+ */
+
+static const struct job_doc_key boot_keys[] = {
+	{ "method", JOB_KEY_KNOWN, NULL },
+	{ "commands", JOB_KEY_KNOWN, NULL },
+	{ "prompts", JOB_KEY_KNOWN, NULL },
+	{ "auto_login", JOB_KEY_KNOWN, NULL },
+	{ "parameters", JOB_KEY_KNOWN, NULL },
+	{ "ignore_kernel_messages", JOB_KEY_KNOWN, NULL },
+	{ "reset", JOB_KEY_KNOWN, NULL },
+	{ "media", JOB_KEY_KNOWN, NULL },
+	{ "transfer_overlay", JOB_KEY_UNSUPPORTED,
+	  "test definitions are typed into the shell, there is no overlay to transfer" },
+	{ "soft_reboot", JOB_KEY_UNSUPPORTED, "boards are reset by their power control" },
+	{ "connection", JOB_KEY_UNSUPPORTED,
+	  "the console is the board's, as the lab configured it" },
+	{ "type", JOB_KEY_UNSUPPORTED,
+	  "booti, bootz or bootm follows the kernel 'type' of the deploy action" },
+	{ "docker", JOB_KEY_UNSUPPORTED, "QEMU runs as the device type says, not in a container" },
+	{ NULL, 0, NULL },
+};
+
+static const struct job_doc_key login_keys[] = {
+	{ "login_prompt", JOB_KEY_KNOWN, NULL },
+	{ "username", JOB_KEY_KNOWN, NULL },
+	{ "password_prompt", JOB_KEY_KNOWN, NULL },
+	{ "password", JOB_KEY_KNOWN, NULL },
+	{ "login_commands", JOB_KEY_KNOWN, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const struct job_doc_key param_keys[] = {
+	{ "kernel-start-message", JOB_KEY_KNOWN, NULL },
+	{ "shutdown-message", JOB_KEY_UNSUPPORTED,
+	  "boards are reset by their power control, never rebooted from the shell" },
+	{ "bootloader-final-message", JOB_KEY_UNSUPPORTED,
+	  "the device type sets U-Boot's final message" },
+	{ NULL, 0, NULL },
+};
+
+static int boot_walk_method(struct job_doc *doc, const json_t *obj, struct job_boot *b)
+{
+	const char *m;
+
+	if (job_doc_get_str(doc, obj, "method", true, &m) <= 0)
+		return -EINVAL;
+	if (!strcmp(m, "u-boot"))
+		b->method = BOOT_METHOD_UBOOT;
+	else if (!strcmp(m, "minimal"))
+		b->method = BOOT_METHOD_MINIMAL;
+	else if (!strcmp(m, "qemu"))
+		b->method = BOOT_METHOD_QEMU;
+	else if (!strcmp(m, "fastboot"))
+		b->method = BOOT_METHOD_FASTBOOT;
+	else
+		return job_doc_error(doc, "method", "unsupported boot method '%.100s' (supported: minimal, u-boot, qemu, fastboot)",
+				     m);
+	return 0;
+}
+
+/* A key that only one method reads: present with another method is an error. */
+static int boot_only_for(struct job_doc *doc, const json_t *obj, const char *key,
+			 const struct job_boot *b, enum boot_method m)
+{
+	if (!json_object_get(obj, key) || b->method == m)
+		return 0;
+	return job_doc_error(doc, key, "'%s' only applies to method '%s'", key, boot_method_name(m));
+}
+
+static int boot_walk_commands(struct job_doc *doc, const json_t *obj, struct job_boot *b)
+{
+	json_t *v = json_object_get(obj, "commands");
+
+	if (!v || boot_only_for(doc, obj, "commands", b, BOOT_METHOD_UBOOT) < 0)
+		return v ? -EINVAL : 0;
+	if (json_is_string(v)) {
+		if (!json_string_length(v))
+			return job_doc_error(doc, "commands", "'commands' must not be empty");
+		return job_doc_dup_str(doc, obj, "commands", true, &b->commands_name) < 0 ? -EINVAL : 0;
+	}
+	if (!json_is_array(v))
+		return job_doc_error(doc, "commands", "'commands' must be the name of a command set or a list of commands, not %s",
+				     job_doc_type_name(v));
+	if (!json_array_size(v))
+		return job_doc_error(doc, "commands", "'commands' must not be empty");
+	return job_doc_get_strv(doc, obj, "commands", &b->commands) < 0 ? -EINVAL : 0;
+}
+
+static int boot_walk_login(struct job_doc *doc, const json_t *obj, struct job_boot *b)
+{
+	struct job_auto_login *l = &b->auto_login;
+	json_t *al;
+	size_t mark;
+	int r = job_doc_get(doc, obj, "auto_login", JSON_OBJECT, false, &al);
+
+	if (r <= 0)
+		return r;
+	b->has_auto_login = true;
+	mark = job_doc_enter(doc, "auto_login");
+	r = job_doc_check_keys(doc, al, login_keys, NULL);
+	if (job_doc_get_regex(doc, al, "login_prompt", true, &l->login_prompt) <= 0)
+		r = -EINVAL;
+	if (job_doc_dup_str(doc, al, "username", true, &l->username) <= 0)
+		r = -EINVAL;
+	if (job_doc_get_regex(doc, al, "password_prompt", false, &l->password_prompt) < 0)
+		r = -EINVAL;
+	if (job_doc_dup_str(doc, al, "password", false, &l->password) < 0)
+		r = -EINVAL;
+	if (job_doc_get_strv(doc, al, "login_commands", &l->login_commands) < 0)
+		r = -EINVAL;
+	if (!l->password_prompt != !l->password && !r)
+		r = job_doc_error(doc, l->password ? "password" : "password_prompt",
+				  "'password' and 'password_prompt' go together");
+	job_doc_leave(doc, mark);
+	return r;
+}
+
+static int boot_walk_parameters(struct job_doc *doc, const json_t *obj, struct job_boot *b)
+{
+	json_t *p;
+	size_t mark;
+	int r = job_doc_get(doc, obj, "parameters", JSON_OBJECT, false, &p);
+
+	if (r <= 0)
+		return r;
+	mark = job_doc_enter(doc, "parameters");
+	r = job_doc_check_keys(doc, p, param_keys, NULL);
+	if (job_doc_get_regex(doc, p, "kernel-start-message", false, &b->kernel_start_message) < 0)
+		r = -EINVAL;
+	job_doc_leave(doc, mark);
+	return r;
+}
+
+/* qemu: media, and the kernel command line from the job's context */
+static int boot_walk_qemu(struct job_doc *doc, const json_t *obj, const struct job *job,
+			  struct job_boot *b)
+{
+	const char *media;
+	json_t *append = json_object_get(job->context, "extra_kernel_args");
+	int r = 0;
+
+	if (boot_only_for(doc, obj, "media", b, BOOT_METHOD_QEMU) < 0)
+		r = -EINVAL;
+	else if (job_doc_get_str(doc, obj, "media", false, &media) > 0 && strcmp(media, "tmpfs"))
+		r = job_doc_error(doc, "media", "unsupported media '%.100s' (supported: tmpfs)", media);
+	if (b->method == BOOT_METHOD_QEMU && json_is_string(append) &&
+	    !(b->qemu_append = strdup(json_string_value(append))))
+		r = job_doc_nomem(doc);
+	return r;
+}
+
+int job_boot_parse(struct job_doc *doc, const json_t *obj, const struct job *job,
+		   struct job_boot *ret)
+{
+	int r;
+
+	ret->reset = true;
+	if (boot_walk_method(doc, obj, ret) < 0)
+		return -EINVAL;
+	r = job_doc_check_keys(doc, obj, boot_keys, job_action_keys);
+	if (boot_walk_commands(doc, obj, ret) < 0)
+		r = -EINVAL;
+	if (job_doc_get_regexv(doc, obj, "prompts", &ret->prompts) < 0)
+		r = -EINVAL;
+	if (boot_walk_login(doc, obj, ret) < 0)
+		r = -EINVAL;
+	if (boot_walk_parameters(doc, obj, ret) < 0)
+		r = -EINVAL;
+	if (boot_walk_qemu(doc, obj, job, ret) < 0)
+		r = -EINVAL;
+	if (job_doc_get_bool(doc, obj, "ignore_kernel_messages", &ret->ignore_kernel_messages) < 0)
+		r = -EINVAL;
+	if (boot_only_for(doc, obj, "reset", ret, BOOT_METHOD_MINIMAL) < 0 ||
+	    job_doc_get_bool(doc, obj, "reset", &ret->reset) < 0)
+		r = -EINVAL;
+	return r < 0 ? -EINVAL : 0;
+}
+
+void job_boot_release(struct job_boot *b)
+{
+	free(b->commands_name);
+	strv_free(b->commands);
+	strv_free(b->prompts);
+	free(b->auto_login.login_prompt);
+	free(b->auto_login.username);
+	free(b->auto_login.password_prompt);
+	free(b->auto_login.password);
+	strv_free(b->auto_login.login_commands);
+	free(b->kernel_start_message);
+	free(b->qemu_append);
+	memset(b, 0, sizeof(*b));
+}

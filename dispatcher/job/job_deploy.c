@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* job_deploy.c -- the deploy action of a job: where to stage which artifacts */
+#include "job/job_walk.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ *	deploy:
+ *	  to: tftp | tmpfs | none | sdmux | fastboot
+ *	  kernel: {url: ..., sha256sum: ..., compression: gz | xz, type: image | zimage | uimage}
+ *	  ramdisk: {url: ..., header: u-boot}
+ *	  dtb, modules, rootfs, nfsrootfs, tee, initrd: {url: ...}
+ *	  images: {LABEL: {url: ...}, ...}		(LAVA's tmpfs style, any label)
+ *	  os: debian				(informational)
+ *
+ * Artifacts are staged exactly as downloaded (after decompression), so every
+ * LAVA key that would have the dispatcher modify, convert or unpack them is
+ * unsupported, and so is image_arg: QEMU's command line is the device type's.
+ */
+
+#define DEPLOY_MAX_ARTIFACTS 32
+#define DEPLOY_MAX_LABEL 64
+#define DEPLOY_SHA256_LEN 64
+
+static const char *const deploy_labels[] = {
+	"kernel", "dtb", "ramdisk", "modules", "rootfs", "nfsrootfs", "tee", "initrd", NULL,
+};
+
+static const struct job_doc_key deploy_keys[] = {
+	{ "to", JOB_KEY_KNOWN, NULL },
+	{ "os", JOB_KEY_KNOWN, NULL },
+	{ "images", JOB_KEY_KNOWN, NULL },
+	{ "kernel", JOB_KEY_KNOWN, NULL },
+	{ "dtb", JOB_KEY_KNOWN, NULL },
+	{ "ramdisk", JOB_KEY_KNOWN, NULL },
+	{ "modules", JOB_KEY_KNOWN, NULL },
+	{ "rootfs", JOB_KEY_KNOWN, NULL },
+	{ "nfsrootfs", JOB_KEY_KNOWN, NULL },
+	{ "tee", JOB_KEY_KNOWN, NULL },
+	{ "initrd", JOB_KEY_KNOWN, NULL },
+	{ "dtbo", JOB_KEY_UNSUPPORTED, "device tree overlays are not supported" },
+	{ "preseed", JOB_KEY_UNSUPPORTED, "installers are not supported" },
+	{ "extra_files", JOB_KEY_UNSUPPORTED, "only named artifacts are staged" },
+	{ "persistent_nfs", JOB_KEY_UNSUPPORTED, "NFS roots kept by the lab are not supported" },
+	{ "authorize", JOB_KEY_UNSUPPORTED, "ssh access to the board is not supported" },
+	{ "postprocess", JOB_KEY_UNSUPPORTED, "jobs cannot run commands on the lab host" },
+	{ "docker", JOB_KEY_UNSUPPORTED, "deploys do not run in containers on the lab host" },
+	{ "uefi", JOB_KEY_UNSUPPORTED, "the device type chooses the board's firmware" },
+	{ "type", JOB_KEY_UNSUPPORTED, "deploys are not typed: 'to' says where images go" },
+	{ NULL, 0, NULL },
+};
+
+static const struct job_doc_key artifact_keys[] = {
+	{ "url", JOB_KEY_KNOWN, NULL },
+	{ "sha256sum", JOB_KEY_KNOWN, NULL },
+	{ "compression", JOB_KEY_KNOWN, NULL },
+	{ "type", JOB_KEY_KNOWN, NULL },
+	{ "header", JOB_KEY_KNOWN, NULL },
+	{ "use_cache", JOB_KEY_IGNORED, "labd caches only artifacts with a sha256sum, keyed by URL and checksum: a cached copy is never stale" },
+	{ "md5sum", JOB_KEY_UNSUPPORTED, "use sha256sum" },
+	{ "sha512sum", JOB_KEY_UNSUPPORTED, "use sha256sum" },
+	{ "archive", JOB_KEY_UNSUPPORTED,
+	  "artifacts are staged as downloaded, archives are not unpacked" },
+	{ "format", JOB_KEY_UNSUPPORTED,
+	  "artifacts are staged as downloaded, file systems are not converted" },
+	{ "overlays", JOB_KEY_UNSUPPORTED,
+	  "artifacts are staged as downloaded, nothing is added to them" },
+	{ "headers", JOB_KEY_UNSUPPORTED, "downloads send no extra HTTP headers" },
+	{ "install_modules", JOB_KEY_UNSUPPORTED, "the ramdisk is staged as downloaded" },
+	{ "install_overlay", JOB_KEY_UNSUPPORTED, "the ramdisk is staged as downloaded" },
+	{ "prefix", JOB_KEY_UNSUPPORTED,
+	  "artifacts are staged as downloaded, archives are not unpacked" },
+	{ "reboot", JOB_KEY_UNSUPPORTED, "boards are not rebooted between flashed images" },
+	{ "apply-overlay", JOB_KEY_UNSUPPORTED,
+	  "artifacts are staged as downloaded, nothing is added to them" },
+	{ "image_arg", JOB_KEY_KNOWN, NULL },	/* LAVA's standard forms only */
+	{ NULL, 0, NULL },
+};
+
+static bool deploy_is_named(const char *label)
+{
+	size_t i;
+
+	for (i = 0; deploy_labels[i]; i++)
+		if (!strcmp(deploy_labels[i], label))
+			return true;
+	return false;
+}
+
+static int deploy_walk_sha256(struct job_doc *doc, const json_t *spec, struct job_artifact *a)
+{
+	const char *s;
+	size_t i;
+	int r = job_doc_get_str(doc, spec, "sha256sum", false, &s);
+
+	if (r <= 0)
+		return r;
+	for (i = 0; s[i] && isxdigit((unsigned char)s[i]); i++)
+		;
+	if (i != DEPLOY_SHA256_LEN || s[i])
+		return job_doc_error(doc, "sha256sum", "'sha256sum' must be %d hexadecimal digits",
+				     DEPLOY_SHA256_LEN);
+	a->sha256sum = strdup(s);
+	if (!a->sha256sum)
+		return job_doc_nomem(doc);
+	for (i = 0; a->sha256sum[i]; i++)
+		a->sha256sum[i] = (char)tolower((unsigned char)a->sha256sum[i]);
+	return 1;
+}
+
+/* compression, kernel type and ramdisk header */
+static int deploy_walk_format(struct job_doc *doc, const json_t *spec, struct job_artifact *a)
+{
+	const char *s;
+	int r = 0;
+
+	if (job_doc_get_str(doc, spec, "compression", false, &s) > 0) {
+		if (strcmp(s, "gz") && strcmp(s, "xz"))
+			r = job_doc_error(doc, "compression", "unsupported compression '%.100s' (supported: gz, xz)", s);
+		else if (!(a->compression = strdup(s)))
+			r = job_doc_nomem(doc);
+	}
+	if (job_doc_get_str(doc, spec, "type", false, &s) > 0) {
+		if (strcmp(a->label, "kernel"))
+			r = job_doc_error(doc, "type", "'type' only applies to the kernel");
+		else if (strcmp(s, "image") && strcmp(s, "zimage") && strcmp(s, "uimage"))
+			r = job_doc_error(doc, "type", "unsupported kernel type '%.100s' (supported: image, zimage, uimage)", s);
+		else if (!(a->kernel_type = strdup(s)))
+			r = job_doc_nomem(doc);
+	}
+	if (job_doc_get_str(doc, spec, "header", false, &s) > 0) {
+		if (strcmp(a->label, "ramdisk"))
+			r = job_doc_error(doc, "header", "'header' only applies to the ramdisk");
+		else if (strcmp(s, "u-boot"))
+			r = job_doc_error(doc, "header", "unsupported header '%.100s' (supported: u-boot)", s);
+		else
+			a->uboot_header = true;
+	}
+	return r;
+}
+
+/*
+ * LAVA's image_arg: how its QEMU command line attaches the image.  labd's
+ * device types decide that themselves, so only LAVA's standard forms, which
+ * say no more than the label, are accepted (and not used): LAVA's QEMU jobs
+ * then run as they are.  Anything else could smuggle QEMU options in.
+ */
+static int deploy_walk_image_arg(struct job_doc *doc, const json_t *spec, const char *label)
+{
+	static const char *const forms[] = {
+		"-kernel {%s}", "-initrd {%s}", "-dtb {%s}", "-drive format=raw,file={%s}",
+		"-drive format=qcow2,file={%s}", NULL,
+	};
+	char want[DEPLOY_MAX_LABEL + 64];
+	const char *arg;
+	int r = job_doc_get_str(doc, spec, "image_arg", false, &arg);
+	size_t i;
+
+	if (r <= 0)
+		return r;
+	for (i = 0; forms[i]; i++) {
+		snprintf(want, sizeof(want), forms[i], label);
+		if (!strcmp(arg, want))
+			return 1;
+	}
+	return job_doc_error(doc, "image_arg",
+			     "unsupported image_arg '%.100s': jobs cannot pass arguments to QEMU, "
+			     "the device type decides how images are attached (LAVA's standard "
+			     "forms such as '-kernel {%s}' are accepted and change nothing)",
+			     arg, label);
+}
+
+/* The artifact @label of the mapping @parent, at the current path. */
+static int deploy_walk_artifact(struct job_doc *doc, const json_t *parent, const char *label,
+				struct job_artifact *a)
+{
+	json_t *spec;
+	size_t mark;
+	int r;
+
+	a->line = job_doc_line(doc, label);
+	a->label = strdup(label);
+	if (!a->label)
+		return job_doc_nomem(doc);
+	if (job_doc_get(doc, parent, label, JSON_OBJECT, true, &spec) <= 0)
+		return -EINVAL;
+	mark = job_doc_enter(doc, label);
+	r = job_doc_check_keys(doc, spec, artifact_keys, NULL);
+	if (job_doc_get_url(doc, spec, "url", &a->url) <= 0)
+		r = -EINVAL;
+	if (deploy_walk_sha256(doc, spec, a) < 0)
+		r = -EINVAL;
+	if (deploy_walk_format(doc, spec, a) < 0)
+		r = -EINVAL;
+	if (deploy_walk_image_arg(doc, spec, label) < 0)
+		r = -EINVAL;
+	job_doc_leave(doc, mark);
+	return r;
+}
+
+static int deploy_add(struct job_doc *doc, const json_t *parent, const char *label,
+		      struct job_deploy *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_artifacts; i++)
+		if (!strcmp(d->artifacts[i].label, label))
+			return job_doc_error(doc, label, "artifact '%s' is deployed twice", label);
+	if (d->n_artifacts == DEPLOY_MAX_ARTIFACTS)
+		return job_doc_error(doc, label, "more than %d artifacts", DEPLOY_MAX_ARTIFACTS);
+	return deploy_walk_artifact(doc, parent, label, &d->artifacts[d->n_artifacts++]);
+}
+
+static int deploy_walk_images(struct job_doc *doc, const json_t *obj, struct job_deploy *d)
+{
+	const char *label;
+	json_t *images, *v;
+	size_t mark;
+	int r = job_doc_get(doc, obj, "images", JSON_OBJECT, false, &images);
+
+	if (r <= 0)
+		return r;
+	mark = job_doc_enter(doc, "images");
+	json_object_foreach(images, label, v) {
+		if (!job_doc_is_name(label, DEPLOY_MAX_LABEL, "-_"))
+			r = job_doc_error(doc, label, "invalid image label '%.100s': use up to %d letters, digits, '-' and '_'",
+					  label, DEPLOY_MAX_LABEL);
+		else if (deploy_add(doc, images, label, d) < 0)
+			r = -EINVAL;
+	}
+	job_doc_leave(doc, mark);
+	return r;
+}
+
+static int deploy_walk_artifacts(struct job_doc *doc, const json_t *obj, struct job_deploy *d)
+{
+	const char *key;
+	json_t *v;
+	int r = 0;
+
+	d->artifacts = calloc(DEPLOY_MAX_ARTIFACTS, sizeof(*d->artifacts));
+	if (!d->artifacts)
+		return job_doc_nomem(doc);
+	json_object_foreach((json_t *)obj, key, v) {
+		if (!strcmp(key, "images"))
+			r = deploy_walk_images(doc, obj, d) < 0 ? -EINVAL : r;
+		else if (deploy_is_named(key))
+			r = deploy_add(doc, obj, key, d) < 0 ? -EINVAL : r;
+	}
+	if (d->to == DEPLOY_TO_NONE && d->n_artifacts)
+		return job_doc_error(doc, "to", "deploy to 'none' takes no artifacts");
+	if (d->to != DEPLOY_TO_NONE && !d->n_artifacts && !r)
+		return job_doc_error(doc, "to", "nothing to deploy to '%s': name at least one artifact",
+				     deploy_to_name(d->to));
+	if (d->to == DEPLOY_TO_SDMUX && d->n_artifacts > 1)
+		return job_doc_error(doc, "to", "deploy to 'sdmux' writes one image to the card, not %zu",
+				     d->n_artifacts);
+	return r;
+}
+
+int job_deploy_parse(struct job_doc *doc, const json_t *obj, struct job_deploy *ret)
+{
+	const char *to;
+	int r;
+
+	if (job_doc_get_str(doc, obj, "to", true, &to) <= 0)
+		return -EINVAL;
+	if (!strcmp(to, "tftp"))
+		ret->to = DEPLOY_TO_TFTP;
+	else if (!strcmp(to, "tmpfs"))
+		ret->to = DEPLOY_TO_TMPFS;
+	else if (!strcmp(to, "none"))
+		ret->to = DEPLOY_TO_NONE;
+	else if (!strcmp(to, "sdmux"))
+		ret->to = DEPLOY_TO_SDMUX;
+	else if (!strcmp(to, "fastboot"))
+		ret->to = DEPLOY_TO_FASTBOOT;
+	else
+		return job_doc_error(doc, "to", "unsupported deploy method '%.100s' (supported: tftp, tmpfs, none, sdmux, fastboot)",
+				     to);
+	r = job_doc_check_keys(doc, obj, deploy_keys, job_action_keys);
+	if (job_doc_dup_str(doc, obj, "os", false, &ret->os) < 0)
+		r = -EINVAL;
+	if (deploy_walk_artifacts(doc, obj, ret) < 0)
+		r = -EINVAL;
+	return r < 0 ? -EINVAL : 0;
+}
+
+void job_deploy_release(struct job_deploy *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_artifacts; i++) {
+		free(d->artifacts[i].label);
+		free(d->artifacts[i].url);
+		free(d->artifacts[i].sha256sum);
+		free(d->artifacts[i].compression);
+		free(d->artifacts[i].kernel_type);
+	}
+	free(d->artifacts);
+	free(d->os);
+	memset(d, 0, sizeof(*d));
+}

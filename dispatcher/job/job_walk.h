@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * job_walk.h -- the per-action schema walkers behind job_parse() (private)
+ *
+ * job.c walks the top level and the keys every action may carry, then hands
+ * the action's mapping to the walker of its kind.  Each walker is called with
+ * doc->path at the action ("actions[2].boot"), reports every problem through
+ * @doc and fills @ret as far as it could: the caller frees it with the
+ * matching release function whatever the result.  Returns 0 or -EINVAL.
+ */
+#ifndef LABD_JOB_WALK_H
+#define LABD_JOB_WALK_H
+
+#include "job/job.h"
+#include "job/job_doc.h"
+
+/* Keys every action may carry, read by job.c (the walkers accept them). */
+extern const struct job_doc_key job_action_keys[];
+
+int job_deploy_parse(struct job_doc *doc, const json_t *obj, struct job_deploy *ret);
+void job_deploy_release(struct job_deploy *d);
+
+/* @job: the job so far (context), for what the boot takes from it. */
+int job_boot_parse(struct job_doc *doc, const json_t *obj, const struct job *job,
+		   struct job_boot *ret);
+void job_boot_release(struct job_boot *b);
+
+int job_test_parse(struct job_doc *doc, const json_t *obj, struct job_test *ret);
+void job_test_release(struct job_test *t);
+
+#endif

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* testdef.c -- LAVA test definitions, and the shell commands that run them on a board */
+#include "job/testdef.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/diag.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
+#include "job/job.h"
+#include "job/job_doc.h"
+
+#define SHELL_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+
+/* The helpers, one sh script each.  No TAB, no "<LAVA_SIGNAL_" in one piece. */
+static const char *const helper_test_case[] = {
+	"#!/bin/sh",
+	"# lava-test-case NAME --result R [--measurement M] [--units U] | NAME --shell CMD...",
+	"n=$1",
+	"[ $# -gt 0 ] && shift",
+	"if [ \"$1\" = --shell ]; then",
+	"  shift",
+	"  echo \"<LAVA_SIGNAL\"\"_STARTTC $n>\"",
+	"  if [ $# = 1 ]; then eval \"$1\"; else \"$@\"; fi",
+	"  rc=$?",
+	"  echo \"<LAVA_SIGNAL\"\"_ENDTC $n>\"",
+	"  if [ $rc = 0 ]; then r=pass; else r=fail; fi",
+	"  echo \"<LAVA_SIGNAL\"\"_TESTCASE TEST_CASE_ID=$n RESULT=$r>\"",
+	"  exit $rc",
+	"fi",
+	"r= m= u=",
+	"while [ $# -gt 1 ]; do",
+	"  case $1 in",
+	"  --result) r=$2 ;;",
+	"  --measurement) m=\" MEASUREMENT=$2\" ;;",
+	"  --units) u=\" UNITS=$2\" ;;",
+	"  esac",
+	"  shift 2",
+	"done",
+	"if [ -z \"$n\" ] || [ -z \"$r\" ]; then",
+	"  echo 'usage: lava-test-case NAME --result pass|fail|skip|unknown [--measurement M] [--units U]' >&2",
+	"  echo '       lava-test-case NAME --shell COMMAND...' >&2",
+	"  exit 1",
+	"fi",
+	"echo \"<LAVA_SIGNAL\"\"_TESTCASE TEST_CASE_ID=$n RESULT=$r$m$u>\"",
+	NULL,
+};
+
+static const char *const helper_test_set[] = {
+	"#!/bin/sh",
+	"case $1 in",
+	"start) echo \"<LAVA_SIGNAL\"\"_TESTSET START $2>\" ;;",
+	"stop) echo \"<LAVA_SIGNAL\"\"_TESTSET STOP>\" ;;",
+	"*) echo 'usage: lava-test-set start NAME | stop' >&2; exit 1 ;;",
+	"esac",
+	NULL,
+};
+
+static const char *const helper_test_reference[] = {
+	"#!/bin/sh",
+	"n=$1 r= u=",
+	"[ $# -gt 0 ] && shift",
+	"while [ $# -gt 1 ]; do",
+	"  case $1 in --result) r=$2 ;; --reference) u=$2 ;; esac",
+	"  shift 2",
+	"done",
+	"if [ -z \"$n\" ] || [ -z \"$r\" ] || [ -z \"$u\" ]; then",
+	"  echo 'usage: lava-test-reference NAME --result R --reference URL' >&2",
+	"  exit 1",
+	"fi",
+	"echo \"<LAVA_SIGNAL\"\"_TESTREFERENCE $n $r $u>\"",
+	NULL,
+};
+
+static const char *const helper_test_raise[] = {
+	"#!/bin/sh",
+	"echo \"<LAVA_SIGNAL\"\"_TESTRAISE $*>\"",
+	NULL,
+};
+
+static const struct {
+	const char *name;
+	const char *const *lines;
+} helpers[] = {
+	{ "lava-test-case", helper_test_case },
+	{ "lava-test-set", helper_test_set },
+	{ "lava-test-reference", helper_test_reference },
+	{ "lava-test-raise", helper_test_raise },
+};
+
+/* ---- definitions ---- */
+
+struct testdef *testdef_free(struct testdef *td)
+{
+	if (!td)
+		return NULL;
+	free(td->suite);
+	free(td->name);
+	strv_free(td->install);
+	strv_free(td->steps);
+	kv_release(&td->params);
+	free(td->pattern);
+	kv_release(&td->fixupdict);
+	strv_free(td->expected);
+	free(td);
+	return NULL;
+}
+
+/* A scalar as the shell sees it: "3", "true", "1.5", "" for null. */
+static char *scalar_text(const json_t *v)
+{
+	char *s = NULL;
+
+	if (json_is_string(v))
+		return strdup(json_string_value(v));
+	if (json_is_integer(v) && asprintf(&s, "%lld", (long long)json_integer_value(v)) < 0)
+		return NULL;
+	if (json_is_real(v) && asprintf(&s, "%g", json_real_value(v)) < 0)
+		return NULL;
+	if (json_is_boolean(v))
+		return strdup(json_is_true(v) ? "true" : "false");
+	if (json_is_null(v))
+		return strdup("");
+	return s;
+}
+
+/* @key.steps of @doc: a list of strings (required when @required). */
+static int load_steps(const json_t *doc, const char *key, bool required, char ***ret, char *err,
+		      size_t errlen)
+{
+	const json_t *sect = json_object_get(doc, key), *steps, *v;
+	size_t i;
+
+	if (!sect && !required)
+		return 0;
+	steps = json_object_get(sect, "steps");
+	if (!json_is_array(steps) || json_array_size(steps) > TESTDEF_MAX_STEPS) {
+		snprintf(err, errlen, "'%s.steps' must be a list of at most %d commands", key,
+			 TESTDEF_MAX_STEPS);
+		return -EINVAL;
+	}
+	json_array_foreach(steps, i, v) {
+		char *s = json_is_object(v) || json_is_array(v) ? NULL : scalar_text(v);
+
+		if (!s) {
+			snprintf(err, errlen, "'%s.steps[%zu]' must be a command", key, i);
+			return -EINVAL;
+		}
+		if (strv_consume(ret, s) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* {NAME: scalar} into @kv (later calls override earlier ones). */
+static int load_params(const json_t *map, struct kv *kv, char *err, size_t errlen)
+{
+	const char *name;
+	json_t *v;
+	char *s;
+	int r;
+
+	json_object_foreach((json_t *)map, name, v) {
+		if (!*name || isdigit((unsigned char)*name) ||
+		    strspn(name, SHELL_NAME_CHARS) != strlen(name)) {
+			snprintf(err, errlen, "invalid parameter name '%.100s'", name);
+			return -EINVAL;
+		}
+		s = json_is_object(v) || json_is_array(v) ? NULL : scalar_text(v);
+		if (!s) {
+			snprintf(err, errlen, "parameter '%.100s' must be a scalar", name);
+			return -EINVAL;
+		}
+		r = kv_set(kv, name, s);
+		free(s);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* parse: {pattern, fixupdict}; fixupdict values are LAVA's words in any case. */
+static int load_parse(struct testdef *td, const json_t *parse, char *err, size_t errlen)
+{
+	static const char *const words[] = { "pass", "fail", "skip", "unknown" };
+	const json_t *pat = json_object_get(parse, "pattern"), *v;
+	const char *raw;
+	size_t i;
+
+	if (pat && !json_is_string(pat)) {
+		snprintf(err, errlen, "'parse.pattern' must be a string");
+		return -EINVAL;
+	}
+	if (pat && !(td->pattern = strdup(json_string_value(pat))))
+		return -ENOMEM;
+	json_object_foreach((json_t *)json_object_get(parse, "fixupdict"), raw, v) {
+		const char *word = json_is_string(v) ? json_string_value(v) : "";
+
+		for (i = 0; i < 4 && strcasecmp(word, words[i]); i++)
+			;
+		if (i == 4) {
+			snprintf(err, errlen, "'parse.fixupdict.%.100s' must be pass, fail, skip or unknown",
+				 raw);
+			return -EINVAL;
+		}
+		if (kv_set(&td->fixupdict, raw, words[i]) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int load(struct testdef *td, const json_t *doc, const struct job_testdef *jt, char *err,
+		size_t errlen)
+{
+	const json_t *meta = json_object_get(doc, "metadata");
+	const char *format = json_string_value(json_object_get(meta, "format"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	int r;
+
+	if (!json_is_object(doc) || !format || strcmp(format, TESTDEF_FORMAT) || !name) {
+		snprintf(err, errlen, "not a '%s' document with metadata.format and metadata.name",
+			 TESTDEF_FORMAT);
+		return -EINVAL;
+	}
+	if (!(td->name = strdup(name)))
+		return -ENOMEM;
+	r = load_steps(doc, "install", false, &td->install, err, errlen);
+	if (!r)
+		r = load_steps(doc, "run", true, &td->steps, err, errlen);
+	if (!r && json_is_object(json_object_get(doc, "params")))
+		r = load_params(json_object_get(doc, "params"), &td->params, err, errlen);
+	if (!r)
+		r = kv_merge(&td->params, &jt->parameters);
+	if (!r && json_object_get(doc, "parse"))
+		r = load_parse(td, json_object_get(doc, "parse"), err, errlen);
+	if (!r)
+		r = strv_copy(jt->expected, &td->expected);
+	return r;
+}
+
+int testdef_from_json(const json_t *doc, const struct job_testdef *jt, unsigned index,
+		      struct testdef **ret, char *err, size_t errlen)
+{
+	struct testdef *td = calloc(1, sizeof(*td));
+	int r;
+
+	if (!td)
+		return -ENOMEM;
+	r = asprintf(&td->suite, "%u_%s", index, jt->name) < 0 ? -ENOMEM : 0;
+	if (!r)
+		r = load(td, doc, jt, err, errlen);
+	if (r < 0) {
+		testdef_free(td);
+		return r;
+	}
+	*ret = td;
+	return 0;
+}
+
+int testdef_parse_yaml(const char *text, size_t len, const char *name, json_t **ret, char *err,
+		       size_t errlen)
+{
+	struct diag diag = DIAG_INIT;
+	struct job_doc doc;
+	json_t *root;
+	int r;
+
+	if (len > TESTDEF_MAX_SIZE) {
+		snprintf(err, errlen, "'%s' is larger than %d bytes", name, TESTDEF_MAX_SIZE);
+		return -E2BIG;
+	}
+	r = job_doc_init(&doc, name);
+	if (r < 0)
+		return r;
+	r = job_yaml_load(&doc, text, len, false);
+	if (!r)
+		r = job_doc_check_shape(&doc);
+	root = r ? NULL : json_incref(doc.root);
+	if (job_doc_finish(&doc, &diag) < 0 && !r)
+		r = -EINVAL;
+	if (r < 0) {
+		snprintf(err, errlen, "%s", diag.n ? diag.msgs[0] : "not a YAML document");
+		json_decref(root);
+		diag_release(&diag);
+		return r == -ENOMEM ? r : -EINVAL;
+	}
+	diag_release(&diag);
+	*ret = root;
+	return 0;
+}
+
+const char *testdef_result(const struct testdef *td, const char *raw)
+{
+	static const char *const known[] = { "pass", "fail", "skip", "unknown" };
+	const char *v = kv_get(&td->fixupdict, raw);
+	size_t i;
+
+	if (v)
+		return v;
+	for (i = 0; i < 4; i++)
+		if (!strcasecmp(raw, known[i]))
+			return known[i];
+	return "unknown";
+}
+
+/* ---- what is typed ---- */
+
+/* @s in single quotes for sh; TAB becomes a blank (line editors complete on TAB). */
+static void add_quoted(struct strbuf *sb, const char *s, size_t len)
+{
+	size_t i;
+
+	strbuf_addch(sb, '\'');
+	for (i = 0; i < len; i++) {
+		if (s[i] == '\'')
+			strbuf_addstr(sb, "'\\''");
+		else
+			strbuf_addch(sb, s[i] == '\t' ? ' ' : s[i]);
+	}
+	strbuf_addch(sb, '\'');
+}
+
+struct file_writer {
+	const char *path;
+	char ***cmds;
+	struct strbuf cmd;	/* "printf '%s\n' 'a' 'b'" being filled */
+	bool started;		/* the file was created (next writes append) */
+	int err;
+};
+
+/* Finish the command in progress: redirect it into the file. */
+static void writer_flush(struct file_writer *w)
+{
+	if (!w->cmd.len)
+		return;
+	strbuf_addf(&w->cmd, " %s %s", w->started ? ">>" : ">", w->path);
+	w->started = true;
+	if (strv_push(w->cmds, w->cmd.buf) < 0)
+		w->err = -ENOMEM;
+	strbuf_reset(&w->cmd);
+}
+
+/* One piece of a line; @newline: the piece ends the line. */
+static void writer_piece(struct file_writer *w, const char *s, size_t len, bool newline)
+{
+	struct strbuf q = STRBUF_INIT;
+	size_t room = TESTDEF_MAX_COMMAND - strlen(w->path) - 5;
+
+	add_quoted(&q, s, len);
+	if (w->cmd.len && (!newline || w->cmd.len + 1 + q.len > room))
+		writer_flush(w);
+	if (!w->cmd.len)
+		strbuf_addstr(&w->cmd, newline ? "printf '%s\\n'" : "printf '%s'");
+	strbuf_addch(&w->cmd, ' ');
+	strbuf_add(&w->cmd, q.buf, q.len);
+	if (!newline)
+		writer_flush(w);
+	strbuf_release(&q);
+}
+
+/* Add the lines of @text (split at '\n'); lines too long for a command go in pieces. */
+static void writer_text(struct file_writer *w, const char *text)
+{
+	size_t room = (TESTDEF_MAX_COMMAND - strlen(w->path)) / 5;	/* worst case quoting */
+	const char *end;
+	size_t len;
+
+	do {
+		end = strchrnul(text, '\n');
+		len = (size_t)(end - text);
+		if (len && text[len - 1] == '\r')
+			len--;
+		while (len > room) {
+			writer_piece(w, text, room, false);
+			text += room;
+			len -= room;
+		}
+		writer_piece(w, text, len, true);
+		text = *end ? end + 1 : end;
+	} while (*text);
+}
+
+static int write_file(const char *path, const char *const *lines, char ***cmds)
+{
+	struct file_writer w = { .path = path, .cmds = cmds, .cmd = STRBUF_INIT };
+
+	for (; *lines; lines++)
+		writer_text(&w, *lines);
+	writer_flush(&w);
+	strbuf_release(&w.cmd);
+	return w.err;
+}
+
+int testdef_setup_commands(const char *dir, char ***ret)
+{
+	char **cmds = NULL, *path = NULL;
+	struct strbuf chmod = STRBUF_INIT;
+	size_t i;
+	int r = 0;
+
+	if (asprintf(&path, "mkdir -p %s/bin", dir) < 0 || strv_consume(&cmds, path) < 0)
+		r = -ENOMEM;
+	strbuf_addstr(&chmod, "chmod +x");
+	for (i = 0; !r && i < sizeof(helpers) / sizeof(helpers[0]); i++) {
+		if (asprintf(&path, "%s/bin/%s", dir, helpers[i].name) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		r = write_file(path, helpers[i].lines, &cmds);
+		strbuf_addf(&chmod, " %s", path);
+		free(path);
+	}
+	if (!r)
+		r = strv_push(&cmds, chmod.buf);
+	strbuf_release(&chmod);
+	if (r < 0) {
+		strv_free(cmds);
+		return r;
+	}
+	*ret = cmds;
+	return 0;
+}
+
+/* The lines of the script: environment, install steps, STARTRUN, run steps. */
+static int script_lines(const struct testdef *td, const char *dir, const char *uuid,
+			char ***lines)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	int r;
+
+	strbuf_addf(&sb, "export PATH=%s/bin:$PATH", dir);
+	r = strv_push(lines, sb.buf);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "export TESTRUN_ID=%s", td->suite);
+	r = r ?: strv_push(lines, sb.buf);
+	for (i = 0; !r && i < td->params.n; i++) {
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "export %s=", td->params.keys[i]);
+		add_quoted(&sb, td->params.vals[i], strlen(td->params.vals[i]));
+		r = strv_push(lines, sb.buf);
+	}
+	STRV_FOREACH(s, td->install)
+		r = r ?: strv_push(lines, *s);
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "echo \"<LAVA_SIGNAL\"\"_STARTRUN %s %s>\"", td->suite, uuid);
+	r = r ?: strv_push(lines, sb.buf);
+	STRV_FOREACH(s, td->steps)
+		r = r ?: strv_push(lines, *s);
+	strbuf_release(&sb);
+	return r;
+}
+
+int testdef_script_commands(const struct testdef *td, const char *dir, const char *uuid,
+			    char ***ret)
+{
+	char **lines = NULL, **cmds = NULL, *path = NULL;
+	int r = script_lines(td, dir, uuid, &lines);
+
+	if (!r && asprintf(&path, "%s/%s.sh", dir, td->suite) < 0)
+		r = -ENOMEM;
+	if (!r)
+		r = write_file(path, (const char *const *)lines, &cmds);
+	free(path);
+	strv_free(lines);
+	if (r < 0) {
+		strv_free(cmds);
+		return r;
+	}
+	*ret = cmds;
+	return 0;
+}
+
+char *testdef_run_command(const struct testdef *td, const char *dir, const char *uuid)
+{
+	char *cmd;
+
+	if (asprintf(&cmd, "sh %s/%s.sh; echo \"<LAVA_SIGNAL\"\"_ENDRUN %s %s>\"", dir, td->suite,
+		     td->suite, uuid) < 0)
+		return NULL;
+	return cmd;
+}

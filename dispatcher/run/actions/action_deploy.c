@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * action_deploy.c -- fetch a job's artifacts (kernel, ramdisk, dtb, ...) into
+ * the job's TFTP directory (to: tftp) or its image directory (to: tmpfs)
+ *
+ * Downloads run in parallel through the daemon's HTTP client (libcurl multi
+ * inside the loop), stream to disk and are hashed on the way; a sha256sum
+ * given in the job is checked, and the lab's max_artifact_size bounds each
+ * file.  file:// URLs are accepted only below the lab's artifact_dir.
+ * Artifacts with a checksum go through the shared cache (deploy_cache.h): a
+ * hit is hard-linked (or copied, by a `cp` child) into the job's directory
+ * without touching the network.  `compression: gz | xz` artifacts are then
+ * decompressed by a `gzip -dc` / `xz -dc` child process (its output bounded
+ * by max_artifact_size too) and staged without the suffix.
+ *
+ * Each artifact becomes a substitution variable named after its label:
+ * {KERNEL}, {RAMDISK}, {DTB} ... holding the path the board (TFTP:
+ * "<job id>/<file>") or labd (tmpfs: the absolute path) uses.  Any failure
+ * is an infrastructure error naming the URL and the HTTP status, except a
+ * file URL outside the artifact directory (the job's error).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "config/config.h"
+#include "core/http_client.h"
+#include "core/loop.h"
+#include "job/job.h"
+#include "run/action.h"
+#include "run/deploy_cache.h"
+
+#define DEPLOY_CHILD_ERR_MAX 256	/* bytes of a helper's stderr quoted in a reason */
+#define DEPLOY_MSG_MAX 1024
+
+extern char **environ;
+
+struct deploy_state;
+
+struct download {
+	struct run *run;
+	struct deploy_state *st;
+	const struct job_artifact *art;
+	struct http_request *req;
+	char *fetched;		/* where the file as downloaded lands */
+	char *name;		/* final file name inside the directory */
+	char *path;		/* final path (fetched, or its decompressed twin) */
+	char *cache;		/* cache entry, or NULL */
+	char *tmp;		/* the file being written, unlinked on failure */
+	int fd;
+	EVP_MD_CTX *sha;
+	uint64_t bytes;
+	struct loop_source *child;	/* cp or decompressor */
+	const char *child_what;	/* "copy", "decompress" */
+	int child_err;		/* read end of the child's stderr */
+	bool done;
+};
+
+struct deploy_state {
+	struct download *dl;
+	size_t n;
+	size_t pending;
+	bool failed;
+	char *dir;
+};
+
+static bool path_below(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	return !strncmp(path, root, n) && (path[n] == '/' || !path[n]);
+}
+
+/*
+ * file:// artifacts come from below artifact_dir only.  A missing file is
+ * named as such when its path is plainly below it (no "..": whether files
+ * exist elsewhere is nobody's business).
+ */
+static int check_file_url(struct run *r, const struct job_artifact *a)
+{
+	const char *root = run_config(r)->artifact_dir, *path = a->url + 7;
+	char *real;
+
+	if (strncmp(a->url, "file://", 7))
+		return 0;
+	if (!root) {
+		run_fail(r, ERROR_JOB, "file URLs are not allowed in this lab: '%s'", a->url);
+		return -EPERM;
+	}
+	real = realpath(path, NULL);
+	if (!real && errno == ENOENT && path_below(path, root) && !strstr(path, "/..")) {
+		run_fail(r, ERROR_JOB, "file URL '%s': no such file", a->url);
+		return -ENOENT;
+	}
+	if (!real || !path_below(real, root)) {
+		run_fail(r, ERROR_JOB, "file URL '%s' is not below the lab's artifact directory",
+			 a->url);
+		free(real);
+		return -EPERM;
+	}
+	free(real);
+	return 0;
+}
+
+/* Upper-case label -> variable name: kernel -> KERNEL, initrd -> RAMDISK too. */
+static int set_vars(struct run *r, const struct download *d)
+{
+	const struct job_artifact *a = d->art;
+	char var[64], value[4096];
+	size_t i;
+	int err;
+
+	for (i = 0; a->label[i] && i < sizeof(var) - 1; i++)
+		var[i] = (char)toupper((unsigned char)a->label[i]);
+	var[i] = '\0';
+	if (run_action(r)->deploy.to == DEPLOY_TO_TFTP)
+		snprintf(value, sizeof(value), "%s/%s", run_tftp_prefix(r), d->name);
+	else
+		snprintf(value, sizeof(value), "%s", d->path);
+	err = kv_set(run_vars(r), var, value);
+	if (!err && !strcmp(var, "INITRD"))
+		err = kv_set(run_vars(r), "RAMDISK", value);
+	if (!err && a->kernel_type)
+		err = kv_set(run_vars(r), "KERNEL_TYPE", a->kernel_type);
+	if (!err && a->uboot_header)
+		err = kv_set(run_vars(r), "RAMDISK_UBOOT_HEADER", "1");
+	return err;
+}
+
+/* Finish the action once nothing is pending (the start itself counts as pending). */
+static void settle(struct run *r, struct deploy_state *st)
+{
+	if (!st->failed && !--st->pending)
+		run_async_done(r, 0, NULL);
+}
+
+/* The artifact is staged (@error NULL) or failed; the action ends with the last one. */
+static void download_finished(struct download *d, const char *error)
+{
+	struct run *r = d->run;
+	struct deploy_state *st = d->st;
+
+	d->done = true;
+	d->req = NULL;
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+	if (error && d->tmp)
+		unlink(d->tmp);
+	if (!error && set_vars(r, d) < 0)
+		error = "out of memory";
+	if (error && !st->failed) {
+		st->failed = true;
+		run_async_done(r, -EIO, error);
+		return;
+	}
+	settle(r, st);
+}
+
+/* ---- helper processes: cp and decompressors ---- */
+
+/* Spawn @argv, stdout into @out (or /dev/null), stderr into a pipe read at exit. */
+static int spawn_helper(struct download *d, char *const argv[], const char *out,
+			loop_child_fn cb)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	int fds[2], r;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	/* The loop blocks signals: the helper starts clean (SIGXFSZ must kill it). */
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	r = posix_spawn_file_actions_init(&fa);
+	if (!r)
+		r = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	if (!r)
+		r = posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out ? out : "/dev/null",
+						     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (!r)
+		r = posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
+	if (!r)
+		r = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(fds[1]);
+	if (r) {
+		close(fds[0]);
+		return -r;
+	}
+	d->child_err = fds[0];
+	r = loop_add_child(run_loop(d->run), &d->child, pid, cb, d);
+	if (r < 0)
+		kill(pid, SIGKILL);
+	return r;
+}
+
+/* Why the helper failed: "gzip exited with status 1: gzip: stdin: not in gzip format". */
+static void helper_reason(struct download *d, const siginfo_t *si, char *buf, size_t size)
+{
+	char raw[DEPLOY_CHILD_ERR_MAX], *err = raw;
+	ssize_t n = read(d->child_err, raw, sizeof(raw) - 1);
+	size_t len = n > 0 ? (size_t)n : 0;
+
+	while (len && strchr("\r\n ", err[len - 1]))
+		len--;
+	err[len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if (err[i] == '\n' || err[i] == '\r')
+			err[i] = ' ';
+	while (*err == ' ')
+		err++;
+	len = strlen(err);
+	if (si->si_code == CLD_EXITED)
+		snprintf(buf, size, "exited with status %d%s%s", si->si_status, len ? ": " : "",
+			 err);
+	else if (si->si_status == SIGXFSZ)
+		snprintf(buf, size, "output larger than the lab's max_artifact_size of %llu bytes",
+			 (unsigned long long)run_config(d->run)->max_artifact_size);
+	else
+		snprintf(buf, size, "killed by signal %d%s%s", si->si_status, len ? ": " : "",
+			 err);
+}
+
+static void helper_release(struct download *d)
+{
+	d->child = loop_source_free(d->child);
+	if (d->child_err >= 0)
+		close(d->child_err);
+	d->child_err = -1;
+}
+
+static int on_decompressed(struct loop_source *s, const siginfo_t *si, void *ud)
+{
+	struct download *d = ud;
+	char why[DEPLOY_MSG_MAX / 2], msg[DEPLOY_MSG_MAX];
+
+	if (si->si_code == CLD_EXITED && !si->si_status) {
+		helper_release(d);
+		unlink(d->fetched);
+		run_log(d->run, "info", "decompressed %s (%s) into %s", d->fetched,
+			d->art->compression, d->path);
+		download_finished(d, NULL);
+		return 0;
+	}
+	helper_reason(d, si, why, sizeof(why));
+	helper_release(d);
+	unlink(d->path);
+	snprintf(msg, sizeof(msg), "cannot decompress '%s' (%s): %s", d->art->url,
+		 d->art->compression, why);
+	download_finished(d, msg);
+	return 0;
+}
+
+/* `sh -c 'ulimit -f N; exec gzip -dc -- "$1"'`: the output is bounded like a download. */
+static void decompress(struct download *d)
+{
+	const char *tool = !strcmp(d->art->compression, "xz") ? "xz" : "gzip";
+	unsigned long long blocks = run_config(d->run)->max_artifact_size / 512 + 1;
+	char script[128], msg[DEPLOY_MSG_MAX];
+	char *argv[] = { "sh", "-c", script, "sh", d->fetched, NULL };
+	int r;
+
+	snprintf(script, sizeof(script), "ulimit -f %llu && exec %s -dc -- \"$1\"", blocks, tool);
+	r = spawn_helper(d, argv, d->path, on_decompressed);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "cannot start %s for '%s': %s", tool, d->art->url,
+			 strerror(-r));
+		download_finished(d, msg);
+	}
+}
+
+/* The file as downloaded is in place: decompress it if asked, else done. */
+static void fetched(struct download *d)
+{
+	if (d->art->compression)
+		decompress(d);
+	else
+		download_finished(d, NULL);
+}
+
+static int on_copied(struct loop_source *s, const siginfo_t *si, void *ud)
+{
+	struct download *d = ud;
+	char why[DEPLOY_MSG_MAX / 2], msg[DEPLOY_MSG_MAX];
+
+	if (si->si_code == CLD_EXITED && !si->si_status) {
+		helper_release(d);
+		fetched(d);
+		return 0;
+	}
+	helper_reason(d, si, why, sizeof(why));
+	helper_release(d);
+	snprintf(msg, sizeof(msg), "cannot copy '%s' from the cache: cp %s", d->cache, why);
+	download_finished(d, msg);
+	return 0;
+}
+
+/* Put the cache entry into the job's directory: a hard link, else a copy by `cp`. */
+static void install_from_cache(struct download *d)
+{
+	char *argv[] = { "cp", "--", d->cache, d->fetched, NULL };
+	char msg[DEPLOY_MSG_MAX];
+	int r;
+
+	unlink(d->fetched);
+	if (link(d->cache, d->fetched) == 0) {
+		fetched(d);
+		return;
+	}
+	r = spawn_helper(d, argv, NULL, on_copied);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "cannot copy '%s' from the cache: %s", d->cache,
+			 strerror(-r));
+		download_finished(d, msg);
+	}
+}
+
+/* ---- downloads ---- */
+
+static int on_data(const void *buf, size_t len, void *ud)
+{
+	struct download *d = ud;
+	const char *p = buf;
+
+	EVP_DigestUpdate(d->sha, buf, len);
+	d->bytes += len;
+	while (len) {
+		ssize_t n = write(d->fd, p, len);
+
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void hex(const unsigned char *in, unsigned len, char *out)
+{
+	unsigned i;
+
+	for (i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", in[i]);
+}
+
+/* A failed transfer: the HTTP status, the size limit or the transport error. */
+static bool transfer_failed(struct download *d, const struct http_response *resp)
+{
+	char msg[DEPLOY_MSG_MAX];
+
+	if (resp->err == -EFBIG)
+		snprintf(msg, sizeof(msg), "download of '%s' failed: larger than the lab's max_artifact_size of %llu bytes",
+			 d->art->url, (unsigned long long)run_config(d->run)->max_artifact_size);
+	else if (resp->err)
+		snprintf(msg, sizeof(msg), "download of '%s' failed: %s", d->art->url, resp->error);
+	else if (resp->status && (resp->status < 200 || resp->status > 299))
+		snprintf(msg, sizeof(msg), "download of '%s' failed: HTTP %ld", d->art->url,
+			 resp->status);
+	else
+		return false;
+	download_finished(d, msg);
+	return true;
+}
+
+/* Move the checked download to its place: the cache entry, else the job's directory. */
+static void keep_download(struct download *d)
+{
+	const char *dst = d->cache ? d->cache : d->fetched;
+	char msg[DEPLOY_MSG_MAX];
+
+	close(d->fd);
+	d->fd = -1;
+	if (rename(d->tmp, dst) < 0) {
+		snprintf(msg, sizeof(msg), "cannot store '%s' as '%s': %s", d->art->url, dst,
+			 strerror(errno));
+		download_finished(d, msg);
+		return;
+	}
+	free(d->tmp);
+	d->tmp = NULL;
+	if (d->cache)
+		install_from_cache(d);
+	else
+		fetched(d);
+}
+
+static void on_done(struct http_request *req, const struct http_response *resp, void *ud)
+{
+	struct download *d = ud;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	char got[2 * EVP_MAX_MD_SIZE + 1], msg[DEPLOY_MSG_MAX];
+	unsigned mdlen = 0;
+
+	d->req = NULL;
+	if (transfer_failed(d, resp))
+		return;
+	EVP_DigestFinal_ex(d->sha, md, &mdlen);
+	hex(md, mdlen, got);
+	if (d->art->sha256sum && strcmp(got, d->art->sha256sum)) {
+		snprintf(msg, sizeof(msg), "download of '%s': sha256 mismatch: got %s, expected %s",
+			 d->art->url, got, d->art->sha256sum);
+		download_finished(d, msg);
+		return;
+	}
+	run_log(d->run, "info", "downloaded %s: %llu bytes, sha256 %s", d->art->url,
+		(unsigned long long)d->bytes, got);
+	keep_download(d);
+}
+
+static int start_fetch(struct run *r, struct download *d)
+{
+	struct http_request_opts o = {
+		.url = d->art->url,
+		.timeout = run_action(r)->timeout,
+		.max_size = run_config(r)->max_artifact_size,
+		.data = on_data,
+	};
+
+	if (d->cache)
+		d->tmp = deploy_cache_tmp_path(d->cache);
+	else if (asprintf(&d->tmp, "%s.part", d->fetched) < 0)
+		d->tmp = NULL;
+	if (!d->tmp)
+		return -ENOMEM;
+	d->fd = open(d->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (d->fd < 0)
+		return -errno;
+	d->sha = EVP_MD_CTX_new();
+	if (!d->sha || !EVP_DigestInit_ex(d->sha, EVP_sha256(), NULL))
+		return -ENOMEM;
+	run_log(r, "info", "downloading %s: %s -> %s", d->art->label, d->art->url, d->path);
+	return http_request_start(run_http(r), &o, on_done, d, &d->req);
+}
+
+/* Whether another artifact of this job already took @name. */
+static bool name_taken(const struct deploy_state *st, const struct download *self,
+		       const char *name)
+{
+	for (const struct download *o = st->dl; o < self; o++)
+		if (!strcmp(o->name, name) ||
+		    !strcmp(strrchr(o->fetched, '/') + 1, name))
+			return true;
+	return false;
+}
+
+/* The final name of @d for the downloaded file name @base. */
+static char *final_name(const struct download *d, const char *base)
+{
+	const char *comp = d->art->compression;
+
+	return comp ? deploy_decompressed_name(base, comp) : strdup(base);
+}
+
+/* File names and paths of @d; a name another artifact took gets the label in front. */
+static int name_download(struct deploy_state *st, struct download *d)
+{
+	char *base = deploy_file_name(d->art), *tmp;
+
+	d->name = base ? final_name(d, base) : NULL;
+	if (d->name && (name_taken(st, d, base) || name_taken(st, d, d->name))) {
+		tmp = base;
+		if (asprintf(&base, "%s-%s", d->art->label, tmp) < 0)
+			base = NULL;
+		free(tmp);
+		free(d->name);
+		d->name = base ? final_name(d, base) : NULL;
+	}
+	if (!d->name || asprintf(&d->fetched, "%s/%s", st->dir, base) < 0 ||
+	    asprintf(&d->path, "%s/%s", st->dir, d->name) < 0) {
+		free(base);
+		return -ENOMEM;
+	}
+	free(base);
+	return 0;
+}
+
+static int start_download(struct run *r, struct deploy_state *st, struct download *d)
+{
+	int err;
+
+	d->run = r;
+	d->st = st;
+	err = name_download(st, d);
+	if (!err && deploy_cache_wanted(d->art))
+		err = deploy_cache_path(run_config(r)->state_dir, d->art, &d->cache);
+	if (err < 0)
+		return err;
+	st->pending++;
+	if (d->cache && access(d->cache, R_OK) == 0) {
+		run_log(r, "info", "%s: %s is in the download cache", d->art->label, d->art->url);
+		install_from_cache(d);
+		return 0;
+	}
+	err = start_fetch(r, d);
+	if (err < 0)
+		st->pending--;
+	return err;
+}
+
+static int make_dir(const char *dir)
+{
+	char buf[4096];
+
+	for (size_t i = 1; dir[i]; i++) {
+		if (dir[i] != '/' || i >= sizeof(buf))
+			continue;
+		memcpy(buf, dir, i);
+		buf[i] = '\0';
+		mkdir(buf, 0755);
+	}
+	return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+static int deploy_prepare(struct run *r, struct deploy_state *st)
+{
+	const struct job_deploy *dep = &run_action(r)->deploy;
+	int err;
+
+	if (dep->to == DEPLOY_TO_TFTP)
+		st->dir = strdup(run_tftp_dir(r));
+	else if (asprintf(&st->dir, "%s/images", run_dir(r)) < 0)
+		st->dir = NULL;
+	st->dl = calloc(dep->n_artifacts, sizeof(*st->dl));
+	if (!st->dir || !st->dl)
+		return -ENOMEM;
+	for (size_t i = 0; i < dep->n_artifacts; i++) {
+		st->dl[i].fd = -1;
+		st->dl[i].child_err = -1;
+		st->dl[i].art = &dep->artifacts[i];
+	}
+	err = make_dir(st->dir);
+	if (err < 0)
+		run_fail(r, ERROR_INFRASTRUCTURE, "cannot create '%s': %s", st->dir, strerror(-err));
+	return err;
+}
+
+static int deploy_start(struct run *r, void *state)
+{
+	struct deploy_state *st = state;
+	const struct job_deploy *dep = &run_action(r)->deploy;
+	size_t i;
+	int err;
+
+	if (dep->to == DEPLOY_TO_NONE || !dep->n_artifacts) {
+		run_done(r);
+		return 0;
+	}
+	err = deploy_prepare(r, st);
+	if (err == -ENOMEM)
+		return err;
+	if (err < 0)
+		return 0;
+	st->n = dep->n_artifacts;
+	st->pending = 1;	/* cache hits may finish while the others start */
+	for (i = 0; i < st->n && !st->failed; i++) {
+		if (check_file_url(r, &dep->artifacts[i]) < 0)
+			return 0;
+		err = start_download(r, st, &st->dl[i]);
+		if (err < 0) {
+			run_fail(r, ERROR_INFRASTRUCTURE, "cannot start download of '%s': %s",
+				 dep->artifacts[i].url, strerror(-err));
+			return 0;
+		}
+	}
+	settle(r, st);
+	return 0;
+}
+
+static void deploy_event(struct run *r, void *state, const struct run_event *ev)
+{
+	if (ev->kind != RUN_EVENT_DONE)
+		return;
+	if (ev->err)
+		run_fail(r, ERROR_INFRASTRUCTURE, "%s", ev->msg);
+	else
+		run_done(r);
+}
+
+static void deploy_stop(struct run *r, void *state)
+{
+	struct deploy_state *st = state;
+	size_t i;
+
+	for (i = 0; st->dl && i < st->n; i++) {
+		struct download *d = &st->dl[i];
+
+		http_request_cancel(d->req);
+		helper_release(d);	/* kills a helper still running */
+		if (d->fd >= 0) {
+			close(d->fd);
+			unlink(d->tmp);
+		}
+		EVP_MD_CTX_free(d->sha);
+		free(d->fetched);
+		free(d->name);
+		free(d->path);
+		free(d->cache);
+		free(d->tmp);
+	}
+	free(st->dl);
+	free(st->dir);
+}
+
+const struct action_ops action_deploy_ops = {
+	.name = "deploy",
+	.state_size = sizeof(struct deploy_state),
+	.start = deploy_start,
+	.event = deploy_event,
+	.stop = deploy_stop,
+};

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * run_internal.h -- the layout of struct run, shared by run.c (lifecycle,
+ * action sequencing, outcome), run_console.c (console stream, expect, lines,
+ * kernel messages) and run_report.c (log, phases, results).  Actions never
+ * include this: they use action.h.
+ */
+#ifndef LABD_RUN_INTERNAL_H
+#define LABD_RUN_INTERNAL_H
+
+#include <jansson.h>
+
+#include "core/kv.h"
+#include "core/strbuf.h"
+#include "run/action.h"
+#include "run/run.h"
+
+struct joblog;
+struct kmsg;
+struct ktap;
+struct loop_source;
+struct matcher;
+
+enum run_phase {
+	RUN_PHASE_ACTIONS,	/* running the job's actions */
+	RUN_PHASE_POWER_OFF,	/* finishing: powering the board off */
+	RUN_PHASE_FINISHED,
+};
+
+struct run_line_sub {
+	run_line_fn fn;
+	void *userdata;
+	bool dead;
+	struct run_line_sub *next;
+};
+
+struct run {
+	struct run_deps deps;
+	int64_t id;
+	int attempt;
+	struct job *job;
+	struct board *board;
+	struct joblog *log;
+	char *dir;
+	char *tftp_dir;
+	char *tftp_prefix;
+	struct kv vars;
+	run_finished_fn finished;
+	void *userdata;
+	enum run_phase phase;
+
+	/* the current action */
+	size_t action_idx;
+	unsigned action_attempt;
+	const struct action_ops *ops;
+	void *astate;
+	bool action_active;
+	uint64_t action_started;
+	struct loop_source *next_action;	/* defer: start the next action */
+	struct loop_source *action_timer;
+	struct loop_source *job_timer;
+	uint64_t job_deadline;
+	uint64_t action_deadline;
+
+	/* console stream */
+	struct matcher *matcher;
+	bool waiting;
+	char wait_stage[64];
+	struct loop_source *wait_timer;
+	struct loop_source *match_defer;	/* match bytes already buffered */
+	struct strbuf line;			/* the console line in progress */
+	int64_t line_no;			/* its number in the job log */
+	bool line_skip_lf;
+	struct run_line_sub *line_subs;
+	unsigned line_dispatching;
+	bool watch_kernel;
+	struct kmsg *kmsg;
+	struct ktap *ktap;			/* KTAP/TAP results: watched all the job long */
+	char *panic_line;			/* a panic was seen: fail once its report ended */
+	struct loop_source *panic_timer;
+
+	/* power, wakes, async helpers */
+	struct loop_source *wake_timer;
+	struct loop_source *async_defer;
+	int async_err;
+	char *async_msg;
+
+	/* outcome */
+	struct run_outcome outcome;
+	char *error_msg;
+	int results_pass;
+	json_t *phases;		/* array of {phase, t, at} */
+	uint64_t phase_origin;	/* monotonic time of the boot's first phase */
+};
+
+/* run_console.c */
+int run_console_init(struct run *r);
+void run_console_release(struct run *r);
+void run_console_attach(struct run *r);
+void run_console_detach(struct run *r);
+
+/* run.c */
+void run_finish(struct run *r, enum job_health health, enum error_type type, const char *fmt,
+		...) __attribute__((format(printf, 4, 5)));
+void run_deliver(struct run *r, const struct run_event *ev);
+
+#endif

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sched.h -- the scheduler: queued jobs onto idle boards
+ *
+ * The queue lives in the store; the scheduler plans whenever something
+ * changed (a job submitted or finished, a board freed, a reload), at most
+ * once per loop iteration.  Order: priority, then submission.  A job runs on
+ * an available board of its device type that has all its tags.  A job whose
+ * type has no free board waits without blocking jobs of other types.
+ *
+ * When a run finishes the scheduler records the outcome, or requeues the job
+ * when it ended with an infrastructure error and has retries left (it then
+ * avoids the board that failed), and frees the board.
+ *
+ * At start, sched_recover() handles jobs that were running when labd died:
+ * each is marked incomplete (infrastructure) and requeued once.
+ *
+ * Reservations (a developer waiting for a board, store_reservation_*) are
+ * queue entries too: merged with the jobs in the same order (priority, then
+ * submission time) and matched the same way (device type, tags, and the
+ * board's name when one was asked for).  When one reaches a board the
+ * scheduler hands it to deps->grant() instead of starting a run; the board
+ * is then reserved and gets no job until it is free again.  A holder's
+ * session boot (labctl boot) is a job that is never queued: it starts at once
+ * on the held board (sched_start_session()), never powers it off at its end
+ * and is not requeued after a labd crash.
+ */
+#ifndef LABD_SCHED_H
+#define LABD_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "run/run.h"
+
+struct board;
+struct sched;
+
+/** Boards the scheduler may use: the daemon's current list (borrowed). */
+typedef struct board **(*sched_boards_fn)(size_t *ret_n, void *userdata);
+/** Called whenever a running job's console log grows (for live followers). */
+typedef void (*sched_log_fn)(int64_t job_id, void *userdata);
+/** Called when waiting reservation @id reaches available board @b: reserve it. */
+typedef void (*sched_grant_fn)(int64_t id, struct board *b, void *userdata);
+
+struct sched_deps {
+	struct run_deps run;	/* config is refreshed through sched_set_config() */
+	sched_boards_fn boards;
+	sched_log_fn log_grew;
+	sched_grant_fn grant;
+	void *userdata;
+};
+
+int sched_new(const struct sched_deps *deps, struct sched **ret);
+struct sched *sched_free(struct sched *s);
+
+/** sched_set_config() - the configuration used for runs started from now on. */
+void sched_set_config(struct sched *s, const struct lab_config *config);
+
+/** sched_kick() - plan at the next loop iteration. */
+void sched_kick(struct sched *s);
+
+/** sched_recover() - requeue or finish jobs left running by a previous labd. */
+int sched_recover(struct sched *s);
+
+/**
+ * sched_cancel() - cancel a queued or running job
+ *
+ * Returns 0, -ENOENT (no such job) or -EALREADY (already finished).
+ */
+int sched_cancel(struct sched *s, int64_t id, const char *why);
+
+/**
+ * sched_position() - where waiting reservation @id stands: 1 + the queue
+ * entries (jobs and reservations) of its device type before it.  Returns 0,
+ * -ENOENT when it is not waiting, or -ENOMEM/-EIO.
+ */
+int sched_position(struct sched *s, int64_t id, size_t *ret);
+
+/**
+ * sched_start_session() - start stored session job @id on @b now
+ *
+ * Returns 0 when it runs, else a negative errno; the job is then finished
+ * (incomplete) in the store.
+ */
+int sched_start_session(struct sched *s, int64_t id, struct board *b);
+
+/** sched_run_of() - the run of job @id while it runs, else NULL (borrowed). */
+struct run *sched_run_of(struct sched *s, int64_t id);
+
+/** sched_running() - number of jobs running. */
+size_t sched_running(const struct sched *s);
+
+/** sched_pause() - start no more jobs (labd is stopping); queued jobs stay queued. */
+void sched_pause(struct sched *s);
+
+/** sched_cancel_all() - cancel every running job (shutdown); returns how many. */
+size_t sched_cancel_all(struct sched *s, const char *why);
+
+#endif

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* store_jobs.c -- the jobs table: queue, lifecycle and outcome of every job */
+#include "store/store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store_internal.h"
+
+/* store_job_list() without a limit. */
+#define STORE_JOB_LIST_DEFAULT 100
+
+#define JOB_COLUMNS                                                                        \
+	"id, name, device_type, tags, priority, submitted, started, ended, state, health, " \
+	"error_type, error_msg, device, definition, format, filename, submitter, attempt, "  \
+	"retries_left, recovered, results_pass, results_fail, results_skip, "                \
+	"results_unknown, last_error, session"
+
+/* Result columns of JOB_COLUMNS. */
+enum {
+	COL_ID,
+	COL_NAME,
+	COL_DEVICE_TYPE,
+	COL_TAGS,
+	COL_PRIORITY,
+	COL_SUBMITTED,
+	COL_STARTED,
+	COL_ENDED,
+	COL_STATE,
+	COL_HEALTH,
+	COL_ERROR_TYPE,
+	COL_ERROR_MSG,
+	COL_DEVICE,
+	COL_DEFINITION,
+	COL_FORMAT,
+	COL_FILENAME,
+	COL_SUBMITTER,
+	COL_ATTEMPT,
+	COL_RETRIES_LEFT,
+	COL_RECOVERED,
+	COL_RESULTS_PASS,
+	COL_RESULTS_FAIL,
+	COL_RESULTS_SKIP,
+	COL_RESULTS_UNKNOWN,
+	COL_LAST_ERROR,
+	COL_SESSION,
+};
+
+#define TEXT(c, field) { c, offsetof(struct job_record, field) }
+static const struct store_text job_texts[] = {
+	TEXT(COL_NAME, name),
+	TEXT(COL_DEVICE_TYPE, device_type),
+	TEXT(COL_TAGS, tags),
+	TEXT(COL_ERROR_MSG, error_msg),
+	TEXT(COL_DEVICE, device),
+	TEXT(COL_DEFINITION, definition),
+	TEXT(COL_FORMAT, format),
+	TEXT(COL_FILENAME, filename),
+	TEXT(COL_SUBMITTER, submitter),
+	TEXT(COL_LAST_ERROR, last_error),
+};
+#undef TEXT
+
+/* Queue order: higher priority first, then first submitted (ids only grow). */
+const struct store_sql store_jobs_sql[] = {
+	{ STMT_JOB_INSERT,
+	  "INSERT INTO jobs (name, device_type, tags, priority, submitted, started, ended, state,"
+	  " health, error_type, error_msg, device, definition, format, filename, submitter,"
+	  " attempt, retries_left, recovered, last_error, session)"
+	  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+	  " ?18, ?19, ?20, ?21)" },
+	{ STMT_JOB_GET, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1" },
+	{ STMT_JOB_LIST,
+	  "SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 IS NULL OR state = ?1)"
+	  " AND (?2 IS NULL OR device = ?2) AND (?3 = 0 OR id < ?3) ORDER BY id DESC LIMIT ?4" },
+	{ STMT_JOB_QUEUED,
+	  "SELECT " JOB_COLUMNS " FROM jobs WHERE state = 'queued' ORDER BY priority DESC, id" },
+	{ STMT_JOB_RUNNING,
+	  "SELECT " JOB_COLUMNS " FROM jobs WHERE state IN ('running', 'canceling') ORDER BY id" },
+	{ STMT_JOB_START,
+	  "UPDATE jobs SET state = 'running', device = ?2, started = ?3 WHERE id = ?1" },
+	{ STMT_JOB_SET_STATE, "UPDATE jobs SET state = ?2 WHERE id = ?1" },
+	{ STMT_JOB_FINISH,
+	  "UPDATE jobs SET state = 'finished', health = ?2, error_type = ?3, error_msg = ?4,"
+	  " ended = ?5,"
+	  " results_pass = (SELECT count(*) FROM results WHERE job_id = ?1 AND result = 'pass'),"
+	  " results_fail = (SELECT count(*) FROM results WHERE job_id = ?1 AND result = 'fail'),"
+	  " results_skip = (SELECT count(*) FROM results WHERE job_id = ?1 AND result = 'skip'),"
+	  " results_unknown = (SELECT count(*) FROM results WHERE job_id = ?1"
+	  "  AND result NOT IN ('pass', 'fail', 'skip'))"
+	  " WHERE id = ?1" },
+	{ STMT_JOB_REQUEUE,
+	  "UPDATE jobs SET state = 'queued', attempt = attempt + 1, device = NULL, started = 0,"
+	  " ended = 0, health = 'unknown', error_type = 'none',"
+	  " last_error = COALESCE(?3, error_msg, last_error), error_msg = NULL,"
+	  " retries_left = CASE WHEN ?2 THEN retries_left ELSE MAX(retries_left - 1, 0) END,"
+	  " recovered = recovered OR ?2, results_pass = 0, results_fail = 0, results_skip = 0,"
+	  " results_unknown = 0"
+	  " WHERE id = ?1" },
+	{ STMT_JOB_COUNT, "SELECT count(*) FROM jobs WHERE state = ?1" },
+	{ 0, NULL },
+};
+
+void job_record_release(struct job_record *rec)
+{
+	if (!rec)
+		return;
+	store_free_texts(rec, job_texts, ARRAY_SIZE(job_texts));
+	memset(rec, 0, sizeof(*rec));
+}
+
+static bool job_enums_valid(const struct job_record *rec)
+{
+	return (unsigned)rec->state <= JOB_STATE_FINISHED &&
+	       (unsigned)rec->health <= JOB_HEALTH_CANCELED &&
+	       (unsigned)rec->error_type <= ERROR_BUG;
+}
+
+static int job_read_enums(struct store *st, sqlite3_stmt *s, struct job_record *rec)
+{
+	const char *state = (const char *)sqlite3_column_text(s, COL_STATE);
+	const char *health = (const char *)sqlite3_column_text(s, COL_HEALTH);
+	const char *type = (const char *)sqlite3_column_text(s, COL_ERROR_TYPE);
+
+	if (job_state_from_name(state, &rec->state) < 0)
+		return store_bad_value(st, "job state", state);
+	if (job_health_from_name(health, &rec->health) < 0)
+		return store_bad_value(st, "job health", health);
+	if (error_type_from_name(type, &rec->error_type) < 0)
+		return store_bad_value(st, "error type", type);
+	return 0;
+}
+
+/* Read the current row (JOB_COLUMNS) into the zeroed @p; on failure @p stays releasable. */
+static int job_read(struct store *st, sqlite3_stmt *s, void *p)
+{
+	struct job_record *rec = p;
+
+	rec->id = sqlite3_column_int64(s, COL_ID);
+	rec->priority = sqlite3_column_int(s, COL_PRIORITY);
+	rec->submitted = (uint64_t)sqlite3_column_int64(s, COL_SUBMITTED);
+	rec->started = (uint64_t)sqlite3_column_int64(s, COL_STARTED);
+	rec->ended = (uint64_t)sqlite3_column_int64(s, COL_ENDED);
+	rec->attempt = sqlite3_column_int(s, COL_ATTEMPT);
+	rec->retries_left = sqlite3_column_int(s, COL_RETRIES_LEFT);
+	rec->recovered = sqlite3_column_int(s, COL_RECOVERED);
+	rec->session = sqlite3_column_int(s, COL_SESSION);
+	rec->results_pass = sqlite3_column_int(s, COL_RESULTS_PASS);
+	rec->results_fail = sqlite3_column_int(s, COL_RESULTS_FAIL);
+	rec->results_skip = sqlite3_column_int(s, COL_RESULTS_SKIP);
+	rec->results_unknown = sqlite3_column_int(s, COL_RESULTS_UNKNOWN);
+	if (job_read_enums(st, s, rec) < 0)
+		return -EIO;
+	return store_read_texts(s, rec, job_texts, ARRAY_SIZE(job_texts));
+}
+
+static void job_release(void *rec)
+{
+	job_record_release(rec);
+}
+
+static const struct store_row_type job_rows = {
+	.size = sizeof(struct job_record),
+	.read = job_read,
+	.release = job_release,
+};
+
+/* Read every row of the bound query @s, then call @cb on each. */
+static int job_each(struct store *st, sqlite3_stmt *s, const char *op,
+		    int (*cb)(const struct job_record *rec, void *ud), void *ud)
+{
+	struct store_rows rows = { .type = &job_rows };
+	size_t i;
+	int r;
+
+	r = store_rows_read(st, s, op, &rows);
+	for (i = 0; r >= 0 && i < rows.n; i++)
+		r = cb(store_rows_at(&rows, i), ud);
+	store_rows_release(&rows);
+	return r < 0 ? r : 0;
+}
+
+static int job_bind_texts(sqlite3_stmt *s, const struct job_record *rec)
+{
+	return sqlite3_bind_text(s, 1, rec->name, -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 2, rec->device_type, -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 3, rec->tags, -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 11, rec->error_msg, -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 12, rec->device, -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 13, rec->definition, -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 14, rec->format, -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 15, rec->filename, -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 16, rec->submitter, -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 20, rec->last_error, -1, SQLITE_STATIC);
+}
+
+static int job_bind_values(sqlite3_stmt *s, const struct job_record *rec, int attempt)
+{
+	return sqlite3_bind_int(s, 4, rec->priority) ||
+	       sqlite3_bind_int64(s, 5, (int64_t)rec->submitted) ||
+	       sqlite3_bind_int64(s, 6, (int64_t)rec->started) ||
+	       sqlite3_bind_int64(s, 7, (int64_t)rec->ended) ||
+	       sqlite3_bind_text(s, 8, job_state_name(rec->state), -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 9, job_health_name(rec->health), -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 10, error_type_name(rec->error_type), -1, SQLITE_STATIC) ||
+	       sqlite3_bind_int(s, 17, attempt) ||
+	       sqlite3_bind_int(s, 18, rec->retries_left) ||
+	       sqlite3_bind_int(s, 19, rec->recovered) ||
+	       sqlite3_bind_int(s, 21, rec->session);
+}
+
+int store_job_insert(struct store *st, struct job_record *rec)
+{
+	sqlite3_stmt *s = st->stmt[STMT_JOB_INSERT];
+	int attempt = rec->attempt > 1 ? rec->attempt : 1;
+	int r;
+
+	if (!job_enums_valid(rec))
+		return -EINVAL;
+	if (job_bind_texts(s, rec) || job_bind_values(s, rec, attempt))
+		return store_fail(st, s, "insert a job");
+	r = store_run(st, s, "insert a job");
+	if (r < 0)
+		return r;
+	rec->id = sqlite3_last_insert_rowid(st->db);
+	rec->attempt = attempt;
+	return 0;
+}
+
+int store_job_get(struct store *st, int64_t id, struct job_record *ret)
+{
+	sqlite3_stmt *s = st->stmt[STMT_JOB_GET];
+	struct job_record rec = { 0 };
+	int r;
+
+	if (sqlite3_bind_int64(s, 1, id))
+		return store_fail(st, s, "read a job");
+	r = store_row(st, s, "read a job");
+	if (r < 0)
+		return r;
+	r = job_read(st, s, &rec);
+	store_reset(s);
+	if (r < 0) {
+		job_record_release(&rec);
+		return r;
+	}
+	*ret = rec;
+	return 0;
+}
+
+int store_job_list(struct store *st, const struct job_filter *f,
+		   int (*cb)(const struct job_record *rec, void *ud), void *ud)
+{
+	static const struct job_filter all = { .state = -1 };
+	sqlite3_stmt *s = st->stmt[STMT_JOB_LIST];
+	const char *state;
+
+	if (!f)
+		f = &all;
+	if (f->state >= 0 && (unsigned)f->state > JOB_STATE_FINISHED)
+		return -EINVAL;
+	state = f->state >= 0 ? job_state_name(f->state) : NULL;
+	if (sqlite3_bind_text(s, 1, state, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_text(s, 2, f->device, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_int64(s, 3, f->before_id > 0 ? f->before_id : 0) ||
+	    sqlite3_bind_int64(s, 4, f->limit ? f->limit : STORE_JOB_LIST_DEFAULT))
+		return store_fail(st, s, "list jobs");
+	return job_each(st, s, "list jobs", cb, ud);
+}
+
+int store_job_queued(struct store *st, int (*cb)(const struct job_record *rec, void *ud),
+		     void *ud)
+{
+	return job_each(st, st->stmt[STMT_JOB_QUEUED], "list the queue", cb, ud);
+}
+
+int store_job_running(struct store *st, int (*cb)(const struct job_record *rec, void *ud),
+		      void *ud)
+{
+	return job_each(st, st->stmt[STMT_JOB_RUNNING], "list running jobs", cb, ud);
+}
+
+int store_job_start(struct store *st, int64_t id, const char *device, uint64_t when)
+{
+	sqlite3_stmt *s = st->stmt[STMT_JOB_START];
+
+	if (sqlite3_bind_int64(s, 1, id) || sqlite3_bind_text(s, 2, device, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_int64(s, 3, (int64_t)when))
+		return store_fail(st, s, "start a job");
+	return store_update(st, s, "start a job");
+}
+
+int store_job_set_state(struct store *st, int64_t id, enum job_state state)
+{
+	sqlite3_stmt *s = st->stmt[STMT_JOB_SET_STATE];
+
+	if ((unsigned)state > JOB_STATE_FINISHED)
+		return -EINVAL;
+	if (sqlite3_bind_int64(s, 1, id) ||
+	    sqlite3_bind_text(s, 2, job_state_name(state), -1, SQLITE_STATIC))
+		return store_fail(st, s, "set a job's state");
+	return store_update(st, s, "set a job's state");
+}
+
+int store_job_finish(struct store *st, int64_t id, enum job_health health,
+		     enum error_type type, const char *msg, uint64_t when)
+{
+	sqlite3_stmt *s = st->stmt[STMT_JOB_FINISH];
+
+	if ((unsigned)health > JOB_HEALTH_CANCELED || (unsigned)type > ERROR_BUG)
+		return -EINVAL;
+	if (sqlite3_bind_int64(s, 1, id) ||
+	    sqlite3_bind_text(s, 2, job_health_name(health), -1, SQLITE_STATIC) ||
+	    sqlite3_bind_text(s, 3, error_type_name(type), -1, SQLITE_STATIC) ||
+	    sqlite3_bind_text(s, 4, msg, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_int64(s, 5, (int64_t)when))
+		return store_fail(st, s, "finish a job");
+	return store_update(st, s, "finish a job");
+}
+
+int store_job_requeue(struct store *st, int64_t id, bool recovered, const char *why)
+{
+	sqlite3_stmt *s = st->stmt[STMT_JOB_REQUEUE];
+	int r;
+
+	r = store_savepoint_begin(st);
+	if (r < 0)
+		return r;
+	if (sqlite3_bind_int64(s, 1, id) || sqlite3_bind_int(s, 2, recovered) ||
+	    sqlite3_bind_text(s, 3, why, -1, SQLITE_STATIC))
+		r = store_fail(st, s, "requeue a job");
+	else
+		r = store_update(st, s, "requeue a job");
+	if (r >= 0)
+		r = store_result_drop_job(st, id);
+	return store_savepoint_end(st, r);
+}
+
+int store_job_count(struct store *st, enum job_state state, int64_t *ret)
+{
+	sqlite3_stmt *s = st->stmt[STMT_JOB_COUNT];
+	int64_t n;
+
+	if ((unsigned)state > JOB_STATE_FINISHED)
+		return -EINVAL;
+	if (sqlite3_bind_text(s, 1, job_state_name(state), -1, SQLITE_STATIC))
+		return store_fail(st, s, "count jobs");
+	if (sqlite3_step(s) != SQLITE_ROW)
+		return store_fail(st, s, "count jobs");
+	n = sqlite3_column_int64(s, 0);
+	store_reset(s);
+	*ret = n;
+	return 0;
+}
