@@ -584,12 +584,12 @@ static bool is_end_of_tests(const char *line, size_t len)
 /* A result whose description holds a kernel timestamp was cut by a printk record. */
 static bool cut_by_kernel(struct ktap *k, const char *line, size_t len, const struct parsed *r)
 {
-	const char *p, *end = r->text + r->len;
+	const char *p, *end;
 
-	if (r->kind != LINE_RESULT || k->joining)
+	/* only a result has text: r->text is NULL for other lines (no NULL + 0) */
+	if (r->kind != LINE_RESULT || k->joining || !r->text)
 		return false;
-	if (r->directive)
-		end = r->directive + r->dlen;
+	end = r->directive ? r->directive + r->dlen : r->text + r->len;
 	for (p = r->text; p < end && (p = memchr(p, '[', (size_t)(end - p))); p++) {
 		if (!kmsg_timestamp_len(p, (size_t)(line + len - p)))
 			continue;

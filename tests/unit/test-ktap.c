@@ -183,6 +183,32 @@ TEST(test_ktap__plans_and_names)
 				 "test_2 fail !missing @10-10\n");
 }
 
-TEST_LIST(test_ktap__kunit_serial_with_timestamps, test_ktap__kselftest_runner,
+/*
+ * Empty lines and lines without text inside a document (fuzzing found NULL + 0
+ * on "TAP version \n\n" under UBSan); a result with no description at all.
+ */
+TEST(test_ktap__empty_lines)
+{
+	const char *const in[] = {
+		"TAP version ",
+		"",
+		"KTAP version 1",
+		"",
+		"1..2",
+		"ok 1",
+		"",
+		"not ok 2 #",
+		"",
+		NULL,
+	};
+	struct ktap *k = begin();
+
+	CHECK(k);
+	ktap_feed(k, "", 0, 1);
+	ktap_free(k);
+	CHECK_STR(run_lines(in), "test_1 pass @4-6\ntest_2 fail @7-8\n");
+}
+
+TEST_LIST(test_ktap__empty_lines, test_ktap__kunit_serial_with_timestamps, test_ktap__kselftest_runner,
 	  test_ktap__directives_and_nesting, test_ktap__panic_truncates,
 	  test_ktap__reboot_and_cut_lines, test_ktap__outside_documents, test_ktap__plans_and_names);
