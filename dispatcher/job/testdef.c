@@ -310,16 +310,26 @@ const char *testdef_result(const struct testdef *td, const char *raw)
 
 /* ---- what is typed ---- */
 
-/* @s in single quotes for sh; TAB becomes a blank (line editors complete on TAB). */
+#define SIGNAL_MARK "<LAVA_SIGNAL"
+
+/*
+ * @s in single quotes for sh; TAB becomes a blank (line editors complete on
+ * TAB).  A signal marker in @s is typed as "<LAVA_SIGNAL''_": the shell joins
+ * the two quoted words, and its echo of the input is no signal.
+ */
 static void add_quoted(struct strbuf *sb, const char *s, size_t len)
 {
+	const size_t mark = sizeof(SIGNAL_MARK) - 1;
 	size_t i;
 
 	strbuf_addch(sb, '\'');
 	for (i = 0; i < len; i++) {
 		if (s[i] == '\'')
 			strbuf_addstr(sb, "'\\''");
-		else
+		else if (len - i > mark && s[i + mark] == '_' && !memcmp(s + i, SIGNAL_MARK, mark)) {
+			strbuf_addstr(sb, SIGNAL_MARK "''");
+			i += mark - 1;
+		} else
 			strbuf_addch(sb, s[i] == '\t' ? ' ' : s[i]);
 	}
 	strbuf_addch(sb, '\'');

@@ -142,6 +142,9 @@ TEST(test_testdef__typeable)
 	longstep[2998] = '\'';
 	longstep[1000] = '\t';
 	strv_consume(&td->steps, longstep);
+	/* a step printing a signal itself: typed without the marker in one piece */
+	strv_push(&td->steps, "echo '<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=x RESULT=pass>'");
+	strv_push(&td->install, "X='<LAVA_SIGNAL_ENDRUN 0_a 1>' && echo $X");
 	CHECK_INT(testdef_setup_commands("/tmp/labd-7", &setup), ==, 0);
 	CHECK_INT(testdef_script_commands(td, "/tmp/labd-7", "7_2", &script), ==, 0);
 	run = testdef_run_command(td, "/tmp/labd-7", "7_2");
@@ -242,6 +245,9 @@ static void check_shell(const char *shell)
 	memcpy(longstep, "echo '", 6);
 	longstep[1999] = '\'';
 	strv_insert_before_exit(td, longstep);
+	/* a step printing a signal itself: the board's output counts, once */
+	strv_insert_before_exit(td, strdup("echo '<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=echoed "
+					   "RESULT=pass>'"));
 	CHECK_STR(run_in(shell, td, &out),
 		  "STARTRUN 2_smoke-tests\n"
 		  "TESTCASE always-pass pass\n"
@@ -252,6 +258,7 @@ static void check_shell(const char *shell)
 		  "STARTTC shell-pipe\nENDTC shell-pipe\nTESTCASE shell-pipe pass\n"
 		  "TESTSET START net\nTESTCASE in-set skip\nTESTSET STOP\n"
 		  "TESTREFERENCE cve pass https://example.org/x\n"
+		  "TESTCASE echoed pass\n"
 		  "ENDRUN 2_smoke-tests\n");
 	CHECK_CONTAINS(out.buf, "installing\n");
 	CHECK_CONTAINS(out.buf, "hello world 4 it's\n");
