@@ -159,4 +159,27 @@ test_expect_success 'SIGKILL while a job runs: requeued once on restart, nothing
 	[ "$(sim_power sim0)" = off ]
 '
 
+# events_of ID KIND: how many events of that kind the job has.
+events_of() {
+	curl -sf "$api/jobs/$1/events" | jq_py "sum(e['kind'] == '$2' for e in d)"
+}
+
+# The test above started labd on a new port inside its body: back to $LABD_URL.
+test_expect_success 'a job running at two SIGKILLs ends incomplete with one finished event' '
+	labd_kill && labd_restart &&
+	sim_ctl mode all slow >/dev/null &&
+	id=$(submit "$TMP/a.yaml") &&
+	wait_for "grep -q \"Starting kernel\" $LAB/state/jobs/$id/console.log" 60 &&
+	labd_kill && labd_restart &&
+	wait_for "[ \"\$(job_field $id \"[\\\"attempt\\\"]\")\" = 2 ]" 30 &&
+	wait_for "[ \"\$(job_field $id \"[\\\"state\\\"]\")\" = running ]" 30 &&
+	labd_kill && labd_restart &&
+	sim_ctl mode all normal >/dev/null &&
+	wait_job $id incomplete 30 &&
+	[ "$(job_field $id "[\"error_type\"]")" = infrastructure ] &&
+	[ "$(events_of $id finished)" = 1 ] && [ "$(events_of $id requeued)" = 1 ] &&
+	labd_kill && labd_restart &&
+	[ "$(events_of $id finished)" = 1 ]
+'
+
 test_done

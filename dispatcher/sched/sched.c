@@ -166,10 +166,35 @@ static void emit(struct sched *s, int64_t id, const char *kind, json_t *data)
 
 /* ---- finishing ---- */
 
+/*
+ * The one way a job ends: its outcome into the store, then its "finished"
+ * event, which every consumer of the event stream waits for (backends, KCIDB,
+ * JUnit).  The event follows the store: a job the store still has running is
+ * ended once more after a restart, and must not have announced its end yet.
+ * @device may be NULL; @results_fail < 0 leaves the count out.
+ */
+static void finish_job(struct sched *s, int64_t id, enum job_health health, enum error_type type,
+		       const char *msg, const char *device, int results_fail)
+{
+	json_t *data;
+	int err;
+
+	err = store_job_finish(s->deps.run.store, id, health, type, msg,
+			       loop_realtime(s->deps.run.loop));
+	if (err < 0) {
+		log_error("job %lld: cannot record its end: %s", (long long)id, strerror(-err));
+		return;
+	}
+	data = json_pack("{s:s, s:s, s:s?, s:s?}", "health", job_health_name(health), "error_type",
+			 error_type_name(type), "error_msg", msg, "device", device);
+	if (data && results_fail >= 0)
+		json_object_set_new(data, "results_fail", json_integer(results_fail));
+	emit(s, id, "finished", data);
+}
+
 static void record_outcome(struct sched *s, struct sched_run *sr, const struct job_record *rec)
 {
 	const struct run_outcome *o = run_outcome(sr->run);
-	uint64_t now = loop_realtime(s->deps.run.loop);
 	const char *msg = o->error_msg;
 
 	if (o->health == JOB_HEALTH_INCOMPLETE && o->error_type == ERROR_INFRASTRUCTURE &&
@@ -184,14 +209,11 @@ static void record_outcome(struct sched *s, struct sched_run *sr, const struct j
 			       rec->retries_left - 1));
 		return;
 	}
-	store_job_finish(s->deps.run.store, sr->id, o->health, o->error_type, msg, now);
 	avoid_clear(s, sr->id);
 	log_info("job %lld finished on '%s': %s%s%s", (long long)sr->id, board_name(sr->board),
 		 job_health_name(o->health), msg ? ": " : "", msg ? msg : "");
-	emit(s, sr->id, "finished",
-	     json_pack("{s:s, s:s, s:s?, s:s, s:i}", "health", job_health_name(o->health),
-		       "error_type", error_type_name(o->error_type), "error_msg", msg, "device",
-		       board_name(sr->board), "results_fail", o->results_fail));
+	finish_job(s, sr->id, o->health, o->error_type, msg, board_name(sr->board),
+		   o->results_fail);
 }
 
 static void on_run_finished(struct run *r, void *ud)
@@ -308,8 +330,8 @@ static void start_on(struct sched *s, const struct candidate *c, struct board *b
 	if (!sr) {
 		char *why = diag_join(&diag);
 
-		store_job_finish(s->deps.run.store, c->id, JOB_HEALTH_INCOMPLETE, ERROR_BUG,
-				 why ? why : "cannot parse the stored job", loop_realtime(s->deps.run.loop));
+		finish_job(s, c->id, JOB_HEALTH_INCOMPLETE, ERROR_BUG,
+			   why ? why : "cannot parse the stored job", NULL, -1);
 		free(why);
 		diag_release(&diag);
 		if (!err)
@@ -330,8 +352,8 @@ static void start_on(struct sched *s, const struct candidate *c, struct board *b
 	err = run_start(&s->deps.run, c->id, c->attempt, job, b, on_run_finished, sr, &sr->run);
 	if (err < 0) {
 		board_set_job(b, 0);
-		store_job_finish(s->deps.run.store, c->id, JOB_HEALTH_INCOMPLETE, ERROR_BUG,
-				 "cannot start the job runner", loop_realtime(s->deps.run.loop));
+		finish_job(s, c->id, JOB_HEALTH_INCOMPLETE, ERROR_BUG, "cannot start the job runner",
+			   board_name(b), -1);
 		board_unref(sr->board);
 		free(sr);
 		return;
@@ -542,9 +564,7 @@ int sched_cancel(struct sched *s, int64_t id, const char *why)
 		run_cancel(r, why);
 		return 0;
 	}
-	store_job_finish(s->deps.run.store, id, JOB_HEALTH_CANCELED, ERROR_NONE, why,
-			 loop_realtime(s->deps.run.loop));
-	emit(s, id, "finished", json_pack("{s:s, s:s}", "health", "canceled", "error_type", "none"));
+	finish_job(s, id, JOB_HEALTH_CANCELED, ERROR_NONE, why, NULL, -1);
 	return 0;
 }
 
@@ -566,19 +586,18 @@ static int recover_one(const struct job_record *rec, void *ud)
 {
 	struct sched *s = ud;
 	const char *msg = "labd stopped while the job ran";
-	uint64_t now = loop_realtime(s->deps.run.loop);
 
 	emit(s, rec->id, "attempt-ended",
 	     json_pack("{s:s, s:s, s:s, s:s?}", "health", "incomplete", "error_type",
 		       "infrastructure", "error_msg", msg, "device", rec->device));
 	if (rec->state == JOB_STATE_CANCELING) {
-		store_job_finish(s->deps.run.store, rec->id, JOB_HEALTH_CANCELED, ERROR_NONE, msg, now);
+		finish_job(s, rec->id, JOB_HEALTH_CANCELED, ERROR_NONE, msg, rec->device, -1);
 		return 0;
 	}
 	if (rec->session) {
 		/* a holder's boot is the holder's to start again, on its board */
-		store_job_finish(s->deps.run.store, rec->id, JOB_HEALTH_INCOMPLETE,
-				 ERROR_INFRASTRUCTURE, msg, now);
+		finish_job(s, rec->id, JOB_HEALTH_INCOMPLETE, ERROR_INFRASTRUCTURE, msg,
+			   rec->device, -1);
 		return 0;
 	}
 	if (!rec->recovered) {
@@ -589,8 +608,7 @@ static int recover_one(const struct job_record *rec, void *ud)
 		return 0;
 	}
 	log_warning("job %lld: %s again; not requeued twice", (long long)rec->id, msg);
-	store_job_finish(s->deps.run.store, rec->id, JOB_HEALTH_INCOMPLETE, ERROR_INFRASTRUCTURE,
-			 msg, now);
+	finish_job(s, rec->id, JOB_HEALTH_INCOMPLETE, ERROR_INFRASTRUCTURE, msg, rec->device, -1);
 	return 0;
 }
 
