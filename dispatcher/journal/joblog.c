@@ -250,6 +250,72 @@ static void add_escaped(struct strbuf *sb, const char *s)
 	}
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* The inverse of add_escaped(). */
+static int add_unescaped(struct strbuf *sb, const char *s, size_t len)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < len && !err; i++) {
+		char c = s[i];
+
+		if (c != '\\' || i + 1 == len) {
+			err = strbuf_addch(sb, c);
+			continue;
+		}
+		c = s[++i];
+		if (c == 'n')
+			err = strbuf_addch(sb, '\n');
+		else if (c == 'r')
+			err = strbuf_addch(sb, '\r');
+		else if (c == 'x' && i + 2 < len && hex_digit(s[i + 1]) >= 0 &&
+			 hex_digit(s[i + 2]) >= 0) {
+			err = strbuf_addch(sb, hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
+			i += 2;
+		} else
+			err = strbuf_addch(sb, c);
+	}
+	return err;
+}
+
+int joblog_parse_labd(const char *line, size_t len, struct joblog_labd_line *ret,
+		      struct strbuf *text)
+{
+	unsigned year, mon, day, hour, min, sec, usec;
+	char head[96], kind[sizeof(ret->kind)];
+	long long num;
+	struct tm tm = { 0 };
+	int used = 0;
+
+	/* "<iso-8601 time> <kind> L<console line> <text>" */
+	memcpy(head, line, len < sizeof(head) - 1 ? len : sizeof(head) - 1);
+	head[len < sizeof(head) - 1 ? len : sizeof(head) - 1] = '\0';
+	if (sscanf(head, "%4u-%2u-%2uT%2u:%2u:%2u.%6uZ %15s L%lld%n", &year, &mon, &day, &hour,
+		   &min, &sec, &usec, kind, &num, &used) != 9 || !used || num < 0 ||
+	    (size_t)used >= len || line[used] != ' ')
+		return -EINVAL;
+	used++;
+	tm.tm_year = (int)year - 1900;
+	tm.tm_mon = (int)mon - 1;
+	tm.tm_mday = (int)day;
+	tm.tm_hour = (int)hour;
+	tm.tm_min = (int)min;
+	tm.tm_sec = (int)sec;
+	ret->ts = (uint64_t)timegm(&tm) * 1000000 + usec;
+	memcpy(ret->kind, kind, sizeof(kind));
+	ret->line = num;
+	return add_unescaped(text, line + used, len - (size_t)used);
+}
+
 int joblog_msg(struct joblog *jl, uint64_t ts, const char *kind, const char *fmt, ...)
 {
 	struct strbuf text = STRBUF_INIT, line = STRBUF_INIT;

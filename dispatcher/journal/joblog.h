@@ -99,6 +99,23 @@ int joblog_render(const char *dir, unsigned flags, struct strbuf *out);
 /** joblog_line_range() - console bytes of lines @first..@last (1-based, inclusive). */
 int joblog_line_range(const char *dir, int64_t first, int64_t last, struct strbuf *out);
 
+/** One line of labd.log, parsed. */
+struct joblog_labd_line {
+	uint64_t ts;		/* realtime usec */
+	char kind[16];		/* "info", "input", "result" ... */
+	int64_t line;		/* console lines started when it was written ("L<n>") */
+};
+
+/**
+ * joblog_parse_labd() - one line of labd.log (@len bytes, without its '\n')
+ * @text: gets the message appended, its escapes undone (the text given to
+ *	joblog_msg(), cut at JOBLOG_MAX_MSG bytes)
+ *
+ * Returns 0, -EINVAL for a line not in labd.log's format, or -ENOMEM.
+ */
+int joblog_parse_labd(const char *line, size_t len, struct joblog_labd_line *ret,
+		      struct strbuf *text);
+
 /** joblog_format_time() - "2026-12-03T10:00:00.123456Z" into @buf (>= 32 bytes). */
 void joblog_format_time(uint64_t realtime_usec, char *buf, size_t len);
 

@@ -70,18 +70,42 @@ static int add_phase(const struct event_record *ev, void *ud)
 	return err;
 }
 
-static void load_metadata(struct report *r, const struct job_record *rec)
+/* The suites of the job's test definitions, numbered across its test actions. */
+static int load_testdefs(struct report *r, const struct job *job)
+{
+	unsigned index = 0;
+	size_t i, j;
+	char *suite;
+
+	for (i = 0; i < job->n_actions; i++) {
+		const struct job_action *a = &job->actions[i];
+
+		for (j = 0; a->kind == JOB_ACTION_TEST && j < a->test.n_definitions; j++) {
+			if (asprintf(&suite, "%u_%s", index++, a->test.definitions[j].name) < 0)
+				return -ENOMEM;
+			if (strv_consume(&r->testdefs, suite) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int load_metadata(struct report *r, const struct job_record *rec)
 {
 	struct diag diag = DIAG_INIT;
 	struct job *job = NULL;
+	int err = 0;
 
 	if (rec->definition &&
 	    !job_parse(rec->definition, strlen(rec->definition), rec->filename ? rec->filename : "job",
 		       rec->format && !strcmp(rec->format, "json") ? JOB_FORMAT_JSON : JOB_FORMAT_YAML,
-		       &job, &diag))
+		       &job, &diag)) {
 		r->metadata = json_incref(job->metadata);
+		err = load_testdefs(r, job);
+	}
 	job_free(job);
 	diag_release(&diag);
+	return err;
 }
 
 static int load_record(struct report *r, const struct job_record *rec)
@@ -97,8 +121,9 @@ static int load_record(struct report *r, const struct job_record *rec)
 	r->started = rec->started;
 	r->ended = rec->ended;
 	r->attempt = rec->attempt;
-	load_metadata(r, rec);
-	return r->name && r->device_type ? 0 : -ENOMEM;
+	if (!r->name || !r->device_type)
+		return -ENOMEM;
+	return load_metadata(r, rec);
 }
 
 static int load_log(struct report *r, const char *dir)
@@ -195,6 +220,7 @@ struct report *report_free(struct report *r)
 	free(r->error_msg);
 	json_decref(r->metadata);
 	strv_free(r->phases);
+	strv_free(r->testdefs);
 	free(r->log_tail);
 	free(r->log_url);
 	free(r);

@@ -58,6 +58,8 @@ struct report {
 	int attempt;
 	json_t *metadata;	/* the job's metadata object, or NULL */
 	char **phases;		/* strv: boot phases reached by the last attempt, in order */
+	char **testdefs;	/* strv: the suites of the job's test definitions,
+				 * "<index>_<name>" in job order (LAVA's names) */
 	struct report_result *results;
 	size_t n_results;
 	char *log_tail;		/* the last REPORT_LOG_TAIL bytes of console.log, raw */
