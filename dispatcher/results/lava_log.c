@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* lava_log.c -- labd's log files read as LAVA's YAML log, record by record */
-#include "lava_log.h"
+#include "results/lava_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "joblog.h"
-#include "strbuf.h"
-#include "strv.h"
-#include "yaml_out.h"
+#include "journal/joblog.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
+#include "results/yaml_out.h"
 
 #define IDX_RECORD 16		/* console.idx: offset and time, little-endian u64 */
 #define IDX_BATCH 512		/* records read at once */

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* lava_results.c -- a job's results as LAVA's suites and test cases, in YAML and JSON */
-#include "lava_results.h"
+#include "results/lava_results.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "joblog.h"
-#include "lava_log.h"
-#include "report.h"
-#include "strbuf.h"
-#include "strv.h"
-#include "yaml_out.h"
+#include "journal/joblog.h"
+#include "results/lava_log.h"
+#include "results/report.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
+#include "results/yaml_out.h"
 
 #define KMSG_SUITE "kernel-messages"
 #define LAVA_SUITE "lava"

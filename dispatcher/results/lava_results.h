@@ -44,7 +44,7 @@
 
 #include <jansson.h>
 
-#include "jobstate.h"
+#include "core/jobstate.h"
 
 struct report;
 struct strbuf;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* yaml_out.c -- YAML documents written with libyaml's emitter into a strbuf */
-#include "yaml_out.h"
+#include "results/yaml_out.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "utf8.h"
+#include "results/utf8.h"
 
 static int write_out(void *data, unsigned char *buf, size_t len)
 {

@@ -32,7 +32,7 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#include "strbuf.h"
+#include "core/strbuf.h"
 
 struct yaml_out {
 	yaml_emitter_t em;

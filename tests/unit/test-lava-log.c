@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "joblog.h"
-#include "lava_log.h"
-#include "strbuf.h"
+#include "journal/joblog.h"
+#include "results/lava_log.h"
+#include "core/strbuf.h"
 #include "tap.h"
 
 static char dir[64];

@@ -7,10 +7,10 @@
 
 #include <jansson.h>
 
-#include "lava_results.h"
-#include "report.h"
-#include "strbuf.h"
-#include "strv.h"
+#include "results/lava_results.h"
+#include "results/report.h"
+#include "core/strbuf.h"
+#include "core/strv.h"
 #include "tap.h"
 
 static struct report *sample(enum job_health health, enum error_type type)
