@@ -12,20 +12,27 @@
 
 #define KMSG_FRAME_MIN 20	/* '=' characters of a sanitizer frame line */
 
+#define KMSG_MAX_TAIL 512	/* bytes kept of the last line of a cut excerpt */
+
 struct kmsg {
 	kmsg_report_fn fn;
 	void *userdata;
 	enum kmsg_class cls;	/* collection in progress, or KMSG_NONE */
 	bool stamped;		/* the report's lines carry printk timestamps */
 	bool framed;		/* opened by a "=====" line: the next one closes it */
+	bool armed;		/* an end marker ends it (an oops: after its die line) */
 	bool stamps_seen;	/* the console has printk timestamps */
 	struct strbuf first;
 	struct strbuf excerpt;
+	struct strbuf tail;	/* the last line, once the excerpt is full */
+	struct strbuf prev;	/* the previous line, to skip a reprint */
 	int64_t start, end;
-	unsigned lines;
+	unsigned lines, kept;	/* lines of the report, lines in the excerpt */
 	uint64_t hash;		/* of the stamped first line, from its timestamp on */
 	struct strbuf opener;	/* the last line, when it was "cut here" or "=====" */
 	int64_t opener_line;
+	int64_t prev_line;
+	int64_t reprint_line;	/* the last line skipped as a reprint */
 	unsigned count[KMSG_CLASS_COUNT];
 	uint64_t seen[KMSG_MAX_SEEN];	/* hashes of reported stamped first lines */
 	size_t n_seen;
@@ -44,6 +51,13 @@ static const struct {
 	{ "WARNING: possible circular locking dependency", KMSG_LOCKDEP },
 	{ "WARNING: possible recursive locking detected", KMSG_LOCKDEP },
 	{ "WARNING: inconsistent lock state", KMSG_LOCKDEP },
+	{ "WARNING: bad unlock balance detected", KMSG_LOCKDEP },
+	{ "WARNING: held lock freed", KMSG_LOCKDEP },
+	{ "WARNING: lock held when returning to user space", KMSG_LOCKDEP },
+	{ "WARNING: possible irq lock inversion dependency", KMSG_LOCKDEP },
+	{ "WARNING: suspicious RCU usage", KMSG_LOCKDEP },
+	{ "WARNING: Nested lock was not taken", KMSG_LOCKDEP },
+	{ "WARNING: bad contention detected", KMSG_LOCKDEP },
 	{ "rcu: INFO: rcu_", KMSG_RCU_STALL },
 	{ "INFO: rcu_sched self-detected stall", KMSG_RCU_STALL },
 	{ "INFO: rcu_sched detected stalls", KMSG_RCU_STALL },
@@ -113,6 +127,8 @@ int kmsg_new(kmsg_report_fn fn, void *userdata, struct kmsg **ret)
 	k->userdata = userdata;
 	strbuf_init(&k->first);
 	strbuf_init(&k->excerpt);
+	strbuf_init(&k->tail);
+	strbuf_init(&k->prev);
 	strbuf_init(&k->opener);
 	*ret = k;
 	return 0;
@@ -124,6 +140,8 @@ struct kmsg *kmsg_free(struct kmsg *k)
 		return NULL;
 	strbuf_release(&k->first);
 	strbuf_release(&k->excerpt);
+	strbuf_release(&k->tail);
+	strbuf_release(&k->prev);
 	strbuf_release(&k->opener);
 	free(k);
 	return NULL;
@@ -172,6 +190,30 @@ size_t kmsg_timestamp_len(const char *p, size_t len)
 	return n ? n + bracket_caller(p + n, len - n) : 0;
 }
 
+static bool has_prefix(const char *s, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && !memcmp(s, prefix, n);
+}
+
+/*
+ * Lockdep's headers: before Linux 4.13 framed in brackets ("[ INFO: possible
+ * circular locking dependency detected ]", "[ BUG: bad unlock balance
+ * detected! ]"; no other kernel message looks like that), and the lock order
+ * reports ("WARNING: HARDIRQ-safe -> HARDIRQ-unsafe lock order detected").
+ */
+static bool is_lockdep_header(const char *msg, size_t len)
+{
+	while (len && (msg[len - 1] == ' ' || msg[len - 1] == '\t'))
+		len--;
+	if ((has_prefix(msg, len, "[ INFO: ") || has_prefix(msg, len, "[ BUG: ")) &&
+	    len > 10 && msg[len - 1] == ']' && msg[len - 2] == ' ')
+		return true;
+	return has_prefix(msg, len, "WARNING: ") && memmem(msg, len, "-safe -> ", 9) &&
+	       memmem(msg, len, "lock order detected", 19);
+}
+
 /* The class a message (text after the timestamp) opens. */
 static enum kmsg_class classify_message(const char *msg, size_t len)
 {
@@ -181,6 +223,8 @@ static enum kmsg_class classify_message(const char *msg, size_t len)
 		msg++;
 		len--;
 	}
+	if (is_lockdep_header(msg, len))
+		return KMSG_LOCKDEP;
 	for (i = 0; i < sizeof(kmsg_rules) / sizeof(kmsg_rules[0]); i++) {
 		n = strlen(kmsg_rules[i].opener);
 		if (len < n || memcmp(msg, kmsg_rules[i].opener, n))
@@ -248,16 +292,18 @@ enum kmsg_class kmsg_classify(const char *line, size_t len)
 	return classify_at(line, len, false, NULL, NULL);
 }
 
-/* The kernel message of a line: after its leading timestamp, blanks skipped. */
-static const char *message_of(const char *line, size_t *len, bool *stamped)
+/*
+ * The kernel part of a line: from its first printk timestamp on (user space
+ * may have printed before it on the same line).  Returns the timestamp's
+ * offset, or @len when the line has none; *@msg: offset of the message after
+ * it (0 without a timestamp).
+ */
+static size_t kernel_part(const char *line, size_t len, size_t *msg)
 {
-	size_t n = kmsg_timestamp_len(line, *len);
+	size_t from = 0, ts = next_stamp(line, len, &from);
 
-	*stamped = n > 0;
-	while (n < *len && line[n] == ' ')
-		n++;
-	*len -= n;
-	return line + n;
+	*msg = ts < len ? from : 0;
+	return ts;
 }
 
 static bool is_end_marker(const char *line, size_t len)
@@ -267,20 +313,40 @@ static bool is_end_marker(const char *line, size_t len)
 
 static bool is_frame(const char *line, size_t len)
 {
-	bool stamped;
-	const char *msg = message_of(line, &len, &stamped);
-	size_t i;
+	size_t i, msg;
 
-	while (len && (msg[len - 1] == ' ' || msg[len - 1] == '\t'))
+	kernel_part(line, len, &msg);
+	while (msg < len && (line[msg] == ' ' || line[msg] == '\t'))
+		msg++;
+	while (len > msg && (line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
-	for (i = 0; i < len && msg[i] == '='; i++)
+	for (i = msg; i < len && line[i] == '='; i++)
 		;
-	return len >= KMSG_FRAME_MIN && i == len;
+	return len - msg >= KMSG_FRAME_MIN && i == len;
 }
 
 static bool is_cut_here(const char *line, size_t len)
 {
 	return memmem(line, len, "[ cut here ]", 12) != NULL;
+}
+
+/*
+ * The line where an oops dies: "[#<n>]", the die counter every architecture
+ * prints ("Internal error: Oops: 96000045 [#1] SMP", "Oops: 0000 [#1]",
+ * "invalid opcode: 0000 [#1]", "general protection fault ...: 0000 [#1]").
+ */
+static bool is_die_line(const char *line, size_t len)
+{
+	const char *p = line, *end = line + len, *q;
+
+	while ((p = memmem(p, (size_t)(end - p), "[#", 2))) {
+		for (q = p + 2; q < end && isdigit((unsigned char)*q); q++)
+			;
+		if (q > p + 2 && q < end && *q == ']')
+			return true;
+		p += 2;
+	}
+	return false;
 }
 
 /* FNV-1a of the stamped first line, to recognise a report printed again. */
@@ -304,6 +370,20 @@ static bool seen_before(struct kmsg *k, uint64_t h)
 	return false;
 }
 
+/* A cut excerpt ends with how many lines were left out, then the report's last line. */
+static void finish_excerpt(struct kmsg *k)
+{
+	unsigned dropped;
+
+	if (k->lines <= k->kept)
+		return;
+	dropped = k->lines - k->kept - 1;
+	if (dropped)
+		strbuf_addf(&k->excerpt, "\n[... %u lines not kept ...]", dropped);
+	strbuf_addch(&k->excerpt, '\n');
+	strbuf_add(&k->excerpt, k->tail.buf, k->tail.len);
+}
+
 static void emit(struct kmsg *k, bool complete)
 {
 	char name[KMSG_MAX_NAME];
@@ -311,7 +391,6 @@ static void emit(struct kmsg *k, bool complete)
 		.cls = k->cls,
 		.name = name,
 		.first_line = k->first.buf,
-		.excerpt = k->excerpt.buf,
 		.line_start = k->start,
 		.line_end = k->end,
 		.complete = complete,
@@ -326,19 +405,28 @@ static void emit(struct kmsg *k, bool complete)
 	else
 		snprintf(name, sizeof(name), "%s", kmsg_class_name(k->cls));
 	k->cls = KMSG_NONE;
+	finish_excerpt(k);
+	rep.excerpt = k->excerpt.buf;
 	if (k->fn && !repeated)
 		k->fn(&rep, k->userdata);
 	strbuf_reset(&k->first);
 	strbuf_reset(&k->excerpt);
-	k->lines = 0;
+	strbuf_reset(&k->tail);
+	k->lines = k->kept = 0;
 }
 
+/* Count a line of the report; keep it while the excerpt has room, else as its tail. */
 static void collect(struct kmsg *k, const char *line, size_t len, int64_t lineno)
 {
-	if (k->lines < KMSG_MAX_EXCERPT_LINES && k->excerpt.len + len < KMSG_MAX_EXCERPT) {
+	if (k->kept == k->lines && k->kept < KMSG_MAX_EXCERPT_LINES &&
+	    k->excerpt.len + len < KMSG_MAX_EXCERPT) {
 		if (k->excerpt.len)
 			strbuf_addch(&k->excerpt, '\n');
 		strbuf_add(&k->excerpt, line, len);
+		k->kept++;
+	} else {
+		strbuf_reset(&k->tail);
+		strbuf_add(&k->tail, line, len < KMSG_MAX_TAIL ? len : KMSG_MAX_TAIL);
 	}
 	k->lines++;
 	k->end = lineno;
@@ -352,12 +440,16 @@ static void start(struct kmsg *k, enum kmsg_class cls, const char *line, size_t 
 	k->stamped = ts < len;
 	k->hash = k->stamped ? line_hash(line + ts, len - ts) : 0;
 	k->framed = false;
+	/* an oops' end marker counts once it died: another CPU's may come first */
+	k->armed = (cls != KMSG_OOPS && cls != KMSG_BUG) || is_die_line(line, len);
 	k->start = k->end = lineno;
-	k->lines = 0;
+	k->lines = k->kept = 0;
 	strbuf_reset(&k->first);
 	strbuf_add(&k->first, line + msg, len - msg);
 	strbuf_reset(&k->excerpt);
-	if (k->opener.len && k->opener_line == lineno - 1) {
+	/* the line before, or the one before a reprint of it */
+	if (k->opener.len && (k->opener_line + 1 == lineno ||
+			      (k->opener_line + 2 == lineno && k->reprint_line + 1 == lineno))) {
 		k->framed = is_framed_class(cls) && is_frame(k->opener.buf, k->opener.len);
 		k->start = k->opener_line;
 		collect(k, k->opener.buf, k->opener.len, k->opener_line);
@@ -385,13 +477,22 @@ static bool starts_new(const struct kmsg *k, enum kmsg_class cls)
 	return true;
 }
 
+/*
+ * Reports that end at a marker are followed to it however long they are (the
+ * excerpt is cut); the others end at the excerpt's line limit.
+ */
+static unsigned report_limit(const struct kmsg *k)
+{
+	return has_end_marker(k->cls) || k->framed ? KMSG_MAX_REPORT_LINES :
+						     KMSG_MAX_EXCERPT_LINES;
+}
+
 /* A line inside the current report; returns true if it ended the report. */
 static bool continue_report(struct kmsg *k, const char *line, size_t len, int64_t lineno)
 {
-	bool stamped;
-	size_t mlen = len;
+	size_t msg;
+	bool stamped = kernel_part(line, len, &msg) < len;
 
-	message_of(line, &mlen, &stamped);
 	if (k->stamped && !stamped) {
 		if (has_end_marker(k->cls) || k->framed)
 			return false;	/* user space between the report's lines */
@@ -399,26 +500,55 @@ static bool continue_report(struct kmsg *k, const char *line, size_t len, int64_
 		return true;
 	}
 	collect(k, line, len, lineno);
-	if (is_end_marker(line, len) || (k->framed && is_frame(line, len))) {
+	if (is_die_line(line, len)) {
+		k->armed = true;
+		if (k->cls == KMSG_BUG)
+			k->cls = KMSG_OOPS;	/* "kernel BUG at", then the oops it is */
+	}
+	if ((k->armed && is_end_marker(line, len)) || (k->framed && is_frame(line, len))) {
 		emit(k, true);
 		return true;
 	}
-	if (k->lines >= KMSG_MAX_EXCERPT_LINES) {
+	if (k->lines >= report_limit(k)) {
 		emit(k, false);
 		return true;
 	}
 	return false;
 }
 
+/*
+ * A console that prints lines twice (two console drivers on one UART): a
+ * line equal to the one before it is skipped, whatever report it is in, when
+ * it is a kernel line (a timestamp, or a report's opener).
+ */
+static bool is_reprint(struct kmsg *k, const char *line, size_t len, bool kernel,
+		       int64_t lineno)
+{
+	bool same = k->prev_line + 1 == lineno && k->prev.len == len &&
+		    !memcmp(k->prev.buf, line, len);
+
+	k->prev_line = lineno;
+	if (same && kernel) {
+		k->reprint_line = lineno;
+		return true;
+	}
+	strbuf_reset(&k->prev);
+	strbuf_add(&k->prev, line, len);
+	return false;
+}
+
 void kmsg_feed(struct kmsg *k, const char *line, size_t len, int64_t lineno)
 {
-	size_t ts = len, msg = 0;
+	size_t ts = len, msg = 0, kmsg_at;
 	enum kmsg_class cls;
 
 	/* once the console showed timestamps, a line without one is user space */
 	if (kmsg_timestamp_len(line, len))
 		k->stamps_seen = true;
 	cls = classify_at(line, len, k->stamps_seen, &ts, &msg);
+	if (is_reprint(k, line, len, cls != KMSG_NONE || kernel_part(line, len, &kmsg_at) < len,
+		       lineno))
+		return;
 
 	if (k->cls != KMSG_NONE && starts_new(k, cls))
 		emit(k, false);
@@ -429,7 +559,7 @@ void kmsg_feed(struct kmsg *k, const char *line, size_t len, int64_t lineno)
 	}
 	if (cls != KMSG_NONE) {
 		start(k, cls, line, len, ts, msg, lineno);
-		if (is_end_marker(line, len))
+		if (k->armed && is_end_marker(line, len))
 			emit(k, true);
 	}
 	note_opener(k, line, len, lineno);

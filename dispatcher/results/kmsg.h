@@ -11,25 +11,40 @@
  * printk timestamp "[   12.345678] ", or the whole line when the console
  * has no timestamps) begins with one of the class's openers ("Kernel panic
  * - not syncing", "Unable to handle kernel", "WARNING: CPU:", "BUG: KASAN:"
- * ...).  The timestamp may stand anywhere in the line: a kernel message
- * can begin in the middle of a line of user-space output.  Once a line
- * with a timestamp was seen, lines without one are user space and open
- * nothing ("echo BUG: x" on the shell is no kernel report).  A
+ * ...), or lockdep's old bracketed headers ("[ INFO: possible circular
+ * locking dependency detected ]", "[ BUG: bad unlock balance detected! ]").
+ * The timestamp may stand anywhere in the line: a kernel message can begin
+ * in the middle of a line of user-space output (or after a continuation
+ * fragment), and so can every later line of a report.  Once a line with a
+ * timestamp was seen, lines without one are user space and open nothing
+ * ("echo BUG: x" on the shell is no kernel report).  A
  * "------------[ cut here ]------------" or "=====" line just before the
  * opener belongs to the report.
  *
  * Where it ends, the first of:
  *  - its end marker "---[ end trace ... ]---" or "---[ end Kernel panic
- *    ... ]---" (the report is complete);
+ *    ... ]---" (the report is complete); an oops' end marker counts only
+ *    after its die line ("... [#1] ..."): an end marker before it is
+ *    another CPU's, inside the oops;
  *  - for the sanitizers framed in "=====" lines (KASAN, KFENCE, KCSAN,
  *    UBSAN), the closing "=====" line (complete);
  *  - the opener of another report (an oops line inside a BUG or oops
- *    report is the same report; a panic always starts its own);
+ *    report is the same report, and a BUG report that dies is an oops:
+ *    "kernel BUG at", then "Internal error: Oops - BUG"; a panic always
+ *    starts its own);
  *  - for reports without an end marker (RCU stalls, hung tasks, lockdep,
  *    lockups, BUG: ...), a line without timestamp when the report's lines
  *    have one (user space writes again); reports with an end marker skip
  *    such interleaved lines instead;
- *  - KMSG_MAX_EXCERPT_LINES lines, or kmsg_flush().
+ *  - for reports with an end marker, KMSG_MAX_REPORT_LINES lines; for the
+ *    others KMSG_MAX_EXCERPT_LINES lines; or kmsg_flush().
+ * The excerpt keeps the first KMSG_MAX_EXCERPT_LINES lines (at most
+ * KMSG_MAX_EXCERPT bytes); a longer report's excerpt then says how many
+ * lines were left out and ends with the report's last line.
+ *
+ * A kernel line (timestamped, or an opener) equal to the line before it is
+ * a reprint (a console that prints each line twice) and is skipped, in
+ * every kind of report.
  *
  * Names: each class has a short name ("panic", "oops", "bug", "warning",
  * "kasan", "kfence", "kcsan", "ubsan", "rcu-stall", "hung-task", "lockdep",
@@ -46,6 +61,7 @@
 #include <stdint.h>
 
 #define KMSG_MAX_EXCERPT_LINES 100
+#define KMSG_MAX_REPORT_LINES 5000	/* a report with an end marker still open is cut */
 #define KMSG_MAX_EXCERPT (16 * 1024)	/* bytes of excerpt; more lines are counted, not kept */
 #define KMSG_MAX_SEEN 256		/* first lines remembered to skip repeated reports */
 #define KMSG_MAX_NAME 32

@@ -124,7 +124,7 @@ TEST(test_kmsg__stalls_and_hung_tasks)
 TEST(test_kmsg__panic_after_bug)
 {
 	CHECK_STR(run_fixture("panic-after-bug.txt"),
-		  "bug 'kernel BUG at mm/slub.c:424!' @1-9 complete\n"
+		  "oops 'kernel BUG at mm/slub.c:424!' @1-9 complete\n"
 		  "panic 'Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b' @10-14 complete\n");
 }
 
@@ -136,7 +136,83 @@ TEST(test_kmsg__repeats_user_space_and_mid_line)
 		  "warning-2 'WARNING: CPU: 1 PID: 9 at drivers/bar.c:7 bar+0x1/0x2' @10-11 complete\n");
 }
 
-TEST_LIST(test_kmsg__timestamps, test_kmsg__classify, test_kmsg__arm64_oops, test_kmsg__x86_oops,
+/* User space printed before the timestamp of a report's line, its end marker included. */
+TEST(test_kmsg__kernel_lines_after_user_output)
+{
+	CHECK_STR(run_fixture("midline-end-marker.txt"),
+		  "oops 'Unable to handle kernel paging request at virtual address ffff800008000000' @1-10 complete\n"
+		  "warning 'WARNING: CPU: 0 PID: 9 at drivers/bar.c:7 bar+0x1/0x2' @12-15 complete\n"
+		  "hung-task 'INFO: task kworker/0:1:32 blocked for more than 120 seconds.' @16-18\n");
+	CHECK_CONTAINS(excerpts.buf, "stress: writing block 12[   50.880050] pc : memcpy+0x80/0x1c0\n");
+	CHECK(!strstr(excerpts.buf, "stress: done"));
+}
+
+/* Lockdep's old bracketed headers (also after a continuation fragment) and newer ones. */
+TEST(test_kmsg__lockdep_headers)
+{
+	CHECK_STR(run_fixture("lockdep-old.txt"),
+		  "lockdep '[ INFO: possible circular locking dependency detected ]' @2-10\n"
+		  "lockdep-2 '[ BUG: bad unlock balance detected! ]' @13-16\n"
+		  "lockdep-3 'WARNING: bad unlock balance detected!' @19-21\n"
+		  "lockdep-4 'WARNING: HARDIRQ-safe -> HARDIRQ-unsafe lock order detected' @23-25\n");
+	CHECK_INT(kmsg_classify("[ 1.0] [ INFO: suspicious RCU usage. ]", 38), ==, KMSG_LOCKDEP);
+	CHECK_INT(kmsg_classify("[ 1.0] [ INFO: not closed", 25), ==, KMSG_NONE);
+}
+
+/*
+ * Another CPU's end marker inside an oops does not end it before the oops
+ * died ("[#N]"); a BUG that dies is one oops report.
+ */
+TEST(test_kmsg__oops_ends_after_it_died)
+{
+	CHECK_STR(run_fixture("oops-other-cpu-end.txt"),
+		  "warning 'WARNING: CPU: 1 PID: 77 at kernel/workqueue.c:3066 __flush_work+0x2ec/0x310' @1-2\n"
+		  "oops 'Unable to handle kernel NULL pointer dereference at virtual address 0000000000000010' @3-12 complete\n"
+		  "oops-2 'BUG: kernel NULL pointer dereference, address: 0000000000000008' @13-18 complete\n"
+		  "oops-3 'kernel BUG at fs/ext4/inode.c:1234!' @19-22 complete\n"
+		  "bug 'BUG: sleeping function called from invalid context at mm/slab.h:742' @23-24\n");
+}
+
+/* A report longer than the excerpt: cut, its end still found and shown. */
+TEST(test_kmsg__long_report_is_cut_not_left_open)
+{
+	struct kmsg *k;
+	char line[128];
+	int64_t n = 0;
+	int i;
+
+	strbuf_reset(&got);
+	strbuf_reset(&excerpts);
+	CHECK(!kmsg_new(record, NULL, &k));
+	snprintf(line, sizeof(line), "[    7.000000] Internal error: Oops: 96000045 [#1] SMP");
+	kmsg_feed(k, line, strlen(line), ++n);
+	for (i = 0; i < 3 * KMSG_MAX_EXCERPT_LINES; i++) {
+		snprintf(line, sizeof(line), "[    7.%06d]  frame_%d+0x10/0x20", i + 1, i);
+		kmsg_feed(k, line, strlen(line), ++n);
+	}
+	snprintf(line, sizeof(line), "[    7.999999] ---[ end trace 0000000000000000 ]---");
+	kmsg_feed(k, line, strlen(line), ++n);
+	kmsg_flush(k);
+	kmsg_free(k);
+	CHECK_STR(got.buf, "oops 'Internal error: Oops: 96000045 [#1] SMP' @1-302 complete\n");
+	CHECK_CONTAINS(excerpts.buf, "frame_98+0x10/0x20\n[... 201 lines not kept ...]\n"
+				     "[    7.999999] ---[ end trace 0000000000000000 ]---\n--\n");
+}
+
+/* A console printing every line twice: one report of each kind, complete. */
+TEST(test_kmsg__reprinted_lines)
+{
+	CHECK_STR(run_fixture("reprinted.txt"),
+		  "warning 'WARNING: CPU: 0 PID: 1 at drivers/foo.c:42 foo_probe+0x10/0x20' @1-7 complete\n"
+		  "hung-task 'INFO: task kworker/0:1:32 blocked for more than 120 seconds.' @9-11\n"
+		  "oops 'Unable to handle kernel NULL pointer dereference at virtual address 0000000000000000' @13-17 complete\n"
+		  "panic 'Kernel panic - not syncing: Fatal exception' @19-23 complete\n");
+	CHECK(!strstr(excerpts.buf, "SMP: stopping secondary CPUs\n[    6.000010] SMP"));
+}
+
+TEST_LIST(test_kmsg__kernel_lines_after_user_output, test_kmsg__lockdep_headers,
+	  test_kmsg__oops_ends_after_it_died, test_kmsg__long_report_is_cut_not_left_open,
+	  test_kmsg__reprinted_lines, test_kmsg__timestamps, test_kmsg__classify, test_kmsg__arm64_oops, test_kmsg__x86_oops,
 	  test_kmsg__warning_with_cut_here, test_kmsg__kasan_framed, test_kmsg__kfence_and_ubsan,
 	  test_kmsg__stalls_and_hung_tasks, test_kmsg__panic_after_bug,
 	  test_kmsg__repeats_user_space_and_mid_line);
