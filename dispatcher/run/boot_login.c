@@ -137,6 +137,10 @@ void boot_login_power_cycle(struct run *r, struct boot_login *bl, const struct j
 	bl->boot = boot;
 	bl->step = BOOT_LOGIN_POWER;
 	run_flush_console(r);
+	/* no bootloader to wait for: the kernel may print while the power
+	 * command still runs, and its reports (a panic) count from there */
+	if (!boot->ignore_kernel_messages)
+		run_watch_kernel(r, true);
 	err = run_power(r, POWER_CYCLE);
 	if (err < 0)
 		run_fail(r, ERROR_INFRASTRUCTURE, "cannot %s: %s", what, strerror(-err));

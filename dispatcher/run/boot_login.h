@@ -51,6 +51,8 @@ void boot_login_start(struct run *r, struct boot_login *bl, const struct job_boo
  * boot_login_power_cycle() - power-cycle the board first, then
  * boot_login_start() (without waiting for the kernel) once the power
  * operation is done; feed the events to boot_login_event() meanwhile.
+ * Kernel messages are watched from the power-cycle on (a board without a
+ * bootloader prints at once, while the power command may still run).
  * @what names the power-cycle in a failure reason ("start QEMU").
  */
 void boot_login_power_cycle(struct run *r, struct boot_login *bl, const struct job_boot *boot,
