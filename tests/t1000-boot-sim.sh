@@ -183,6 +183,39 @@ JOB
 	powered_off
 '
 
+test_expect_success 'a command whose answer matches nothing fails when the prompt comes back' '
+	mode no-uboot &&
+	write_job "$TMP/early-prompt.yaml" <<JOB &&
+job_name: early prompt
+device_type: sim-uboot
+timeouts: {job: {minutes: 2}, action: {seconds: 60}, connection: {seconds: 60}}
+actions:
+- boot:
+    method: minimal
+    auto_login: {login_prompt: "login:", username: root}
+    prompts: ["root@sim:~# "]
+- test:
+    interactive:
+    - name: t
+      prompts: ["root@sim:~# "]
+      script:
+      - {command: "echo nothing-$((6*7))", name: unanswered, successes: [{message: "never-printed"}]}
+      - command: "(sleep 1; echo late-$((6*7))) &"
+        name: background
+        successes: [{message: "late-42"}]
+        wait_for_prompt: false
+      - {command: "echo ok-$((6*7))", name: after, successes: [{message: "ok-42"}]}
+JOB
+	t0=$(date +%s) &&
+	run_job "$TMP/early-prompt.yaml" 1 &&
+	[ $(( $(date +%s) - t0 )) -lt 40 ] &&
+	grep -q "t.unanswered: fail" "$TMP/run.out" &&
+	grep -q "t.background: pass" "$TMP/run.out" &&
+	grep -q "t.after: pass" "$TMP/run.out" &&
+	grep -q "ended (the prompt came back) before any success or failure message" "$TMP/run.out" &&
+	powered_off
+'
+
 test_expect_success 'monitors turn console patterns into results' '
 	mode normal &&
 	write_job "$TMP/monitor.yaml" <<JOB &&

@@ -7,6 +7,13 @@
  * prompt when it has none; a named step records a result (pass, or fail with
  * the failure's text).  A failure naming an exception ends the job with that
  * error type; a timeout records a failed result and fails the test action.
+ *
+ * A command's answer is what the board prints after the command was typed
+ * (bytes left from earlier steps are dropped first).  When the prompt comes
+ * back, on a line of its own after the command's echo, before any success or
+ * failure message, the command has ended without one: the step fails then
+ * and the next one starts (a step with wait_for_prompt: false waits for its
+ * messages only).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -79,6 +86,14 @@ static void expect_prompt(struct run *r, struct interactive_state *st)
 	run_expect(r, "test-interactive", 0);
 }
 
+/* Whether the prompt ends the wait for a step's messages (see the top). */
+static bool prompt_ends_answer(struct run *r, struct interactive_state *st)
+{
+	const struct job_interactive_step *s = step_of(r, st);
+
+	return s->command && s->wait_for_prompt && strv_length(block_of(r, st)->prompts);
+}
+
 static void expect_answer(struct run *r, struct interactive_state *st)
 {
 	const struct job_interactive_step *s = step_of(r, st);
@@ -96,6 +111,8 @@ static void expect_answer(struct run *r, struct interactive_state *st)
 		run_expect_add(r, s->successes[i].message, ID_SUCCESS + (int)i);
 	for (i = 0; i < s->n_failures; i++)
 		run_expect_add(r, s->failures[i].message, ID_FAILURE + (int)i);
+	if (prompt_ends_answer(r, st))
+		run_expect_add_strv(r, block_of(r, st)->prompts, ID_PROMPT);
 	st->wait = WAIT_ANSWER;
 	run_expect(r, "test-interactive", 0);
 }
@@ -120,6 +137,7 @@ static void begin_step(struct run *r, struct interactive_state *st)
 		run_fail(r, ERROR_BUG, "out of memory");
 		return;
 	}
+	run_flush_console(r);	/* a prompt left from an earlier step is no answer */
 	run_send(r, line, board_device(run_board(r))->type->kernel.char_delay);
 	free(line);
 	if (block_of(r, st)->echo_discard) {
@@ -184,6 +202,22 @@ static bool on_failure(struct run *r, struct interactive_state *st,
 	return true;	/* st is gone */
 }
 
+/* The prompt came while the step waited for its messages. */
+static void on_early_prompt(struct run *r, struct interactive_state *st, const struct match *m)
+{
+	const struct job_interactive_step *s = step_of(r, st);
+
+	if (!m->before_len || !memchr(m->before, '\n', m->before_len)) {
+		/* the line editor redrew the prompt with the command being typed */
+		expect_answer(r, st);
+		return;
+	}
+	run_log(r, "info", "'%s' ended (the prompt came back) before any success or failure message",
+		s->command);
+	st->outcome = "fail";
+	step_finished(r, st);
+}
+
 static void interactive_event(struct run *r, void *state, const struct run_event *ev)
 {
 	struct interactive_state *st = state;
@@ -200,6 +234,10 @@ static void interactive_event(struct run *r, void *state, const struct run_event
 		return;
 	if (ev->id == ID_ECHO) {
 		expect_answer(r, st);
+		return;
+	}
+	if (ev->id == ID_PROMPT && st->wait == WAIT_ANSWER) {
+		on_early_prompt(r, st, ev->match);
 		return;
 	}
 	if (ev->id >= ID_FAILURE && on_failure(r, st, &s->failures[ev->id - ID_FAILURE], ev->match))
