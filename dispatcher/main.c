@@ -121,9 +121,12 @@ static int check_config(const struct options *o)
 	print_diag(&diag);
 	diag_release(&diag);
 	if (err < 0) {
+		char *path = realpath(o->config ? o->config : CONFIG_DEFAULT_PATH, NULL);
+
 		config_unref(cfg);
 		fprintf(stderr, "labd: configuration '%s' is not valid\n",
-			o->config ? o->config : CONFIG_DEFAULT_PATH);
+			path ? path : o->config ? o->config : CONFIG_DEFAULT_PATH);
+		free(path);
 		return 1;
 	}
 	printf("%s: ok: %zu device types, %zu devices\n", cfg->path, cfg->n_types,

@@ -62,7 +62,43 @@ test_expect_success 'labd refuses to start on a broken lab and says why' '
 test_expect_success 'a libconfig syntax error names the file and line' '
 	printf "device = { name = \"x\"\n type = ;\n};\n" >"$BAD/devices/30-syntax.conf" &&
 	! "$LABD" check-config -c "$BAD/labd.conf" 2>"$TMP/err" &&
-	grep -q "30-syntax.conf:[0-9]*: " "$TMP/err"
+	grep -q "30-syntax.conf:[0-9]*: " "$TMP/err" &&
+	rm "$BAD/devices/30-syntax.conf"
+'
+
+# A lab whose labd.conf and board files are reached through relative paths.
+CC=$TMP/cc
+mkdir -p "$CC/lab/devices" "$CC/lab/inc"
+cp "$LAB/labd.conf" "$CC/lab/labd.conf"
+sed "s|path = .*|path = \"/dev/null\"; };|" "$LAB/devices/10-sim-01.conf" >"$CC/lab/devices/10-b.conf"
+
+test_expect_success 'check-config: a missing include named by its resolved path and cause, once' '
+	echo "@include \"inc/missing.inc\"" >>"$CC/lab/labd.conf" &&
+	(cd "$CC" && ! "$LABD" check-config -c lab/labd.conf 2>"$TMP/err") &&
+	cat "$TMP/err" &&
+	grep -qx "$CC/lab/labd.conf:[0-9]*: cannot open include file '\''$CC/lab/inc/missing.inc'\'': No such file or directory" "$TMP/err" &&
+	grep -qx "labd: configuration '\''$CC/lab/labd.conf'\'' is not valid" "$TMP/err" &&
+	[ $(wc -l <"$TMP/err") = 2 ] &&
+	sed -i "/@include/d" "$CC/lab/labd.conf"
+'
+
+test_expect_success 'check-config: a syntax error names the full path and the cause, nothing that follows' '
+	printf "device_types = (\n\t{ name = \"sim-uboot\"; boot_methods = [ \"minimal\" ]; }\n" \
+		>"$CC/lab/devices/00-types.conf" &&
+	(cd "$CC/lab/devices" && ! "$LABD" check-config -c ../labd.conf 2>"$TMP/err") &&
+	cat "$TMP/err" &&
+	grep -qx "$CC/lab/devices/00-types.conf:[0-9]*: syntax error: the '\''('\'' opened at line 1 is never closed" "$TMP/err" &&
+	! grep -q "unknown device type" "$TMP/err" &&
+	[ $(wc -l <"$TMP/err") = 2 ]
+'
+
+test_expect_success 'check-config: an included file with a syntax error by its full path' '
+	printf "device_types = ( { name = \"t\" } );\n@include \"../inc/t.inc\"\n" \
+		>"$CC/lab/devices/00-types.conf" &&
+	printf "x = ;\n" >"$CC/lab/inc/t.inc" &&
+	(cd "$CC" && ! "$LABD" check-config -c lab/labd.conf 2>"$TMP/err") &&
+	cat "$TMP/err" &&
+	grep -qx "$CC/lab/inc/t.inc:1: syntax error: a value is missing after '\''='\'' in '\''x = ;'\''" "$TMP/err"
 '
 
 for f in "$TOP"/tests/data/jobs/bad-*.yaml; do

@@ -368,16 +368,16 @@ static int read_file(struct lab_config *c, const char *path, config_t **ret, str
 	}
 	config_init(cf);
 	config_set_include_dir(cf, dir);
-	free(dir);
 	if (!config_read_file(cf, path)) {
-		const char *file = config_error_file(cf);
-
-		diag_add(diag, file ? file : path, config_error_line(cf), "%s",
-			 config_error_text(cf));
+		/* what it would have defined is unknown: say nothing about that */
+		c->unparsed_files = true;
+		err = config_report_read_error(cf, path, dir, diag);
+		free(dir);
 		config_destroy(cf);
 		free(cf);
-		return -EINVAL;
+		return err == -ENOMEM ? err : -EINVAL;
 	}
+	free(dir);
 	c->files[c->n_files++] = cf;
 	*ret = cf;
 	return 0;

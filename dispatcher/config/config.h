@@ -172,6 +172,7 @@ struct lab_config {
 	config_t **files;	/* parsed libconfig files kept alive for driver settings */
 	size_t n_files;
 	const config_setting_t *root;	/* labd.conf's top level (files[0]), for other sections */
+	bool unparsed_files;	/* a board file could not be read: its names are unknown */
 };
 
 /**

@@ -124,6 +124,8 @@ static int device_type(const struct lab_config *c, struct device *d, const confi
 	d->type = config_find_type(c, name);
 	if (d->type)
 		return 0;
+	if (c->unparsed_files)
+		return -EINVAL;	/* maybe in the file that could not be read: reported */
 	s = config_setting_get_member(g, "type");
 	return diag_add(diag, cfg_file(s), cfg_line(s), "unknown device type '%s'", name);
 }

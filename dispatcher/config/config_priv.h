@@ -62,6 +62,18 @@ int config_get_kv(const config_setting_t *group, const char *key, struct kv *m,
 /** config_dump() - append a canonical text of @s (group members sorted by name) to @sb. */
 int config_dump(const config_setting_t *s, struct strbuf *sb);
 
+/* config_error.c */
+
+/**
+ * config_report_read_error() - report why libconfig could not read @path
+ * (@cf's error) as "FILE:LINE: cause", FILE absolute (included files are
+ * named by libconfig relative to @include_dir), the cause told in full: the
+ * include that cannot be opened and why, what breaks the syntax.
+ * Returns -EINVAL (reported) or -ENOMEM.
+ */
+int config_report_read_error(const config_t *cf, const char *path, const char *include_dir,
+			     struct diag *diag);
+
 /* config_type.c */
 
 /** config_types_load() - check, resolve (extends) and store the type groups in @c->types. */

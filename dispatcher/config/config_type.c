@@ -503,8 +503,8 @@ static int report_loop(struct type_entry **chain, size_t k, size_t n, struct dia
  * the chain is built from the defaults there, so that its own keys are still
  * checked.  @chain has room for every entry.
  */
-static int resolve(struct type_entry *entries, size_t n, struct type_entry *e,
-		   struct type_entry **chain, struct diag *diag)
+static int resolve(const struct lab_config *c, struct type_entry *entries, size_t n,
+		   struct type_entry *e, struct type_entry **chain, struct diag *diag)
 {
 	struct type_entry *p;
 	size_t len = 0, k;
@@ -516,9 +516,11 @@ static int resolve(struct type_entry *entries, size_t n, struct type_entry *e,
 		cur->state = TYPE_VISITING;
 		chain[len++] = cur;
 		p = cur->parent ? find_entry(entries, n, cur->parent) : NULL;
+		/* a parent maybe in a file that could not be read: that is reported */
 		if (cur->parent && !p)
-			r = diag_add(diag, cfg_file(cur->extends), cfg_line(cur->extends),
-				     "unknown device type '%s'", cur->parent);
+			r = c->unparsed_files ? -EINVAL :
+				diag_add(diag, cfg_file(cur->extends), cfg_line(cur->extends),
+					 "unknown device type '%s'", cur->parent);
 		if (p && p->state == TYPE_VISITING) {
 			for (k = 0; chain[k] != p; k++)
 				;
@@ -579,7 +581,7 @@ int config_types_load(struct lab_config *c, const struct config_groups *groups,
 	r = 0;
 	for (i = 0; i < n && r != -ENOMEM; i++)
 		if (entries[i].state == TYPE_NEW)
-			r = resolve(entries, n, &entries[i], chain, diag);
+			r = resolve(c, entries, n, &entries[i], chain, diag);
 	/* the lab_config owns every type built, even after a failure */
 	for (i = 0; i < n; i++)
 		if (entries[i].type)
