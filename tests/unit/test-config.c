@@ -429,7 +429,7 @@ TEST(test_config__bad_regex)
 TEST(test_config__syntax)
 {
 	CHECK(fails_with("syntax", (const char *const[]){
-		"@/syntax/devices/a.conf:3: syntax error",
+		"@/syntax/devices/a.conf:3: syntax error: a value is missing after '=' in 'type = ;'",
 		"@/syntax/devices/b.conf:2: unknown key 'colour'",
 		NULL }));
 	CHECK(fails_with("syntax-main", (const char *const[]){
