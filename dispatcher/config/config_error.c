@@ -156,16 +156,19 @@ static void scan_text(struct scan *s, const char *p)
 	}
 }
 
-/* Whether @l has an '=' followed by no value (the end of the line, ';' or ','). */
+/* Whether @l has an '=' (or ':') followed by no value: the line's end, ';', ',' or a closer. */
 static bool lacks_value(const char *l, size_t len)
 {
-	const char *eq = memchr(l, '=', len), *end = l + len;
+	const char *end = l + len, *p;
 
-	if (!eq)
-		return false;
-	for (eq++; eq < end && (*eq == ' ' || *eq == '\t'); eq++)
-		;
-	return eq == end || *eq == ';' || *eq == ',';
+	for (; (p = memchr(l, '=', (size_t)(end - l))) || (p = memchr(l, ':', (size_t)(end - l)));
+	     l = p) {
+		for (p++; p < end && (*p == ' ' || *p == '\t'); p++)
+			;
+		if (p == end || strchr(";,}])", *p))
+			return true;
+	}
+	return false;
 }
 
 /* Why @text has a syntax error at @line, into @cause. */

@@ -433,7 +433,7 @@ TEST(test_config__syntax)
 		"@/syntax/devices/b.conf:2: unknown key 'colour'",
 		NULL }));
 	CHECK(fails_with("syntax-main", (const char *const[]){
-		"@/syntax-main/labd.conf:3: syntax error", NULL }));
+		"@/syntax-main/labd.conf:3: syntax error: a value is missing after '=' in 'http = { listen = }'", NULL }));
 }
 
 TEST(test_config__bad_main)
