@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 
@@ -34,12 +36,44 @@ static int add_file_actions(posix_spawn_file_actions_t *fa, const struct child_s
 	return r;
 }
 
+/* labd's environment with @set's entries replacing or added (an array to free; entries borrowed). */
+static char **merge_env(char *const *set)
+{
+	size_t n = 0, m = 0, i, j, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	while (set[m])
+		m++;
+	env = calloc(n + m + 1, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < m; j++) {
+			size_t len = strcspn(set[j], "=");
+
+			if (!strncmp(environ[i], set[j], len) && environ[i][len] == '=')
+				break;
+		}
+		if (j == m)
+			env[k++] = environ[i];
+	}
+	for (j = 0; j < m; j++)
+		env[k++] = set[j];
+	return env;
+}
+
 int child_spawn(const struct child_spawn *how, pid_t *ret)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
+	char **env = how->setenv ? merge_env(how->setenv) : environ;
 	int r;
+
+	if (!env)
+		return -ENOMEM;
 
 	sigemptyset(&none);
 	sigfillset(&all);
@@ -57,12 +91,14 @@ int child_spawn(const struct child_spawn *how, pid_t *ret)
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &all);
 	if (!r && how->search_path)
-		r = posix_spawnp(ret, how->argv[0], &fa, &attr, how->argv, environ);
+		r = posix_spawnp(ret, how->argv[0], &fa, &attr, how->argv, env);
 	else if (!r)
-		r = posix_spawn(ret, how->argv[0], &fa, &attr, how->argv, environ);
+		r = posix_spawn(ret, how->argv[0], &fa, &attr, how->argv, env);
 	posix_spawnattr_destroy(&attr);
 out_actions:
 	posix_spawn_file_actions_destroy(&fa);
+	if (env != environ)
+		free(env);
 	return -r;
 }
 

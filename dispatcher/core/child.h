@@ -46,6 +46,8 @@ struct child_spawn {
 	int out_fd;		/* becomes its stdout and stderr */
 	int extra_fd;		/* -1, or an fd it gets as @extra_at */
 	int extra_at;		/* > STDERR_FILENO; fds above it are closed */
+	char *const *setenv;	/* NULL, or "NAME=value" entries replacing or adding to
+				 * labd's environment for the program */
 };
 
 /**
