@@ -9,18 +9,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <jansson.h>
-
 #include "api/api.h"
 #include "board/board.h"
+#include "board/lab.h"
 #include "config/config.h"
 #include "core/diag.h"
 #include "core/http_client.h"
 #include "core/log.h"
 #include "core/loop.h"
-#include "core/strv.h"
 #include "drivers/power.h"
-#include "job/job.h"
 #include "journal/events.h"
 #include "results/backends/backend.h"
 #include "sched/sched.h"
@@ -31,17 +28,15 @@
 
 #define DAEMON_STOP_GRACE (60 * USEC_PER_SEC)	/* jobs get this long to power off */
 
-struct daemon_log_listener {
-	struct daemon *d;
-	daemon_log_fn fn;
-	void *userdata;
-	bool dead;
-	struct daemon_log_listener *next;
-};
-
 struct daemon {
 	struct daemon_options opts;
 	struct lab_config *cfg;
+	struct users *users;
+	struct board **boards;
+	size_t n_boards;
+	struct board **retired;	/* removed by a reload, waiting for their job */
+	size_t n_retired;
+	struct lab lab;		/* cfg, users and boards, for the modules */
 	struct loop *loop;
 	struct http_client *http;
 	struct store *store;
@@ -49,39 +44,17 @@ struct daemon {
 	struct sched *sched;
 	struct api *api;
 	struct backends *backends;
-	struct users *users;
 	struct reservations *reservations;
 	struct viewers *viewers;
-	struct board **boards;
-	size_t n_boards;
-	struct board **retired;	/* removed by a reload, waiting for their job */
-	size_t n_retired;
-	struct daemon_log_listener *log_listeners;
-	unsigned log_dispatching;
 	struct loop_source *stop_timer;
 	uint64_t stop_deadline;	/* give up waiting for jobs to power off after this */
 	bool stopping;
 	int exit_code;
 };
 
-struct loop *daemon_loop(struct daemon *d)
-{
-	return d->loop;
-}
-
-struct store *daemon_store(struct daemon *d)
-{
-	return d->store;
-}
-
 struct events *daemon_events(struct daemon *d)
 {
 	return d->events;
-}
-
-struct http_client *daemon_http(struct daemon *d)
-{
-	return d->http;
 }
 
 const struct lab_config *daemon_config(struct daemon *d)
@@ -89,29 +62,39 @@ const struct lab_config *daemon_config(struct daemon *d)
 	return d->cfg;
 }
 
-const struct users *daemon_users(struct daemon *d)
+int daemon_submit(struct daemon *d, const char *text, size_t len, const char *filename,
+		  enum job_format fmt, const char *submitter, int64_t *ret_id, struct diag *diag)
 {
+	return sched_submit(d->sched, text, len, filename, fmt, submitter, ret_id, diag);
+}
+
+/* ---- the lab, as the modules see it (board/lab.h) ---- */
+
+static const struct lab_config *lab_config_of(void *ud)
+{
+	struct daemon *d = ud;
+
+	return d->cfg;
+}
+
+static const struct users *lab_users_of(void *ud)
+{
+	struct daemon *d = ud;
+
 	return d->users;
 }
 
-struct reservations *daemon_reservations(struct daemon *d)
+static struct board **lab_boards_of(void *ud, size_t *ret_n)
 {
-	return d->reservations;
-}
+	struct daemon *d = ud;
 
-struct viewers *daemon_viewers(struct daemon *d)
-{
-	return d->viewers;
-}
-
-struct board **daemon_boards(struct daemon *d, size_t *ret_n)
-{
 	*ret_n = d->n_boards;
 	return d->boards;
 }
 
-struct board *daemon_board(struct daemon *d, const char *name)
+static struct board *lab_board_of(void *ud, const char *name)
 {
+	struct daemon *d = ud;
 	size_t i;
 
 	for (i = 0; i < d->n_boards; i++)
@@ -120,279 +103,7 @@ struct board *daemon_board(struct daemon *d, const char *name)
 	return NULL;
 }
 
-struct run *daemon_run_of(struct daemon *d, int64_t id)
-{
-	return sched_run_of(d->sched, id);
-}
-
-void daemon_kick(struct daemon *d)
-{
-	sched_kick(d->sched);
-}
-
-char *daemon_job_dir(struct daemon *d, int64_t id)
-{
-	char *dir;
-
-	if (asprintf(&dir, "%s/jobs/%lld", d->cfg->state_dir, (long long)id) < 0)
-		return NULL;
-	return dir;
-}
-
-/* ---- log followers ---- */
-
-int daemon_log_listen(struct daemon *d, daemon_log_fn fn, void *userdata,
-		      struct daemon_log_listener **ret)
-{
-	struct daemon_log_listener *l = calloc(1, sizeof(*l));
-
-	if (!l)
-		return -ENOMEM;
-	l->d = d;
-	l->fn = fn;
-	l->userdata = userdata;
-	l->next = d->log_listeners;
-	d->log_listeners = l;
-	if (ret)
-		*ret = l;
-	return 0;
-}
-
-static void reap_log_listeners(struct daemon *d)
-{
-	struct daemon_log_listener **pp = &d->log_listeners;
-
-	while (*pp) {
-		struct daemon_log_listener *l = *pp;
-
-		if (l->dead) {
-			*pp = l->next;
-			free(l);
-		} else {
-			pp = &l->next;
-		}
-	}
-}
-
-struct daemon_log_listener *daemon_log_unlisten(struct daemon_log_listener *l)
-{
-	if (!l)
-		return NULL;
-	l->dead = true;
-	if (!l->d->log_dispatching)
-		reap_log_listeners(l->d);
-	return NULL;
-}
-
-static void on_log_grew(int64_t job_id, void *ud)
-{
-	struct daemon *d = ud;
-	struct daemon_log_listener *l;
-
-	d->log_dispatching++;
-	for (l = d->log_listeners; l; l = l->next)
-		if (!l->dead)
-			l->fn(job_id, l->userdata);
-	if (--d->log_dispatching == 0)
-		reap_log_listeners(d);
-}
-
-/* ---- jobs ---- */
-
-static bool type_has_board(struct daemon *d, const struct job *job)
-{
-	size_t i;
-
-	for (i = 0; i < d->n_boards; i++) {
-		const struct device *dev = board_device(d->boards[i]);
-
-		if (!strcmp(dev->type_name, job->device_type) && board_has_tags(d->boards[i], job->tags))
-			return true;
-	}
-	return false;
-}
-
-/* Parse @text and check it against this lab; the job on success. */
-static int check_job(struct daemon *d, const char *text, size_t len, const char *filename,
-		     enum job_format fmt, struct job **ret, struct diag *diag)
-{
-	const struct device_type *type;
-	struct job *job;
-	int err;
-
-	err = job_parse(text, len, filename, fmt, &job, diag);
-	if (err < 0)
-		return err;
-	type = config_find_type(d->cfg, job->device_type);
-	if (!type)
-		err = diag_add(diag, filename, 0, "unknown device type '%s' in this lab",
-			       job->device_type);
-	else
-		err = job_check_device_type(job, type, diag);
-	if (!err && !type_has_board(d, job)) {
-		char *tags = strv_join(job->tags, ", ");
-
-		err = diag_add(diag, filename, 0, "no board of type '%s'%s%s%s in this lab",
-			       job->device_type, tags && *tags ? " with tags [" : "",
-			       tags && *tags ? tags : "", tags && *tags ? "]" : "");
-		free(tags);
-	}
-	if (err < 0) {
-		job_free(job);
-		return err;
-	}
-	*ret = job;
-	return 0;
-}
-
-int daemon_check_job(struct daemon *d, const char *text, size_t len, const char *filename,
-		     enum job_format fmt, struct diag *diag)
-{
-	struct job *job;
-	int err = check_job(d, text, len, filename, fmt, &job, diag);
-
-	if (!err)
-		job_free(job);
-	return err;
-}
-
-static enum job_format detect_format(const char *text, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')
-			continue;
-		return text[i] == '{' ? JOB_FORMAT_JSON : JOB_FORMAT_YAML;
-	}
-	return JOB_FORMAT_YAML;
-}
-
-static int insert_job(struct daemon *d, const struct job *job, const char *text, size_t len,
-		      const char *filename, enum job_format fmt, const char *submitter,
-		      bool session, int64_t *ret_id)
-{
-	json_t *tags = json_array();
-	struct job_record rec = { 0 };
-	int err;
-
-	STRV_FOREACH(t, job->tags)
-		json_array_append_new(tags, json_string(*t));
-	rec.name = job->name;
-	rec.device_type = job->device_type;
-	rec.tags = json_dumps(tags, JSON_COMPACT);
-	rec.priority = job->priority;
-	rec.submitted = loop_realtime(d->loop);
-	rec.state = JOB_STATE_QUEUED;
-	rec.definition = strndup(text, len);
-	rec.format = (char *)(fmt == JOB_FORMAT_JSON ? "json" : "yaml");
-	rec.filename = (char *)filename;
-	rec.submitter = (char *)(submitter ? submitter : "anonymous");
-	rec.attempt = 1;
-	rec.retries_left = session ? 0 : (int)job->infrastructure_retries;
-	rec.session = session;
-	err = rec.tags && rec.definition ? store_job_insert(d->store, &rec) : -ENOMEM;
-	if (!err)
-		*ret_id = rec.id;
-	free(rec.tags);
-	free(rec.definition);
-	json_decref(tags);
-	return err;
-}
-
-int daemon_submit(struct daemon *d, const char *text, size_t len, const char *filename,
-		  enum job_format fmt, const char *submitter, int64_t *ret_id, struct diag *diag)
-{
-	struct job *job;
-	int64_t id = 0;
-	int err;
-
-	if (fmt == JOB_FORMAT_AUTO)
-		fmt = detect_format(text, len);
-	err = check_job(d, text, len, filename, fmt, &job, diag);
-	if (err < 0)
-		return err;
-	err = insert_job(d, job, text, len, filename, fmt, submitter, false, &id);
-	if (!err) {
-		log_info("job %lld '%s' queued for '%s' by %s", (long long)id, job->name,
-			 job->device_type, submitter ? submitter : "anonymous");
-		events_emit(d->events, id, loop_realtime(d->loop), "queued",
-			    json_pack("{s:s, s:s, s:i, s:s}", "name", job->name, "device_type",
-				      job->device_type, "priority", job->priority, "submitter",
-				      submitter ? submitter : "anonymous"));
-		sched_kick(d->sched);
-		*ret_id = id;
-	}
-	job_free(job);
-	return err;
-}
-
-int daemon_boot_session(struct daemon *d, struct board *b, const char *text, size_t len,
-			const char *filename, enum job_format fmt, const char *holder,
-			int64_t *ret_id, struct diag *diag)
-{
-	const char *type = board_device(b)->type_name;
-	struct job *job;
-	int64_t id = 0;
-	int err;
-
-	if (board_job(b))
-		return -EBUSY;
-	if (fmt == JOB_FORMAT_AUTO)
-		fmt = detect_format(text, len);
-	err = check_job(d, text, len, filename, fmt, &job, diag);
-	if (err < 0)
-		return err;
-	if (strcmp(job->device_type, type))
-		err = diag_add(diag, filename, 0, "the job is for device type '%s', board '%s' is a '%s'",
-			       job->device_type, board_name(b), type);
-	if (!err)
-		err = insert_job(d, job, text, len, filename, fmt, holder, true, &id);
-	if (!err) {
-		log_info("job %lld '%s': %s boots board '%s'", (long long)id, job->name, holder,
-			 board_name(b));
-		events_emit(d->events, id, loop_realtime(d->loop), "queued",
-			    json_pack("{s:s, s:s, s:s, s:s}", "name", job->name, "device_type",
-				      type, "submitter", holder, "session", board_name(b)));
-		err = sched_start_session(d->sched, id, b);
-	}
-	job_free(job);
-	if (!err)
-		*ret_id = id;
-	return err;
-}
-
-int daemon_queue_position(struct daemon *d, int64_t id, size_t *ret)
-{
-	return sched_position(d->sched, id, ret);
-}
-
-int daemon_cancel(struct daemon *d, int64_t id, const char *why)
-{
-	return sched_cancel(d->sched, id, why);
-}
-
-int daemon_set_board_state(struct daemon *d, const char *name, enum device_state s,
-			   const char *reason)
-{
-	struct board *b = daemon_board(d, name);
-	int err;
-
-	if (!b)
-		return -ENOENT;
-	err = board_set_admin_state(b, s, reason);
-	if (!err)
-		log_info("board '%s' set to %s%s%s", name, device_state_name(s),
-			 reason ? ": " : "", reason ? reason : "");
-	return err;
-}
-
-/* ---- boards ---- */
-
-static struct board **scheduler_boards(size_t *ret_n, void *ud)
-{
-	return daemon_boards(ud, ret_n);
-}
+/* ---- what the modules ask of each other through the daemon ---- */
 
 static void on_grant(int64_t id, struct board *b, void *ud)
 {
@@ -400,6 +111,25 @@ static void on_grant(int64_t id, struct board *b, void *ud)
 
 	reservations_grant(d->reservations, id, b);
 }
+
+/* A viewer's ~p: the reservations decide (they are created after the viewers). */
+static int viewer_power_cycle(void *ud, const char *board, const char *who,
+			      reservations_power_fn done, void *done_ud,
+			      char err[RESERVATION_ERR_MAX])
+{
+	struct daemon *d = ud;
+
+	return reservations_power(d->reservations, board, POWER_CYCLE, who, done, done_ud, err);
+}
+
+static void viewer_power_forget(void *ud, void *done_ud)
+{
+	struct daemon *d = ud;
+
+	reservations_power_forget(d->reservations, done_ud);
+}
+
+/* ---- boards ---- */
 
 static void on_board_changed(struct board *b, void *ud)
 {
@@ -657,16 +387,41 @@ static int open_store(struct daemon *d)
 	return err;
 }
 
-static int start_core(struct daemon *d)
+/* The scheduler, then the viewers and the reservations, which use it. */
+static int start_sessions(struct daemon *d)
 {
 	struct sched_deps sd = {
-		.boards = scheduler_boards,
-		.log_grew = on_log_grew,
+		.run = { d->loop, d->http, d->store, d->events, d->cfg },
+		.lab = &d->lab,
 		.grant = on_grant,
 		.userdata = d,
 	};
+	struct viewers_deps vd = {
+		.loop = d->loop,
+		.sched = NULL,
+		.power_cycle = viewer_power_cycle,
+		.power_forget = viewer_power_forget,
+		.userdata = d,
+	};
+	struct reservations_deps rd = { d->loop, d->store, NULL, NULL, &d->lab };
 	int err;
 
+	err = sched_new(&sd, &d->sched);
+	vd.sched = d->sched;
+	if (!err)
+		err = viewers_new(&vd, &d->viewers);
+	rd.sched = d->sched;
+	rd.viewers = d->viewers;
+	if (!err)
+		err = reservations_new(&rd, &d->reservations);
+	return err;
+}
+
+static int start_core(struct daemon *d)
+{
+	int err;
+
+	d->lab = (struct lab){ lab_config_of, lab_users_of, lab_boards_of, lab_board_of, d };
 	err = loop_new(&d->loop);
 	if (!err)
 		err = http_client_new(d->loop, &d->http);
@@ -675,16 +430,32 @@ static int start_core(struct daemon *d)
 	if (!err)
 		err = events_new(d->store, &d->events);
 	if (!err)
-		err = viewers_new(d, &d->viewers);
-	if (!err)
-		err = reservations_new(d, &d->reservations);
-	if (err)
-		return err;
-	sd.run = (struct run_deps){ d->loop, d->http, d->store, d->events, d->cfg };
-	err = sched_new(&sd, &d->sched);
+		err = start_sessions(d);
 	if (!err)
 		err = setup_signals(d);
 	return err;
+}
+
+static int start_backends(struct daemon *d, struct diag *diag)
+{
+	struct backends_deps bd = { d->loop, d->http, d->store, d->events, &d->lab };
+
+	return backends_new(&bd, &d->backends, diag);
+}
+
+static int start_api(struct daemon *d, const char *listen)
+{
+	struct api_deps ad = {
+		.loop = d->loop,
+		.store = d->store,
+		.events = d->events,
+		.sched = d->sched,
+		.reservations = d->reservations,
+		.viewers = d->viewers,
+		.lab = &d->lab,
+	};
+
+	return api_new(&ad, listen, &d->api);
 }
 
 int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct diag *diag)
@@ -708,7 +479,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 	}
 	err = start_core(d);
 	if (!err)
-		err = backends_new(d, &d->backends, diag);
+		err = start_backends(d, diag);
 	if (!err)
 		err = sched_recover(d->sched);
 	if (!err)
@@ -718,7 +489,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 	if (err < 0)
 		goto err_free;
 	if (!opts->no_api) {
-		err = api_new(d, opts->listen, &d->api);
+		err = start_api(d, opts->listen);
 		if (err < 0)
 			goto err_free;
 	}
@@ -757,12 +528,6 @@ struct daemon *daemon_free(struct daemon *d)
 		board_unref(d->retired[i]);
 	free(d->boards);
 	free(d->retired);
-	while (d->log_listeners) {
-		struct daemon_log_listener *l = d->log_listeners;
-
-		d->log_listeners = l->next;
-		free(l);
-	}
 	loop_source_free(d->stop_timer);
 	events_free(d->events);
 	store_close(d->store);

@@ -19,13 +19,13 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/strbuf.h"
+#include "core/version.h"
 #include "daemon.h"
 #include "journal/events.h"
 #include "journal/joblog.h"
 #include "results/backends/backend.h"
 #include "session/users.h"
 #include "store/store.h"
-#include "version.h"
 
 
 struct options {
@@ -149,7 +149,7 @@ struct one_job {
 static void print_new_log(struct one_job *oj)
 {
 	struct strbuf buf = STRBUF_INIT;
-	char *dir = daemon_job_dir(oj->d, oj->id);
+	char *dir = joblog_job_dir(daemon_config(oj->d)->state_dir, oj->id);
 
 	if (!dir)
 		return;
@@ -227,7 +227,7 @@ static int run_job(struct daemon *d, const char *path)
 	diag_release(&diag);
 	if (err < 0)
 		return 3;
-	daemon_log_listen(d, on_log, &oj, NULL);
+	events_listen_log(daemon_events(d), on_log, &oj, NULL);
 	events_listen(daemon_events(d), on_event, &oj, NULL);
 	daemon_run(d);
 	return oj.status;

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/version.h"
 #include "labctl.h"
-#include "version.h"
 
 struct command {
 	const char *name;

@@ -12,9 +12,9 @@
 
 #include <curl/curl.h>
 
+#include "core/version.h"
 #include "labctl.h"
 #include "session/viewer_proto.h"
-#include "version.h"
 
 /*
  * The connection: libcurl connects (CURLOPT_CONNECT_ONLY: TCP, TLS or a

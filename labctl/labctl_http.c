@@ -8,8 +8,8 @@
 
 #include <curl/curl.h>
 
+#include "core/version.h"
 #include "labctl.h"
-#include "version.h"
 
 static volatile sig_atomic_t interrupted;
 

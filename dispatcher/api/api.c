@@ -20,10 +20,9 @@
 #include "core/diag.h"
 #include "core/log.h"
 #include "core/loop.h"
-#include "daemon.h"
+#include "core/version.h"
 #include "journal/joblog.h"
 #include "store/store.h"
-#include "version.h"
 
 #define API_MAX_LISTENERS 2	/* http.listen and http.unix_socket */
 #define API_MAX_SEGMENTS 4	/* "/jobs/12/log" has 3 */
@@ -47,7 +46,7 @@ struct api_listener {
 };
 
 struct api {
-	struct daemon *d;
+	struct api_deps d;
 	struct api_logs *logs;
 	struct api_listener listeners[API_MAX_LISTENERS];
 	size_t n_listeners;
@@ -99,9 +98,9 @@ static const struct api_route routes[] = {
 
 /* ---- helpers for the handlers ---- */
 
-struct daemon *api_daemon(const struct api_request *r)
+const struct api_deps *api_deps_of(const struct api_request *r)
 {
-	return r->listener->api->d;
+	return &r->listener->api->d;
 }
 
 struct api_logs *api_logs_of(const struct api_request *r)
@@ -282,15 +281,15 @@ enum MHD_Result api_reply_diag(struct api_request *r, unsigned status, const cha
 
 enum MHD_Result api_health(struct api_request *r)
 {
-	struct daemon *d = api_daemon(r);
-	const struct lab_config *c = daemon_config(d);
+	const struct api_deps *d = api_deps_of(r);
+	const struct lab_config *c = lab_current_config(d->lab);
 	int64_t running = 0, canceling = 0, queued = 0;
 	size_t n_boards;
 
-	daemon_boards(d, &n_boards);
-	if (store_job_count(daemon_store(d), JOB_STATE_RUNNING, &running) < 0 ||
-	    store_job_count(daemon_store(d), JOB_STATE_CANCELING, &canceling) < 0 ||
-	    store_job_count(daemon_store(d), JOB_STATE_QUEUED, &queued) < 0)
+	lab_boards(d->lab, &n_boards);
+	if (store_job_count(d->store, JOB_STATE_RUNNING, &running) < 0 ||
+	    store_job_count(d->store, JOB_STATE_CANCELING, &canceling) < 0 ||
+	    store_job_count(d->store, JOB_STATE_QUEUED, &queued) < 0)
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the queue");
 	return api_reply_json(r, MHD_HTTP_OK,
 			      json_pack("{s:s, s:s, s:o, s:I, s:I, s:I}", "status", "ok",
@@ -667,7 +666,7 @@ static int open_socket(const struct sockaddr_storage *ss, socklen_t len, int *re
 /* Hand @fd to a new libmicrohttpd daemon and put it in the loop. */
 static int start_mhd(struct api_listener *l, int fd)
 {
-	struct loop *loop = daemon_loop(l->api->d);
+	struct loop *loop = l->api->d.loop;
 	const union MHD_DaemonInfo *info;
 	char desc[300];
 	int err;
@@ -704,7 +703,7 @@ static int start_mhd(struct api_listener *l, int fd)
 
 static int listener_start(struct api *a, const char *where)
 {
-	const struct lab_config *c = daemon_config(a->d);
+	const struct lab_config *c = lab_current_config(a->d.lab);
 	struct api_listener *l = &a->listeners[a->n_listeners];
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -736,7 +735,7 @@ static int listener_start(struct api *a, const char *where)
 		log_error("cannot serve the API on '%s': %s", where, strerror(-err));
 		return err;
 	}
-	if (l->needs_token && !c->http.tokens && !users_count(daemon_users(a->d)))
+	if (l->needs_token && !c->http.tokens && !users_count(lab_users(a->d.lab)))
 		log_warning("api '%s' needs a token but no token is configured: all is refused",
 			    where);
 	if (l->is_unix)
@@ -760,17 +759,17 @@ static void listener_stop(struct api_listener *l)
 	free(l->where);
 }
 
-int api_new(struct daemon *d, const char *listen, struct api **ret)
+int api_new(const struct api_deps *deps, const char *listen, struct api **ret)
 {
-	const struct lab_config *c = daemon_config(d);
+	const struct lab_config *c = lab_current_config(deps->lab);
 	struct api *a = calloc(1, sizeof(*a));
 	char *unix_where = NULL;
 	int err;
 
 	if (!a)
 		return -ENOMEM;
-	a->d = d;
-	err = api_logs_new(d, &a->logs);
+	a->d = *deps;
+	err = api_logs_new(&a->d, &a->logs);
 	if (!err)
 		err = listener_start(a, listen ? listen : c->http.listen);
 	if (!err && c->http.unix_socket) {
@@ -794,7 +793,7 @@ struct api *api_free(struct api *a)
 	if (!a)
 		return NULL;
 	api_logs_shutdown(a->logs);
-	api_sessions_shutdown(a->d);
+	api_sessions_shutdown(&a->d);
 	for (i = 0; i < a->n_listeners; i++)
 		listener_stop(&a->listeners[i]);
 	api_logs_free(a->logs);

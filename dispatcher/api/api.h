@@ -4,21 +4,49 @@
  *
  * JSON over HTTP, on localhost by default (http.listen in labd.conf), with
  * bearer-token authentication when listening on another address.  Only
- * api*.c touch libmicrohttpd.  See doc/api.md for the endpoints.
+ * api/ touches libmicrohttpd.  See doc/api.md for the endpoints.
+ *
+ * api/ owns the HTTP face of labd: the listeners (api.c), who is asking
+ * (api_auth.c) and one file per group of endpoints (api_jobs.c, api_log.c,
+ * api_devices.c, api_reservations.c, api_sessions.c, api_console.c,
+ * api_results.c); api_internal.h is what they share, private to api/.
  */
 #ifndef LABD_API_H
 #define LABD_API_H
 
 struct api;
-struct daemon;
+struct events;
+struct lab;
+struct loop;
+struct reservations;
+struct sched;
+struct store;
+struct viewers;
+
+/*
+ * What the API serves, given at creation (the daemon owns all of it and
+ * outlives the API).  The handlers read the store, submit and cancel through
+ * the scheduler, and look the boards, the configuration and the users up in
+ * @lab each time (a reload replaces them).
+ */
+struct api_deps {
+	struct loop *loop;
+	struct store *store;
+	struct events *events;		/* job events and log growth, for followers */
+	struct sched *sched;		/* submit, check, cancel, runs, queue positions */
+	struct reservations *reservations;
+	struct viewers *viewers;	/* live consoles */
+	const struct lab *lab;		/* boards, configuration, users (board/lab.h) */
+};
 
 /**
  * api_new() - start listening
+ * @deps: copied
  * @listen: "HOST:PORT" overriding the configuration's http.listen, or NULL
  *
  * Returns 0, -EADDRINUSE, -EINVAL (bad address) or another negative errno.
  */
-int api_new(struct daemon *d, const char *listen, struct api **ret);
+int api_new(const struct api_deps *deps, const char *listen, struct api **ret);
 
 /** api_free() - stop listening and close every connection; accepts NULL; returns NULL. */
 struct api *api_free(struct api *a);

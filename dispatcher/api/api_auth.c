@@ -13,7 +13,6 @@
 #include "board/board.h"
 #include "config/config.h"
 #include "core/strv.h"
-#include "daemon.h"
 
 #define BEARER "Bearer "
 
@@ -86,8 +85,8 @@ static void identify_peer(struct api_request *r, const struct users *users)
 
 void api_identify(struct api_request *r)
 {
-	struct daemon *d = api_daemon(r);
-	const struct users *users = daemon_users(d);
+	const struct api_deps *d = api_deps_of(r);
+	const struct users *users = lab_users(d->lab);
 	unsigned char hash[SHA256_DIGEST_LENGTH];
 	const struct user *u;
 	const char *auth, *token;
@@ -116,7 +115,7 @@ void api_identify(struct api_request *r)
 		be_user(r, u);
 		return;
 	}
-	if (!token_valid(daemon_config(d)->http.tokens, token, hash)) {
+	if (!token_valid(lab_current_config(d->lab)->http.tokens, token, hash)) {
 		r->who.bad_token = true;
 		return;
 	}

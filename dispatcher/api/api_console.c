@@ -8,7 +8,6 @@
 #include "api/api_internal.h"
 #include "board/board.h"
 #include "core/log.h"
-#include "daemon.h"
 #include "session/viewer.h"
 #include "session/viewer_proto.h"
 
@@ -37,7 +36,7 @@ static void on_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls,
 			struct MHD_UpgradeResponseHandle *urh)
 {
 	struct api_request *r = con_cls;
-	struct board *b = daemon_board(api_daemon(r), r->params[0]);
+	struct board *b = lab_board(api_deps_of(r)->lab, r->params[0]);
 	struct upgraded *u = calloc(1, sizeof(*u));
 	int64_t replay = VIEWER_DEFAULT_REPLAY;
 	struct viewer_params p = {
@@ -56,7 +55,7 @@ static void on_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls,
 	u->listener = r->listener;
 	api_query_int(r, "replay", 0, VIEWER_MAX_REPLAY, &replay);
 	p.replay = (size_t)replay;
-	viewer_attach(daemon_viewers(api_daemon(r)), &p);
+	viewer_attach(api_deps_of(r)->viewers, &p);
 }
 
 /* Whether the comma-separated header value @v lists @token ("keep-alive, Upgrade"). */
@@ -87,7 +86,7 @@ static enum MHD_Result reply_426(struct api_request *r)
 
 enum MHD_Result api_console_attach(struct api_request *r)
 {
-	struct board *b = daemon_board(api_daemon(r), r->params[0]);
+	struct board *b = lab_board(api_deps_of(r)->lab, r->params[0]);
 	const char *upgrade, *connection;
 	struct MHD_Response *resp;
 	int64_t replay;

@@ -5,21 +5,22 @@
 
 #include "api/api_internal.h"
 #include "board/board.h"
+#include "board/lab.h"
 #include "config/config.h"
+#include "core/log.h"
 #include "core/strv.h"
-#include "daemon.h"
 #include "session/reservations.h"
 #include "session/viewer.h"
 
 #define API_MAX_REASON 512
 
-static json_t *board_json(struct daemon *d, const struct board *b)
+static json_t *board_json(const struct api_deps *d, const struct board *b)
 {
 	const struct device *dev = board_device(b);
 	json_t *o = json_object(), *tags = json_array();
 	int64_t job = board_job(b);
-	int64_t reservation = reservations_of_board(daemon_reservations(d), board_name(b));
-	int telnet = reservations_telnet_port(daemon_reservations(d), board_name(b));
+	int64_t reservation = reservations_of_board(d->reservations, board_name(b));
+	int telnet = reservations_telnet_port(d->reservations, board_name(b));
 
 	STRV_FOREACH(t, dev->tags)
 		json_array_append_new(tags, api_json_str(*t));
@@ -36,7 +37,7 @@ static json_t *board_json(struct daemon *d, const struct board *b)
 			    reservation ? json_integer(reservation) : json_null());
 	json_object_set_new(o, "telnet_port", telnet ? json_integer(telnet) : json_null());
 	json_object_set_new(o, "viewers", json_integer((json_int_t)viewers_count(
-							  daemon_viewers(d), board_name(b))));
+							  d->viewers, board_name(b))));
 	json_object_set_new(o, "console_up", json_boolean(board_console_up(b)));
 	json_object_set_new(o, "power", json_boolean(dev->has_power));
 	return o;
@@ -48,19 +49,19 @@ enum MHD_Result api_devices_list(struct api_request *r)
 	struct board **boards;
 	size_t n, i;
 
-	boards = daemon_boards(api_daemon(r), &n);
+	boards = lab_boards(api_deps_of(r)->lab, &n);
 	for (i = 0; i < n; i++)
-		json_array_append_new(list, board_json(api_daemon(r), boards[i]));
+		json_array_append_new(list, board_json(api_deps_of(r), boards[i]));
 	return api_reply_json(r, MHD_HTTP_OK, list);
 }
 
 enum MHD_Result api_devices_show(struct api_request *r)
 {
-	struct board *b = daemon_board(api_daemon(r), r->params[0]);
+	struct board *b = lab_board(api_deps_of(r)->lab, r->params[0]);
 
 	if (!b)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
-	return api_reply_json(r, MHD_HTTP_OK, board_json(api_daemon(r), b));
+	return api_reply_json(r, MHD_HTTP_OK, board_json(api_deps_of(r), b));
 }
 
 /* {"state": "maintenance"|"idle", "reason": "..."}; answers 400 itself. */
@@ -111,21 +112,25 @@ err_doc:
 
 enum MHD_Result api_devices_set_state(struct api_request *r)
 {
-	struct daemon *d = api_daemon(r);
+	const struct api_deps *d = api_deps_of(r);
+	struct board *b = lab_board(d->lab, r->params[0]);
 	const char *reason = NULL;
 	enum device_state s;
 	enum MHD_Result ret;
 	json_t *doc;
 	int err;
 
-	if (!daemon_board(d, r->params[0]))
+	if (!b)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
 	if (parse_state(r, &s, &reason, &doc, &ret) < 0)
 		return ret;
-	err = daemon_set_board_state(d, r->params[0], s, reason && *reason ? reason : NULL);
+	if (reason && !*reason)
+		reason = NULL;
+	err = board_set_admin_state(b, s, reason);
+	if (!err)
+		log_info("board '%s' set to %s%s%s", board_name(b), device_state_name(s),
+			 reason ? ": " : "", reason ? reason : "");
 	json_decref(doc);
-	if (err == -ENOENT)
-		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
 	if (err == -EINVAL)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid state for board '%s'",
 				       r->params[0]);
@@ -133,5 +138,5 @@ enum MHD_Result api_devices_set_state(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				       "cannot set the state of board '%s': %s", r->params[0],
 				       strerror(-err));
-	return api_reply_json(r, MHD_HTTP_OK, board_json(d, daemon_board(d, r->params[0])));
+	return api_reply_json(r, MHD_HTTP_OK, board_json(d, b));
 }

@@ -8,7 +8,7 @@
  * answers exactly once through one of the api_reply_*() functions and returns
  * what they return.  Handlers run on the loop thread and must not block.
  *
- * Only api*.c include this header (and microhttpd.h).
+ * Only api/ includes this header (and microhttpd.h).
  */
 #ifndef LABD_API_INTERNAL_H
 #define LABD_API_INTERNAL_H
@@ -19,6 +19,8 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "api/api.h"
+#include "board/lab.h"
 #include "core/strbuf.h"
 #include "job/job.h"
 #include "session/users.h"
@@ -27,7 +29,6 @@ struct api;
 struct api_listener;
 struct api_logs;
 struct board;
-struct daemon;
 struct diag;
 
 #define API_PREFIX "/api/v1"
@@ -73,7 +74,8 @@ typedef enum MHD_Result (*api_handler_fn)(struct api_request *r);
 
 /* ---- api.c: listeners, replies and request helpers ---- */
 
-struct daemon *api_daemon(const struct api_request *r);
+/** api_deps_of() - what the API serves (api.h): store, scheduler, lab ... */
+const struct api_deps *api_deps_of(const struct api_request *r);
 struct api_logs *api_logs_of(const struct api_request *r);
 bool api_listener_is_unix(const struct api_listener *l);
 bool api_listener_needs_token(const struct api_listener *l);
@@ -196,7 +198,7 @@ enum MHD_Result api_devices_telnet(struct api_request *r);
  * viewer and answer every request waiting for a power operation, since
  * libmicrohttpd must get its upgraded and suspended connections back.
  */
-void api_sessions_shutdown(struct daemon *d);
+void api_sessions_shutdown(const struct api_deps *d);
 
 /* api_console.c: the live console over an upgraded connection (doc/console.md) */
 enum MHD_Result api_console_attach(struct api_request *r);
@@ -206,7 +208,7 @@ enum MHD_Result api_console_attach(struct api_request *r);
 enum MHD_Result api_log_get(struct api_request *r);
 
 /** api_logs_new() - start watching job logs and events for followers. */
-int api_logs_new(struct daemon *d, struct api_logs **ret);
+int api_logs_new(const struct api_deps *d, struct api_logs **ret);
 
 /**
  * api_logs_shutdown() - end every follower: their streams stop with an

@@ -8,8 +8,8 @@
 
 #include "api/api_internal.h"
 #include "core/diag.h"
-#include "daemon.h"
 #include "run/run.h"
+#include "sched/sched.h"
 #include "store/store.h"
 
 #define API_MAX_FILENAME 255
@@ -67,7 +67,7 @@ static int get_job(struct api_request *r, struct job_record *rec, enum MHD_Resul
 				       r->params[0]);
 		return -EINVAL;
 	}
-	err = store_job_get(daemon_store(api_daemon(r)), id, rec);
+	err = store_job_get(api_deps_of(r)->store, id, rec);
 	if (err == -ENOENT)
 		*ret = api_reply_error(r, MHD_HTTP_NOT_FOUND, "no job %lld", (long long)id);
 	else if (err < 0)
@@ -112,7 +112,7 @@ static enum MHD_Result reply_submit_error(struct api_request *r, int err, const 
 
 enum MHD_Result api_jobs_submit(struct api_request *r)
 {
-	struct daemon *d = api_daemon(r);
+	const struct api_deps *d = api_deps_of(r);
 	enum job_format fmt = body_format(r);
 	const char *filename = api_query(r, "filename");
 	struct diag diag = DIAG_INIT;
@@ -129,13 +129,14 @@ enum MHD_Result api_jobs_submit(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
 				       "empty request body: send the job as YAML or JSON");
 	if (api_query_bool(r, "dry_run")) {
-		err = daemon_check_job(d, r->body.buf, r->body.len, filename, fmt, &diag);
+		err = sched_check_job(d->sched, r->body.buf, r->body.len, filename, fmt, &diag);
 		ret = err ? reply_submit_error(r, err, &diag) :
 			    api_reply_json(r, MHD_HTTP_OK, json_pack("{s:b}", "valid", 1));
 		diag_release(&diag);
 		return ret;
 	}
-	err = daemon_submit(d, r->body.buf, r->body.len, filename, fmt, r->who.name, &id, &diag);
+	err = sched_submit(d->sched, r->body.buf, r->body.len, filename, fmt, r->who.name, &id,
+			   &diag);
 	if (err) {
 		ret = reply_submit_error(r, err, &diag);
 		diag_release(&diag);
@@ -177,7 +178,7 @@ enum MHD_Result api_jobs_list(struct api_request *r)
 	f.limit = (unsigned)limit;
 	f.before_id = before;
 	list = json_array();
-	err = store_job_list(daemon_store(api_daemon(r)), &f, add_summary, list);
+	err = store_job_list(api_deps_of(r)->store, &f, add_summary, list);
 	if (err < 0) {
 		json_decref(list);
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot list jobs: %s",
@@ -217,9 +218,9 @@ static int add_phase(const struct event_record *ev, void *ud)
 	return 0;
 }
 
-static json_t *job_phases(struct daemon *d, const struct job_record *rec)
+static json_t *job_phases(const struct api_deps *d, const struct job_record *rec)
 {
-	struct run *run = rec->state == JOB_STATE_FINISHED ? NULL : daemon_run_of(d, rec->id);
+	struct run *run = rec->state == JOB_STATE_FINISHED ? NULL : sched_run_of(d->sched, rec->id);
 	json_t *phases = NULL;
 	char *text;
 
@@ -231,13 +232,13 @@ static json_t *job_phases(struct daemon *d, const struct job_record *rec)
 			return phases;
 	}
 	phases = json_array();
-	store_event_list(daemon_store(d), rec->id, 0, add_phase, phases);
+	store_event_list(d->store, rec->id, 0, add_phase, phases);
 	return phases;
 }
 
 enum MHD_Result api_jobs_show(struct api_request *r)
 {
-	struct daemon *d = api_daemon(r);
+	const struct api_deps *d = api_deps_of(r);
 	struct job_record rec = { 0 };
 	struct counts c = { 0 };
 	enum MHD_Result ret;
@@ -246,7 +247,7 @@ enum MHD_Result api_jobs_show(struct api_request *r)
 
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
-	store_result_list(daemon_store(d), rec.id, count_result, &c);
+	store_result_list(d->store, rec.id, count_result, &c);
 	o = job_summary(&rec);
 	json_object_set_new(o, "results", results_counts(c.pass, c.fail, c.skip, c.unknown));
 	json_object_set_new(o, "retries_left", json_integer(rec.retries_left));
@@ -269,7 +270,7 @@ enum MHD_Result api_jobs_show(struct api_request *r)
 
 enum MHD_Result api_jobs_cancel(struct api_request *r)
 {
-	struct daemon *d = api_daemon(r);
+	const struct api_deps *d = api_deps_of(r);
 	struct job_record rec = { 0 };
 	enum MHD_Result ret;
 	char why[API_IDENTITY_MAX + 32], what[64];
@@ -284,7 +285,7 @@ enum MHD_Result api_jobs_cancel(struct api_request *r)
 		return MHD_YES;
 	}
 	snprintf(why, sizeof(why), "canceled by %s", r->who.name);
-	err = daemon_cancel(d, rec.id, why);
+	err = sched_cancel(d->sched, rec.id, why);
 	job_record_release(&rec);
 	if (err == -EALREADY)
 		return api_reply_error(r, MHD_HTTP_CONFLICT, "job %s already finished",
@@ -327,7 +328,7 @@ enum MHD_Result api_jobs_events(struct api_request *r)
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
 	list = json_array();
-	err = store_event_list(daemon_store(api_daemon(r)), rec.id, after, add_event, list);
+	err = store_event_list(api_deps_of(r)->store, rec.id, after, add_event, list);
 	job_record_release(&rec);
 	if (err < 0) {
 		json_decref(list);
@@ -367,7 +368,7 @@ enum MHD_Result api_jobs_results(struct api_request *r)
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
 	list = json_array();
-	err = store_result_list(daemon_store(api_daemon(r)), rec.id, add_result, list);
+	err = store_result_list(api_deps_of(r)->store, rec.id, add_result, list);
 	job_record_release(&rec);
 	if (err < 0) {
 		json_decref(list);

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "api/api_internal.h"
-#include "daemon.h"
+#include "config/config.h"
 #include "journal/events.h"
 #include "journal/joblog.h"
 #include "store/store.h"
@@ -53,8 +53,8 @@ struct follower {
 };
 
 struct api_logs {
-	struct daemon *d;
-	struct daemon_log_listener *log_listener;
+	const struct api_deps *d;
+	struct events_listener *log_listener;
 	struct events_listener *events_listener;
 	struct follower *followers;
 	bool stopping;
@@ -389,9 +389,9 @@ enum MHD_Result api_log_get(struct api_request *r)
 	if (follow && (flags & JOBLOG_RENDER_TIMESTAMPS))
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
 				       "'follow' streams the log without timestamps");
-	if (store_job_get(daemon_store(api_daemon(r)), id, &rec) < 0)
+	if (store_job_get(api_deps_of(r)->store, id, &rec) < 0)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no job %lld", (long long)id);
-	dir = daemon_job_dir(api_daemon(r), id);
+	dir = joblog_job_dir(lab_current_config(api_deps_of(r)->lab)->state_dir, id);
 	if (!dir) {
 		ret = MHD_NO;
 	} else if (follow) {
@@ -414,7 +414,7 @@ void api_log_request_done(struct api_request *r)
 	r->stream = follower_free(r->stream);
 }
 
-int api_logs_new(struct daemon *d, struct api_logs **ret)
+int api_logs_new(const struct api_deps *d, struct api_logs **ret)
 {
 	struct api_logs *logs = calloc(1, sizeof(*logs));
 	int err;
@@ -422,9 +422,9 @@ int api_logs_new(struct daemon *d, struct api_logs **ret)
 	if (!logs)
 		return -ENOMEM;
 	logs->d = d;
-	err = daemon_log_listen(d, on_log_grew, logs, &logs->log_listener);
+	err = events_listen_log(d->events, on_log_grew, logs, &logs->log_listener);
 	if (!err)
-		err = events_listen(daemon_events(d), on_event, logs, &logs->events_listener);
+		err = events_listen(d->events, on_event, logs, &logs->events_listener);
 	if (err < 0) {
 		api_logs_free(logs);
 		return err;
@@ -452,7 +452,7 @@ struct api_logs *api_logs_free(struct api_logs *logs)
 		return NULL;
 	while (logs->followers)
 		follower_free(logs->followers);
-	daemon_log_unlisten(logs->log_listener);
+	events_unlisten(logs->log_listener);
 	events_unlisten(logs->events_listener);
 	free(logs);
 	return NULL;

@@ -8,7 +8,7 @@
 #include "api/api_internal.h"
 #include "board/board.h"
 #include "core/strv.h"
-#include "daemon.h"
+#include "sched/sched.h"
 #include "session/reservations.h"
 #include "store/store.h"
 
@@ -25,7 +25,7 @@ static json_t *json_from_text(const char *text)
 	return v ? v : api_json_str(text);
 }
 
-static json_t *reservation_json(struct daemon *d, const struct reservation_record *rec)
+static json_t *reservation_json(const struct api_deps *d, const struct reservation_record *rec)
 {
 	json_t *o = json_object();
 	char url[64];
@@ -48,11 +48,11 @@ static json_t *reservation_json(struct daemon *d, const struct reservation_recor
 						      rec->until));
 	json_object_set_new(o, "ended", api_time_json(rec->ended));
 	json_object_set_new(o, "end_reason", api_json_str(rec->end_reason));
-	if (rec->state == RESERVATION_WAITING && daemon_queue_position(d, rec->id, &pos) == 0)
+	if (rec->state == RESERVATION_WAITING && sched_position(d->sched, rec->id, &pos) == 0)
 		json_object_set_new(o, "position", json_integer((json_int_t)pos));
 	if (rec->state == RESERVATION_ACTIVE && rec->device)
 		json_object_set_new(o, "telnet_port",
-				    json_integer(reservations_telnet_port(daemon_reservations(d),
+				    json_integer(reservations_telnet_port(d->reservations,
 									  rec->device)));
 	return o;
 }
@@ -60,12 +60,12 @@ static json_t *reservation_json(struct daemon *d, const struct reservation_recor
 /* Reply with reservation @id as it is now. */
 static enum MHD_Result reply_reservation(struct api_request *r, unsigned status, int64_t id)
 {
-	struct daemon *d = api_daemon(r);
+	const struct api_deps *d = api_deps_of(r);
 	struct reservation_record rec = { 0 };
 	json_t *o;
 	int err;
 
-	err = store_reservation_get(daemon_store(d), id, &rec);
+	err = store_reservation_get(d->store, id, &rec);
 	if (err == -ENOENT)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no reservation %lld", (long long)id);
 	if (err < 0)
@@ -79,27 +79,32 @@ static enum MHD_Result reply_reservation(struct api_request *r, unsigned status,
 
 /* ---- GET /reservations ---- */
 
+struct list_args {
+	const struct api_deps *d;
+	json_t *list;
+};
+
 static int add_json(const struct reservation_record *rec, void *ud)
 {
-	void **args = ud;
+	struct list_args *args = ud;
 
-	json_array_append_new(args[1], reservation_json(args[0], rec));
+	json_array_append_new(args->list, reservation_json(args->d, rec));
 	return 0;
 }
 
 enum MHD_Result api_reservations_list(struct api_request *r)
 {
-	struct daemon *d = api_daemon(r);
+	const struct api_deps *d = api_deps_of(r);
 	json_t *list = json_array();
-	void *args[2] = { d, list };
+	struct list_args args[1] = { { d, list } };
 	int err;
 
 	if (api_query_bool(r, "all")) {
-		err = store_reservation_recent(daemon_store(d), API_MAX_RESERVATIONS, add_json, args);
+		err = store_reservation_recent(d->store, API_MAX_RESERVATIONS, add_json, args);
 	} else {
-		err = store_reservation_active(daemon_store(d), add_json, args);
+		err = store_reservation_active(d->store, add_json, args);
 		if (!err)
-			err = store_reservation_waiting(daemon_store(d), add_json, args);
+			err = store_reservation_waiting(d->store, add_json, args);
 	}
 	if (err < 0) {
 		json_decref(list);
@@ -227,7 +232,7 @@ enum MHD_Result api_reservations_create(struct api_request *r)
 		return ret;
 	e = parse_request(r, doc, &req, &tags, &ret);
 	if (!e)
-		e = reservations_request(daemon_reservations(api_daemon(r)), &req, &id, err);
+		e = reservations_request(api_deps_of(r)->reservations, &req, &id, err);
 	json_decref(doc);
 	strv_free(tags);
 	if (e == -EINVAL && r->replied)
@@ -251,7 +256,7 @@ enum MHD_Result api_reservations_show(struct api_request *r)
 
 enum MHD_Result api_reservations_cancel(struct api_request *r)
 {
-	struct daemon *d = api_daemon(r);
+	const struct api_deps *d = api_deps_of(r);
 	struct reservation_record rec = { 0 };
 	char why[128], what[64];
 	int64_t id;
@@ -260,7 +265,7 @@ enum MHD_Result api_reservations_cancel(struct api_request *r)
 	if (api_param_id(r, 0, &id) < 0)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid reservation id '%s'",
 				       r->params[0]);
-	err = store_reservation_get(daemon_store(d), id, &rec);
+	err = store_reservation_get(d->store, id, &rec);
 	if (err < 0)
 		return reply_reservation(r, MHD_HTTP_OK, id);	/* 404 or 500 */
 	snprintf(what, sizeof(what), "cancel reservation %lld", (long long)id);
@@ -269,7 +274,7 @@ enum MHD_Result api_reservations_cancel(struct api_request *r)
 	if (err < 0)
 		return MHD_YES;
 	snprintf(why, sizeof(why), "canceled by %s", r->who.name);
-	err = reservations_cancel(daemon_reservations(d), id, why);
+	err = reservations_cancel(d->reservations, id, why);
 	if (err == -EALREADY)
 		return api_reply_error(r, MHD_HTTP_CONFLICT, "reservation %lld already ended",
 				       (long long)id);
@@ -286,8 +291,8 @@ enum MHD_Result api_reservations_cancel(struct api_request *r)
 static struct board *held_board(struct api_request *r, const char *what, int64_t *ret_id,
 				enum MHD_Result *ret)
 {
-	struct daemon *d = api_daemon(r);
-	struct board *b = daemon_board(d, r->params[0]);
+	const struct api_deps *d = api_deps_of(r);
+	struct board *b = lab_board(d->lab, r->params[0]);
 	char action[128];
 
 	*ret = MHD_YES;
@@ -298,7 +303,7 @@ static struct board *held_board(struct api_request *r, const char *what, int64_t
 	snprintf(action, sizeof(action), "%s board '%s'", what, r->params[0]);
 	if (api_authorize_holder(r, b, action) < 0)
 		return NULL;
-	*ret_id = reservations_of_board(daemon_reservations(d), r->params[0]);
+	*ret_id = reservations_of_board(d->reservations, r->params[0]);
 	if (!*ret_id) {
 		*ret = api_reply_error(r, MHD_HTTP_CONFLICT, "board '%s' is not reserved",
 				       r->params[0]);
@@ -317,7 +322,7 @@ enum MHD_Result api_devices_release(struct api_request *r)
 	if (!held_board(r, "release", &id, &ret))
 		return ret;
 	snprintf(why, sizeof(why), "released by %s", r->who.name);
-	err = reservations_release(daemon_reservations(api_daemon(r)), r->params[0], why);
+	err = reservations_release(api_deps_of(r)->reservations, r->params[0], why);
 	if (err == -ENOENT || err == -EALREADY)
 		return api_reply_error(r, MHD_HTTP_CONFLICT, "board '%s' is not reserved",
 				       r->params[0]);
@@ -330,7 +335,7 @@ enum MHD_Result api_devices_release(struct api_request *r)
 
 enum MHD_Result api_devices_renew(struct api_request *r)
 {
-	struct daemon *d = api_daemon(r);
+	const struct api_deps *d = api_deps_of(r);
 	struct reservation_record rec = { 0 };
 	enum MHD_Result ret;
 	uint64_t duration, until;
@@ -343,13 +348,13 @@ enum MHD_Result api_devices_renew(struct api_request *r)
 	doc = load_body(r, &ret);
 	if (!doc)
 		return ret;
-	err = store_reservation_get(daemon_store(d), id, &rec);
+	err = store_reservation_get(d->store, id, &rec);
 	if (!err)
 		err = get_duration(doc, rec.duration, &duration);
 	json_decref(doc);
 	reservation_record_release(&rec);
 	if (!err)
-		err = reservations_renew(daemon_reservations(d), r->params[0], duration, &until);
+		err = reservations_renew(d->reservations, r->params[0], duration, &until);
 	if (err == -EINVAL)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
 				       "'duration' must be from %llu to %llu seconds",

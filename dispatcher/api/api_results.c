@@ -6,7 +6,6 @@
 
 #include "api/api_internal.h"
 #include "core/strbuf.h"
-#include "daemon.h"
 #include "results/junit.h"
 #include "results/report.h"
 
@@ -27,7 +26,8 @@ enum MHD_Result api_results_junit(struct api_request *r)
 		free(base);
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid job id '%s'", r->params[0]);
 	}
-	err = report_load(api_daemon(r), id, base, &rep);
+	err = report_load(api_deps_of(r)->store, lab_current_config(api_deps_of(r)->lab), id, base,
+			  &rep);
 	free(base);
 	if (err == -ENOENT)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no job %lld", (long long)id);

@@ -10,8 +10,8 @@
 #include "config/config.h"
 #include "core/diag.h"
 #include "core/strv.h"
-#include "daemon.h"
 #include "session/bootjob.h"
+#include "sched/sched.h"
 #include "session/reservations.h"
 #include "session/viewer.h"
 
@@ -20,7 +20,7 @@
 /* The board of the path, its holder (or an admin) asking to @what it. Answers itself. */
 static struct board *holders_board(struct api_request *r, const char *what, enum MHD_Result *ret)
 {
-	struct board *b = daemon_board(api_daemon(r), r->params[0]);
+	struct board *b = lab_board(api_deps_of(r)->lab, r->params[0]);
 	char action[128];
 
 	*ret = MHD_YES;
@@ -81,7 +81,7 @@ static void power_gone(struct api_request *r)
 
 	r->pending = NULL;
 	if (!w->done) {
-		reservations_power_forget(daemon_reservations(api_daemon(r)), w);
+		reservations_power_forget(api_deps_of(r)->reservations, w);
 		w->done = true;
 	}
 	free(w);
@@ -145,7 +145,7 @@ enum MHD_Result api_devices_power(struct api_request *r)
 	}
 	if (e < 0)
 		return MHD_NO;
-	e = reservations_power(daemon_reservations(api_daemon(r)), r->params[0], w->op,
+	e = reservations_power(api_deps_of(r)->reservations, r->params[0], w->op,
 			       r->who.name, on_power_done, w, err);
 	if (e < 0) {
 		free(w);
@@ -206,7 +206,7 @@ static enum MHD_Result boot_refused(struct api_request *r, struct board *b, int 
 
 enum MHD_Result api_devices_boot(struct api_request *r)
 {
-	struct daemon *d = api_daemon(r);
+	const struct api_deps *d = api_deps_of(r);
 	struct diag diag = DIAG_INIT;
 	char err[BOOTJOB_ERR_MAX], *text = NULL;
 	const char *filename;
@@ -218,7 +218,7 @@ enum MHD_Result api_devices_boot(struct api_request *r)
 
 	if (!(b = holders_board(r, "boot", &ret)) || !(doc = load_object(r, &ret)))
 		return ret;
-	if (!reservations_of_board(daemon_reservations(d), board_name(b))) {
+	if (!reservations_of_board(d->reservations, board_name(b))) {
 		json_decref(doc);
 		return api_reply_error(r, MHD_HTTP_CONFLICT,
 				       "board '%s' is not reserved: reserve it first", board_name(b));
@@ -226,8 +226,9 @@ enum MHD_Result api_devices_boot(struct api_request *r)
 	e = boot_text(r, b, doc, &text, err);
 	filename = json_string_value(json_object_get(doc, "filename"));
 	if (!e)
-		e = daemon_boot_session(d, b, text, strlen(text), filename ? filename : "boot.json",
-					JOB_FORMAT_AUTO, r->who.name, &id, &diag);
+		e = sched_boot_session(d->sched, b, text, strlen(text),
+				       filename ? filename : "boot.json", JOB_FORMAT_AUTO, r->who.name,
+				       &id, &diag);
 	else if (e == -EINVAL)
 		diag_add(&diag, "boot", 0, "%s", err);
 	json_decref(doc);
@@ -249,7 +250,7 @@ enum MHD_Result api_devices_telnet(struct api_request *r)
 
 	if (!(b = holders_board(r, "open a telnet port to", &ret)))
 		return ret;
-	err = reservations_telnet(daemon_reservations(api_daemon(r)), board_name(b), &port);
+	err = reservations_telnet(api_deps_of(r)->reservations, board_name(b), &port);
 	if (err == -ENOENT)
 		return api_reply_error(r, MHD_HTTP_CONFLICT,
 				       "board '%s' is not reserved: reserve it first", board_name(b));
@@ -261,8 +262,8 @@ enum MHD_Result api_devices_telnet(struct api_request *r)
 							"host", "127.0.0.1", "port", port));
 }
 
-void api_sessions_shutdown(struct daemon *d)
+void api_sessions_shutdown(const struct api_deps *d)
 {
-	viewers_close(daemon_viewers(d), NULL, "labd is stopping");
-	reservations_power_unwait(daemon_reservations(d));
+	viewers_close(d->viewers, NULL, "labd is stopping");
+	reservations_power_unwait(d->reservations);
 }

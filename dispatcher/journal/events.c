@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* events.c -- store job events and hand them to listeners */
+/* events.c -- store job events and hand them, and log growth, to listeners */
 #include "journal/events.h"
 
 #include <errno.h>
@@ -12,7 +12,8 @@
 
 struct events_listener {
 	struct events *e;
-	events_fn fn;
+	events_fn fn;		/* an event listener, */
+	events_log_fn log_fn;	/* or a log listener */
 	void *userdata;
 	bool dead;
 	struct events_listener *next;
@@ -90,7 +91,7 @@ int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind,
 	ev.data = data;
 	e->dispatching++;
 	for (l = e->listeners; l; l = l->next)
-		if (!l->dead)
+		if (!l->dead && l->fn)
 			l->fn(&ev, l->userdata);
 	if (--e->dispatching == 0)
 		reap(e);
@@ -98,7 +99,20 @@ int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind,
 	return 0;
 }
 
-int events_listen(struct events *e, events_fn fn, void *userdata, struct events_listener **ret)
+void events_log_grew(struct events *e, int64_t job_id)
+{
+	struct events_listener *l;
+
+	e->dispatching++;
+	for (l = e->listeners; l; l = l->next)
+		if (!l->dead && l->log_fn)
+			l->log_fn(job_id, l->userdata);
+	if (--e->dispatching == 0)
+		reap(e);
+}
+
+static int add_listener(struct events *e, events_fn fn, events_log_fn log_fn, void *userdata,
+			struct events_listener **ret)
 {
 	struct events_listener *l = calloc(1, sizeof(*l));
 
@@ -106,12 +120,24 @@ int events_listen(struct events *e, events_fn fn, void *userdata, struct events_
 		return -ENOMEM;
 	l->e = e;
 	l->fn = fn;
+	l->log_fn = log_fn;
 	l->userdata = userdata;
 	l->next = e->listeners;
 	e->listeners = l;
 	if (ret)
 		*ret = l;
 	return 0;
+}
+
+int events_listen(struct events *e, events_fn fn, void *userdata, struct events_listener **ret)
+{
+	return add_listener(e, fn, NULL, userdata, ret);
+}
+
+int events_listen_log(struct events *e, events_log_fn fn, void *userdata,
+		      struct events_listener **ret)
+{
+	return add_listener(e, NULL, fn, userdata, ret);
 }
 
 struct events_listener *events_unlisten(struct events_listener *l)

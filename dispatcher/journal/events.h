@@ -7,6 +7,13 @@
  * events_emit() stores it (store_event_add gives it a per-job sequence
  * number) and calls every listener (results backends, API followers)
  * synchronously; listeners must not block.
+ *
+ * The growth of a running job's console log is announced the same way, but
+ * not stored (the log files are the record): the scheduler calls
+ * events_log_grew() after each append, and log listeners (the API's log
+ * followers, the results backends) read the new bytes from the files.
+ *
+ * A listener may unlisten itself, or another, from inside a callback.
  */
 #ifndef LABD_EVENTS_H
 #define LABD_EVENTS_H
@@ -28,6 +35,8 @@ struct event {
 };
 
 typedef void (*events_fn)(const struct event *ev, void *userdata);
+/** A log listener: the console log of running job @job_id grew. */
+typedef void (*events_log_fn)(int64_t job_id, void *userdata);
 
 int events_new(struct store *st, struct events **ret);
 struct events *events_free(struct events *e);
@@ -35,7 +44,17 @@ struct events *events_free(struct events *e);
 /** events_emit() - store and broadcast; steals the reference to @data (may be NULL). */
 int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind, json_t *data);
 
+/** events_listen() - call @fn for every event from now on; @ret (optional) to unlisten. */
 int events_listen(struct events *e, events_fn fn, void *userdata, struct events_listener **ret);
+
+/** events_listen_log() - call @fn whenever a running job's log grows. */
+int events_listen_log(struct events *e, events_log_fn fn, void *userdata,
+		      struct events_listener **ret);
+
+/** events_unlisten() - stop a listener of either kind; accepts NULL; returns NULL. */
 struct events_listener *events_unlisten(struct events_listener *l);
+
+/** events_log_grew() - tell the log listeners that job @job_id's log grew. */
+void events_log_grew(struct events *e, int64_t job_id);
 
 #endif

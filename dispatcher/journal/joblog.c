@@ -355,6 +355,15 @@ uint64_t joblog_console_size(const struct joblog *jl)
 	return jl->size;
 }
 
+char *joblog_job_dir(const char *state_dir, int64_t id)
+{
+	char *dir;
+
+	if (asprintf(&dir, "%s/jobs/%lld", state_dir, (long long)id) < 0)
+		return NULL;
+	return dir;
+}
+
 const char *joblog_dir(const struct joblog *jl)
 {
 	return jl->dir;

@@ -61,6 +61,9 @@ int64_t joblog_line(const struct joblog *jl);
 /** joblog_console_size() - bytes in console.log. */
 uint64_t joblog_console_size(const struct joblog *jl);
 
+/** joblog_job_dir() - <@state_dir>/jobs/<@id>: where job @id's log lives (caller frees). */
+char *joblog_job_dir(const char *state_dir, int64_t id);
+
 /** joblog_dir() - the directory (borrowed). */
 const char *joblog_dir(const struct joblog *jl);
 

@@ -12,7 +12,6 @@
 #include "core/diag.h"
 #include "core/strbuf.h"
 #include "core/strv.h"
-#include "daemon.h"
 #include "job/job.h"
 #include "journal/joblog.h"
 #include "store/store.h"
@@ -155,9 +154,9 @@ static int load_log(struct report *r, const char *dir)
 	return 0;
 }
 
-int report_load(struct daemon *d, int64_t id, const char *log_url_base, struct report **ret)
+int report_load(struct store *st, const struct lab_config *c, int64_t id,
+		const char *log_url_base, struct report **ret)
 {
-	struct store *st = daemon_store(d);
 	struct job_record rec = { 0 };
 	struct report *r;
 	char *dir = NULL;
@@ -172,13 +171,13 @@ int report_load(struct daemon *d, int64_t id, const char *log_url_base, struct r
 		goto out_release;
 	}
 	r->job_id = id;
-	r->lab = strdup(daemon_config(d)->lab_name ? daemon_config(d)->lab_name : "labd");
+	r->lab = strdup(c->lab_name ? c->lab_name : "labd");
 	err = r->lab ? load_record(r, &rec) : -ENOMEM;
 	if (!err)
 		err = store_result_list(st, id, add_result, r);
 	if (!err)
 		err = store_event_list(st, id, 0, add_phase, r);
-	dir = daemon_job_dir(d, id);
+	dir = joblog_job_dir(c->state_dir, id);
 	if (!err)
 		err = dir ? load_log(r, dir) : -ENOMEM;
 	if (!err && log_url_base &&

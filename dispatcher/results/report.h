@@ -21,7 +21,8 @@
 
 #include "core/jobstate.h"
 
-struct daemon;
+struct lab_config;
+struct store;
 
 #define REPORT_LOG_TAIL (64 * 1024)		/* bytes of the end of the log kept */
 #define REPORT_EXCERPT_MAX (16 * 1024)		/* bytes of a result's console lines kept */
@@ -69,13 +70,15 @@ struct report {
 };
 
 /**
- * report_load() - read job @id from the store and its log directory
+ * report_load() - read job @id from @st and its log directory (below
+ * @c's state_dir); the lab is named after @c's lab_name
  * @log_url_base: "https://lab.example.org" or NULL: log_url is then
  *	"<base>/api/v1/jobs/<id>/log", else NULL
  *
  * Returns 0, -ENOENT (no such job), -ENOMEM or -EIO.
  */
-int report_load(struct daemon *d, int64_t id, const char *log_url_base, struct report **ret);
+int report_load(struct store *st, const struct lab_config *c, int64_t id,
+		const char *log_url_base, struct report **ret);
 
 /** report_free() - accepts NULL; returns NULL. */
 struct report *report_free(struct report *r);

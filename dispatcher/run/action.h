@@ -30,6 +30,7 @@
 #include "core/jobstate.h"
 #include "drivers/power.h"
 #include "run/match.h"
+#include "run/run.h"
 
 struct run;
 struct job;
@@ -170,9 +171,7 @@ void run_fail(struct run *r, enum error_type type, const char *fmt, ...)
 /** run_watch_kernel() - from now on classify kernel messages; a panic fails the action. */
 void run_watch_kernel(struct run *r, bool on);
 
-/* ---- log, phases, results ---- */
-void run_log(struct run *r, const char *kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* ---- log, phases, results (run_log(): run.h) ---- */
 /** run_phase() - record a boot phase time ("power-on", "bootloader-prompt", ...). */
 void run_phase(struct run *r, const char *phase);
 /** run_console_line() - the console log line being written (1-based). */

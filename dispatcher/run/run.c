@@ -388,8 +388,7 @@ static int run_prepare_dirs(struct run *r)
 	const struct lab_config *c = r->deps.config;
 	char buf[4096];
 
-	snprintf(buf, sizeof(buf), "%s/jobs/%lld", c->state_dir, (long long)r->id);
-	r->dir = strdup(buf);
+	r->dir = joblog_job_dir(c->state_dir, r->id);
 	snprintf(buf, sizeof(buf), "%s/%lld", c->tftp_root, (long long)r->id);
 	r->tftp_dir = strdup(buf);
 	snprintf(buf, sizeof(buf), "%lld", (long long)r->id);

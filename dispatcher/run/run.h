@@ -81,6 +81,13 @@ void run_set_log_notify(struct run *r, void (*fn)(struct joblog *jl, void *userd
 /** run_log_dir() - the directory of the job's log (borrowed). */
 const char *run_log_dir(const struct run *r);
 
+/**
+ * run_log() - a labd line of @kind ("info", "input" ...) in the job's log
+ * (labd.log), at the console line being written
+ */
+void run_log(struct run *r, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /** run_phase_json() - the boot phases recorded so far, as a JSON object text (caller frees). */
 char *run_phases_json(const struct run *r);
 

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "board/board.h"
+#include "board/lab.h"
 #include "config/config.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -17,6 +18,7 @@
 #include "job/job.h"
 #include "journal/events.h"
 #include "journal/joblog.h"
+#include "sched/sched_internal.h"
 #include "store/store.h"
 
 struct sched_run {
@@ -33,16 +35,6 @@ struct sched_avoid {
 	int64_t id;
 	char *board;
 	struct sched_avoid *next;
-};
-
-struct sched {
-	struct sched_deps deps;
-	struct loop_source *plan;	/* defer: plan at the next iteration */
-	struct loop_source *reap;	/* defer: free finished runs */
-	struct sched_run *runs;
-	struct sched_avoid *avoid;
-	size_t n_running;
-	bool paused;
 };
 
 static int on_plan(struct loop_source *src, void *ud);
@@ -290,7 +282,7 @@ static char **tags_from_json(const char *text)
 static struct board *pick_board(struct sched *s, const struct candidate *c)
 {
 	size_t n, i;
-	struct board **boards = s->deps.boards(&n, s->deps.userdata);
+	struct board **boards = lab_boards(s->deps.lab, &n);
 
 	for (i = 0; i < n; i++) {
 		struct board *b = boards[i];
@@ -310,10 +302,8 @@ static struct board *pick_board(struct sched *s, const struct candidate *c)
 static void on_job_log(struct joblog *jl, void *ud)
 {
 	struct sched_run *sr = ud;
-	struct sched *s = sr->sched;
 
-	if (s->deps.log_grew)
-		s->deps.log_grew(sr->id, s->deps.userdata);
+	events_log_grew(sr->sched->deps.run.events, sr->id);
 }
 
 static void start_on(struct sched *s, const struct candidate *c, struct board *b)

@@ -32,24 +32,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job/job.h"
 #include "run/run.h"
 
 struct board;
+struct diag;
+struct lab;
 struct sched;
 
-/** Boards the scheduler may use: the daemon's current list (borrowed). */
-typedef struct board **(*sched_boards_fn)(size_t *ret_n, void *userdata);
-/** Called whenever a running job's console log grows (for live followers). */
-typedef void (*sched_log_fn)(int64_t job_id, void *userdata);
 /** Called when waiting reservation @id reaches available board @b: reserve it. */
 typedef void (*sched_grant_fn)(int64_t id, struct board *b, void *userdata);
 
+/*
+ * What the scheduler gets at creation.  The growth of a running job's log is
+ * announced through run.events (events_log_grew()).
+ */
 struct sched_deps {
 	struct run_deps run;	/* config is refreshed through sched_set_config() */
-	sched_boards_fn boards;
-	sched_log_fn log_grew;
+	const struct lab *lab;	/* the boards it may use (board/lab.h) */
 	sched_grant_fn grant;
-	void *userdata;
+	void *userdata;		/* of grant */
 };
 
 int sched_new(const struct sched_deps *deps, struct sched **ret);
@@ -57,6 +59,45 @@ struct sched *sched_free(struct sched *s);
 
 /** sched_set_config() - the configuration used for runs started from now on. */
 void sched_set_config(struct sched *s, const struct lab_config *config);
+
+/* ---- what enters the queue (sched_submit.c) ---- */
+
+/**
+ * sched_submit() - validate a job fully and queue it
+ * @filename: for diagnostics ("job.yaml:12: ...")
+ * @fmt: JOB_FORMAT_AUTO looks at the first character ('{': JSON)
+ * @submitter: identity recorded with the job (NULL: "anonymous")
+ *
+ * The job must parse, name a device type of this lab that it fits, and a
+ * board of that type must have its tags.  Returns 0 with the new id, -EINVAL
+ * (problems in @diag), -E2BIG or -ENOMEM.
+ */
+int sched_submit(struct sched *s, const char *text, size_t len, const char *filename,
+		 enum job_format fmt, const char *submitter, int64_t *ret_id, struct diag *diag);
+
+/**
+ * sched_check_job() - everything sched_submit() checks, without queueing
+ * (labctl check).  Returns 0 or -EINVAL with the causes in @diag.
+ */
+int sched_check_job(struct sched *s, const char *text, size_t len, const char *filename,
+		    enum job_format fmt, struct diag *diag);
+
+/**
+ * sched_boot_session() - a holder's boot on the board it holds (labctl boot)
+ * @text: a job for @b's device type; its test actions are skipped and the
+ *        board is left powered at its end, the shell to the holder
+ * @holder: the submitter
+ *
+ * The job is checked as sched_submit() checks jobs, stored as a session
+ * job and started on @b at once (never queued).  Returns 0 with its id,
+ * -EINVAL (problems in @diag), -EBUSY (a job runs on @b) or another negative
+ * errno.
+ */
+int sched_boot_session(struct sched *s, struct board *b, const char *text, size_t len,
+		       const char *filename, enum job_format fmt, const char *holder,
+		       int64_t *ret_id, struct diag *diag);
+
+/* ---- the queue and the runs (sched.c) ---- */
 
 /** sched_kick() - plan at the next loop iteration. */
 void sched_kick(struct sched *s);

@@ -8,7 +8,7 @@
  * U-Boot, tmpfs for QEMU, as its deploy_methods allow), the U-Boot command
  * set (its default_commands), the login prompt and the shell prompts.  The
  * result is an ordinary job document (JSON), checked and run as any job:
- * deploy, then boot to a shell (daemon_boot_session()).
+ * deploy, then boot to a shell (sched_boot_session()).
  */
 #ifndef LABD_BOOTJOB_H
 #define LABD_BOOTJOB_H

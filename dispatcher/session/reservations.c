@@ -11,11 +11,12 @@
 #include <jansson.h>
 
 #include "board/board.h"
+#include "board/lab.h"
 #include "config/config.h"
 #include "core/log.h"
 #include "core/strv.h"
-#include "daemon.h"
 #include "journal/joblog.h"
+#include "sched/sched.h"
 #include "session/telnetd.h"
 #include "session/viewer.h"
 #include "store/store.h"
@@ -47,30 +48,30 @@ struct power_req {
 };
 
 struct reservations {
-	struct daemon *d;
+	struct reservations_deps deps;
 	struct hold *holds;
 	struct power_req *powers;
 };
 
-int reservations_new(struct daemon *d, struct reservations **ret)
+int reservations_new(const struct reservations_deps *deps, struct reservations **ret)
 {
 	struct reservations *rs = calloc(1, sizeof(*rs));
 
 	if (!rs)
 		return -ENOMEM;
-	rs->d = d;
+	rs->deps = *deps;
 	*ret = rs;
 	return 0;
 }
 
 static struct store *store_of(struct reservations *rs)
 {
-	return daemon_store(rs->d);
+	return rs->deps.store;
 }
 
 static uint64_t realtime(struct reservations *rs)
 {
-	return loop_realtime(daemon_loop(rs->d));
+	return loop_realtime(rs->deps.loop);
 }
 
 /* "2026-12-03 10:00:00 UTC" */
@@ -88,7 +89,7 @@ static void announce(struct reservations *rs, const char *board, const char *fmt
 
 static void announce(struct reservations *rs, const char *board, const char *fmt, ...)
 {
-	struct board *b = daemon_board(rs->d, board);
+	struct board *b = lab_board(rs->deps.lab, board);
 	char msg[RESERVATION_MSG_MAX];
 	va_list ap;
 
@@ -98,7 +99,7 @@ static void announce(struct reservations *rs, const char *board, const char *fmt
 	log_info("%s", msg);
 	if (b && board_log(b))
 		joblog_msg(board_log(b), realtime(rs), "info", "%s", msg);
-	viewers_notice(daemon_viewers(rs->d), board, "%s", msg);
+	viewers_notice(rs->deps.viewers, board, "%s", msg);
 }
 
 static int set_err(char *err, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -158,7 +159,7 @@ static void hold_free(struct hold *h)
 /* Arm the expiry: the loop's timers are monotonic, @until is realtime. */
 static void arm(struct hold *h)
 {
-	struct loop *l = daemon_loop(h->rs->d);
+	struct loop *l = h->rs->deps.loop;
 	uint64_t now = loop_realtime(l);
 
 	loop_timer_set(h->timer, loop_now(l) + (h->until > now ? h->until - now : 0));
@@ -188,7 +189,7 @@ static struct hold *hold_new(struct reservations *rs, int64_t id, const char *bo
 	h->next = rs->holds;
 	rs->holds = h;
 	if (!h->board || !h->holder ||
-	    loop_add_timer(daemon_loop(rs->d), &h->timer, USEC_INFINITY, on_expire, h) < 0) {
+	    loop_add_timer(rs->deps.loop, &h->timer, USEC_INFINITY, on_expire, h) < 0) {
 		hold_free(h);
 		return NULL;
 	}
@@ -201,7 +202,7 @@ static struct hold *hold_new(struct reservations *rs, int64_t id, const char *bo
 /* The board is off (or cannot be turned off): free it for the queue. */
 static void free_board(struct hold *h)
 {
-	struct board *b = daemon_board(h->rs->d, h->board);
+	struct board *b = lab_board(h->rs->deps.lab, h->board);
 
 	if (b && board_holder(b))
 		board_set_reservation(b, NULL, 0);
@@ -244,7 +245,7 @@ static void cancel_powers(struct reservations *rs, struct board *b)
 static int end_hold(struct hold *h, const char *why)
 {
 	struct reservations *rs = h->rs;
-	struct board *b = daemon_board(rs->d, h->board);
+	struct board *b = lab_board(rs->deps.lab, h->board);
 	int err;
 
 	if (h->ending)
@@ -256,7 +257,7 @@ static int end_hold(struct hold *h, const char *why)
 	announce(rs, h->board, "reservation %lld of '%s' by '%s' ended: %s", (long long)h->id,
 		 h->board, h->holder, why);
 	if (b && board_job(b))
-		daemon_cancel(rs->d, board_job(b), "the reservation ended");
+		sched_cancel(rs->deps.sched, board_job(b), "the reservation ended");
 	if (b)
 		cancel_powers(rs, b);
 	if (!b || !board_power(b)) {
@@ -293,34 +294,23 @@ struct reservations *reservations_free(struct reservations *rs)
 
 /* ---- queueing and granting ---- */
 
-static bool type_has_board(struct reservations *rs, const char *type, char *const *tags)
-{
-	struct board **boards;
-	size_t n, i;
-
-	boards = daemon_boards(rs->d, &n);
-	for (i = 0; i < n; i++)
-		if (!strcmp(board_device(boards[i])->type_name, type) &&
-		    board_has_tags(boards[i], tags))
-			return true;
-	return false;
-}
-
 /* The device type a request waits for; refusals explained in @err. */
 static int request_type(struct reservations *rs, const struct reservation_request *req,
 			const char **ret, char *err)
 {
-	struct board *b = req->board ? daemon_board(rs->d, req->board) : NULL;
+	struct board *b = req->board ? lab_board(rs->deps.lab, req->board) : NULL;
 	const char *type;
 	char until[40];
 
 	if (req->board && !b)
 		return set_err(err, -ENOENT, "no board '%s'", req->board);
 	if (!b) {
-		if (!req->device_type || !config_find_type(daemon_config(rs->d), req->device_type))
+		const struct lab_config *c = lab_current_config(rs->deps.lab);
+
+		if (!req->device_type || !config_find_type(c, req->device_type))
 			return set_err(err, -ENOENT, "no device type '%s' in this lab",
 				       req->device_type ? req->device_type : "");
-		if (!type_has_board(rs, req->device_type, req->tags))
+		if (!lab_has_board(rs->deps.lab, req->device_type, req->tags))
 			return set_err(err, -EINVAL, "no board of type '%s' with these tags",
 				       req->device_type);
 		*ret = req->device_type;
@@ -380,7 +370,7 @@ int reservations_request(struct reservations *rs, const struct reservation_reque
 		return set_err(err, r, "cannot store the reservation: %s", strerror(-r));
 	log_info("reservation %lld: '%s' waits for %s%s%s", (long long)rec.id, req->holder,
 		 req->board ? "board '" : "a board of type '", req->board ? req->board : type, "'");
-	daemon_kick(rs->d);
+	sched_kick(rs->deps.sched);
 	*ret_id = rec.id;
 	return 0;
 }
@@ -412,7 +402,7 @@ out:
 static int restore_one(const struct reservation_record *rec, void *ud)
 {
 	struct reservations *rs = ud;
-	struct board *b = rec->device ? daemon_board(rs->d, rec->device) : NULL;
+	struct board *b = rec->device ? lab_board(rs->deps.lab, rec->device) : NULL;
 	struct hold *h;
 	char when[40];
 
@@ -438,7 +428,7 @@ int reservations_restore(struct reservations *rs)
 	int err;
 
 	err = store_reservation_active(store_of(rs), restore_one, rs);
-	boards = daemon_boards(rs->d, &n);
+	boards = lab_boards(rs->deps.lab, &n);
 	for (i = 0; i < n; i++)
 		if (board_holder(boards[i]) && !find_hold(rs, board_name(boards[i])))
 			board_set_reservation(boards[i], NULL, 0);
@@ -451,7 +441,7 @@ int reservations_renew(struct reservations *rs, const char *board, uint64_t dura
 		       uint64_t *ret_until)
 {
 	struct hold *h = find_hold(rs, board);
-	struct board *b = daemon_board(rs->d, board);
+	struct board *b = lab_board(rs->deps.lab, board);
 	uint64_t until = realtime(rs) + duration;
 	char when[40];
 	int err;
@@ -514,13 +504,15 @@ int64_t reservations_of_board(const struct reservations *rs, const char *board)
 int reservations_telnet(struct reservations *rs, const char *board, int *ret_port)
 {
 	struct hold *h = find_hold(rs, board);
-	struct board *b = daemon_board(rs->d, board);
+	struct board *b = lab_board(rs->deps.lab, board);
 	int err;
 
 	if (!h || h->ending || !b)
 		return -ENOENT;
 	if (!h->telnet) {
-		err = telnetd_new(rs->d, b, h->holder, &h->telnet);
+		struct telnetd_deps td = { rs->deps.loop, rs->deps.viewers, rs->deps.lab };
+
+		err = telnetd_new(&td, b, h->holder, &h->telnet);
 		if (err < 0)
 			return err;
 		announce(rs, board, "board '%s': telnet port %d open for '%s'", board,
@@ -586,7 +578,7 @@ int reservations_power(struct reservations *rs, const char *board, enum power_op
 		       const char *who, reservations_power_fn done, void *userdata,
 		       char err[RESERVATION_ERR_MAX])
 {
-	struct board *b = daemon_board(rs->d, board);
+	struct board *b = lab_board(rs->deps.lab, board);
 	struct power_req *req;
 	int r;
 

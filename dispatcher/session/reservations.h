@@ -34,8 +34,11 @@
 #include "drivers/power.h"
 
 struct board;
-struct daemon;
+struct lab;
 struct reservations;
+struct sched;
+struct store;
+struct viewers;
 
 #define RESERVATION_DEFAULT_DURATION (3600 * USEC_PER_SEC)
 #define RESERVATION_MIN_DURATION (1 * USEC_PER_SEC)
@@ -55,7 +58,16 @@ struct reservation_request {
 /** Completion of reservations_power(): @err 0 or negative, @msg one line. */
 typedef void (*reservations_power_fn)(int err, const char *msg, void *userdata);
 
-int reservations_new(struct daemon *d, struct reservations **ret);
+/* What the reservations get at creation; the pointers outlive them. */
+struct reservations_deps {
+	struct loop *loop;
+	struct store *store;
+	struct sched *sched;	/* re-plans after a request; cancels a holder's boot at the end */
+	struct viewers *viewers;	/* told what happens to their board; telnet clients */
+	const struct lab *lab;	/* boards by name, device types, users (board/lab.h) */
+};
+
+int reservations_new(const struct reservations_deps *deps, struct reservations **ret);
 
 /** reservations_free() - forget the holds (they stay in the store); accepts NULL; returns NULL. */
 struct reservations *reservations_free(struct reservations *rs);

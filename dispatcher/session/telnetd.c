@@ -13,16 +13,16 @@
 #include <unistd.h>
 
 #include "board/board.h"
+#include "board/lab.h"
 #include "core/log.h"
 #include "core/loop.h"
-#include "daemon.h"
 #include "session/users.h"
 #include "session/viewer.h"
 
 #define TELNETD_BACKLOG 8
 
 struct telnetd {
-	struct daemon *d;
+	struct telnetd_deps deps;
 	struct board *board;		/* referenced */
 	char *holder;
 	int fd;
@@ -74,7 +74,7 @@ static int loopback_peer_uid(int fd, uid_t *ret)
  */
 static bool client_allowed(struct telnetd *t, int c, char *why, size_t len)
 {
-	const struct users *us = daemon_users(t->d);
+	const struct users *us = lab_users(t->deps.lab);
 	const struct user *holder = users_find_name(us, t->holder), *who;
 	uid_t uid = (uid_t)-1;
 	size_t i;
@@ -105,7 +105,7 @@ static void refuse(int c, const char *msg)
 static int on_accept(struct loop_source *s, int fd, uint32_t revents, void *ud)
 {
 	struct telnetd *t = ud;
-	struct viewers *vs = daemon_viewers(t->d);
+	struct viewers *vs = t->deps.viewers;
 	struct viewer_params p = {
 		.board = t->board, .wire = VIEWER_WIRE_TELNET, .who = t->holder,
 		.role = USER_ROLE_DEVELOPER, .replay = TELNETD_REPLAY, .owner = t,
@@ -152,7 +152,8 @@ static int listen_loopback(int *ret_fd, int *ret_port)
 	return 0;
 }
 
-int telnetd_new(struct daemon *d, struct board *b, const char *holder, struct telnetd **ret)
+int telnetd_new(const struct telnetd_deps *deps, struct board *b, const char *holder,
+		struct telnetd **ret)
 {
 	struct telnetd *t = calloc(1, sizeof(*t));
 	char desc[128];
@@ -160,13 +161,13 @@ int telnetd_new(struct daemon *d, struct board *b, const char *holder, struct te
 
 	if (!t)
 		return -ENOMEM;
-	t->d = d;
+	t->deps = *deps;
 	t->fd = -1;
 	t->board = board_ref(b);
 	t->holder = strdup(holder);
 	err = t->holder ? listen_loopback(&t->fd, &t->port) : -ENOMEM;
 	if (!err)
-		err = loop_add_io(daemon_loop(d), &t->io, t->fd, EPOLLIN, on_accept, t);
+		err = loop_add_io(deps->loop, &t->io, t->fd, EPOLLIN, on_accept, t);
 	if (err < 0) {
 		log_warning("board '%s': cannot open a telnet port: %s", board_name(b),
 			    strerror(-err));
@@ -191,7 +192,7 @@ struct telnetd *telnetd_free(struct telnetd *t, const char *why)
 		return NULL;
 	if (t->io)
 		log_info("board '%s': telnet port %d closed", board_name(t->board), t->port);
-	viewers_close(daemon_viewers(t->d), t, why);
+	viewers_close(t->deps.viewers, t, why);
 	loop_source_free(t->io);
 	if (t->fd >= 0)
 		close(t->fd);

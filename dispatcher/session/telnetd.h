@@ -14,14 +14,24 @@
 #define LABD_TELNETD_H
 
 struct board;
-struct daemon;
+struct lab;
+struct loop;
 struct telnetd;
+struct viewers;
 
 #define TELNETD_MAX_CLIENTS 4
 #define TELNETD_REPLAY (4 * 1024)	/* scrollback bytes a new client gets */
 
+/* What a telnet port needs; it keeps the pointers, which outlive it. */
+struct telnetd_deps {
+	struct loop *loop;
+	struct viewers *viewers;	/* its clients are viewers */
+	const struct lab *lab;		/* the users (whose uid may connect) */
+};
+
 /** telnetd_new() - listen for @b's holder @holder. Returns 0 or a negative errno. */
-int telnetd_new(struct daemon *d, struct board *b, const char *holder, struct telnetd **ret);
+int telnetd_new(const struct telnetd_deps *deps, struct board *b, const char *holder,
+		struct telnetd **ret);
 
 /** telnetd_port() - the TCP port it listens on. */
 int telnetd_port(const struct telnetd *t);

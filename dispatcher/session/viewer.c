@@ -17,11 +17,11 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/strbuf.h"
-#include "daemon.h"
 #include "drivers/console.h"
 #include "drivers/telnet_iac.h"
 #include "journal/joblog.h"
-#include "run/action.h"
+#include "run/run.h"
+#include "sched/sched.h"
 #include "session/reservations.h"
 #include "session/viewer_proto.h"
 
@@ -52,7 +52,7 @@ struct viewer {
 };
 
 struct viewers {
-	struct daemon *d;
+	struct viewers_deps deps;
 	struct viewer *list;
 	struct loop_source *reap;	/* defer: free closed viewers */
 };
@@ -62,7 +62,7 @@ static void notice(struct viewer *v, const char *fmt, ...) __attribute__((format
 
 static struct loop *loop_of(const struct viewer *v)
 {
-	return daemon_loop(v->vs->d);
+	return v->vs->deps.loop;
 }
 
 /* ---- output ---- */
@@ -214,7 +214,8 @@ static void log_text(const uint8_t *data, size_t len, struct strbuf *out)
 /* "alice: ls\r" in the board's log and in the log of the job running on it. */
 static void log_input(struct viewer *v, const char *text)
 {
-	struct run *run = board_job(v->board) ? daemon_run_of(v->vs->d, board_job(v->board)) : NULL;
+	int64_t job = board_job(v->board);
+	struct run *run = job ? sched_run_of(v->vs->deps.sched, job) : NULL;
 
 	if (board_log(v->board))
 		joblog_msg(board_log(v->board), loop_realtime(loop_of(v)), "input", "%s: %s",
@@ -283,8 +284,8 @@ static void power_cycle(struct viewer *v)
 		notice(v, "only the holder of '%s' may power-cycle it", board_name(v->board));
 		return;
 	}
-	if (reservations_power(daemon_reservations(v->vs->d), board_name(v->board), POWER_CYCLE,
-			       v->who, on_power_cycled, v, err) < 0)
+	if (v->vs->deps.power_cycle(v->vs->deps.userdata, board_name(v->board), v->who,
+				    on_power_cycled, v, err) < 0)
 		notice(v, "cannot power-cycle: %s", err);
 }
 
@@ -414,7 +415,7 @@ static void viewer_close(struct viewer *v, const char *why)
 			 why);
 	v->sub = consolebuf_unsubscribe(v->sub);
 	v->io = loop_source_free(v->io);
-	reservations_power_forget(daemon_reservations(v->vs->d), v);
+	v->vs->deps.power_forget(v->vs->deps.userdata, v);
 	if (v->close)
 		v->close(v->fd, v->close_userdata);
 	else
@@ -452,15 +453,15 @@ static int on_reap(struct loop_source *s, void *ud)
 	return 0;
 }
 
-int viewers_new(struct daemon *d, struct viewers **ret)
+int viewers_new(const struct viewers_deps *deps, struct viewers **ret)
 {
 	struct viewers *vs = calloc(1, sizeof(*vs));
 	int err;
 
 	if (!vs)
 		return -ENOMEM;
-	vs->d = d;
-	err = loop_add_defer(daemon_loop(d), &vs->reap, on_reap, vs);
+	vs->deps = *deps;
+	err = loop_add_defer(deps->loop, &vs->reap, on_reap, vs);
 	if (err < 0) {
 		free(vs);
 		return err;

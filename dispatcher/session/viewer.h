@@ -20,6 +20,10 @@
  * logged the same way.
  *
  * The daemon owns one struct viewers; everything runs on the loop.
+ *
+ * session/ owns what people do with boards besides jobs: users.h (who they
+ * are), reservations.h (holding a board), viewer.h (its live console),
+ * telnetd.h (a telnet port to it) and bootjob.h (booting it by hand).
  */
 #ifndef LABD_VIEWER_H
 #define LABD_VIEWER_H
@@ -28,10 +32,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "session/reservations.h"
 #include "session/users.h"
 
 struct board;
-struct daemon;
+struct loop;
+struct sched;
 struct viewers;
 
 #define VIEWER_MAX_QUEUE (256 * 1024)	/* bytes queued in labd before a viewer is dropped */
@@ -62,7 +68,25 @@ struct viewer_params {
 	const void *owner;	/* groups viewers for viewers_close() (a telnet port), or NULL */
 };
 
-int viewers_new(struct daemon *d, struct viewers **ret);
+/*
+ * What the viewers get at creation.  A holder's power cycle (the `~p`
+ * escape) is the reservations' decision (reservations_power()); they are
+ * created after the viewers (they tell viewers what happens to their board),
+ * so the daemon forwards @power_cycle and @power_forget to them.
+ */
+struct viewers_deps {
+	struct loop *loop;
+	struct sched *sched;	/* the run of a board's job, which logs typed input too */
+	/* reservations_power(@board, POWER_CYCLE, ...) */
+	int (*power_cycle)(void *userdata, const char *board, const char *who,
+			   reservations_power_fn done, void *done_userdata,
+			   char err[RESERVATION_ERR_MAX]);
+	/* reservations_power_forget(@done_userdata) */
+	void (*power_forget)(void *userdata, void *done_userdata);
+	void *userdata;
+};
+
+int viewers_new(const struct viewers_deps *deps, struct viewers **ret);
 
 /** viewers_free() - close every viewer; accepts NULL; returns NULL. */
 struct viewers *viewers_free(struct viewers *vs);

@@ -5,8 +5,8 @@
  * stream in order, retries, and exactly once across a restart.
  *
  * Records are "STREAM.SEQ" texts; the stream is the number before the dot.
- * A request's body is its records joined by spaces.  daemon_loop() and
- * daemon_http() are stand-ins (below) for the daemon of a real backend.
+ * A request's body is its records joined by spaces.  The backend's deps
+ * carry the test's loop and HTTP client, as the daemon's would.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +21,6 @@
 #include "core/http_client.h"
 #include "core/loop.h"
 #include "core/strbuf.h"
-#include "daemon.h"
 #include "results/backends/backend.h"
 #include "results/backends/spool.h"
 #include "results/backends/upload.h"
@@ -51,16 +50,7 @@ static struct conn conns[MAX_CONNS];
 static struct req reqs[MAX_REQS];
 static int n_reqs;
 static char dir[64];
-
-struct loop *daemon_loop(struct daemon *d)
-{
-	return loop;
-}
-
-struct http_client *daemon_http(struct daemon *d)
-{
-	return http;
-}
+static struct backends_deps deps;	/* what the backend gets: the loop and http above */
 
 /* ---- the receiver ---- */
 
@@ -159,6 +149,7 @@ static int setup(void)
 	strcpy(dir, "/tmp/test-upload-XXXXXX");
 	if (!mkdtemp(dir) || loop_new(&loop) < 0 || http_client_new(loop, &http) < 0)
 		return -EIO;
+	deps = (struct backends_deps){ .loop = loop, .http = http };
 	strcat(dir, "/spool");
 	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
@@ -236,7 +227,7 @@ static const struct upload_ops ops = {
 	.rejected = rejected,
 };
 
-static struct backend backend = { .name = "test" };
+static struct backend backend = { .name = "test", .deps = &deps };
 
 static int start(unsigned in_flight, struct spool **sp, struct upload **u)
 {

@@ -9,13 +9,14 @@
 
 #include <jansson.h>
 
+#include "board/lab.h"
 #include "config/config.h"
 #include "core/cfg.h"
 #include "core/diag.h"
 #include "core/log.h"
 #include "core/loop.h"
-#include "daemon.h"
 #include "journal/events.h"
+#include "journal/joblog.h"
 #include "results/backends/upload.h"
 
 #define BACKEND_MAX_KEYS 32
@@ -38,11 +39,11 @@ struct pending_event {
 };
 
 struct backends {
-	struct daemon *d;
+	struct backends_deps deps;
 	struct backend **list;
 	size_t n;
 	struct events_listener *events_listener;
-	struct daemon_log_listener *log_listener;
+	struct events_listener *log_listener;
 	struct loop_source *emit;	/* defer: emits the queued events */
 	struct pending_event *pending, **pending_tail;
 	size_t n_pending;
@@ -69,13 +70,23 @@ void backend_release(struct backend *b)
 	free(b->file);
 }
 
+const struct lab_config *backend_config(const struct backend *b)
+{
+	return lab_current_config(b->deps->lab);
+}
+
 char *backend_state_path(struct backend *b, const char *what)
 {
 	char *p;
 
-	if (asprintf(&p, "%s/%s/%s", daemon_config(b->d)->state_dir, what, b->name) < 0)
+	if (asprintf(&p, "%s/%s/%s", backend_config(b)->state_dir, what, b->name) < 0)
 		return NULL;
 	return p;
+}
+
+char *backend_job_dir(const struct backend *b, int64_t id)
+{
+	return joblog_job_dir(backend_config(b)->state_dir, id);
 }
 
 int backend_check_url(const config_setting_t *group, const char *key, bool required,
@@ -121,7 +132,7 @@ static int on_emit(struct loop_source *s, void *ud)
 		if (!set->pending)
 			set->pending_tail = &set->pending;
 		set->n_pending--;
-		events_emit(daemon_events(set->d), p->job_id, loop_realtime(daemon_loop(set->d)),
+		events_emit(set->deps.events, p->job_id, loop_realtime(set->deps.loop),
 			    "backend-error", p->data);
 		free(p);
 	}
@@ -345,7 +356,7 @@ static int start_all(struct backends *set, struct diag *diag)
 	for (i = 0; i < set->n; i++) {
 		struct backend *b = set->list[i];
 
-		b->d = set->d;
+		b->deps = &set->deps;
 		b->set = set;
 		err = b->ops->start ? b->ops->start(b) : 0;
 		if (err < 0)
@@ -356,26 +367,26 @@ static int start_all(struct backends *set, struct diag *diag)
 	return 0;
 }
 
-int backends_new(struct daemon *d, struct backends **ret, struct diag *diag)
+int backends_new(const struct backends_deps *deps, struct backends **ret, struct diag *diag)
 {
 	struct backends *set = calloc(1, sizeof(*set));
 	int err;
 
 	if (!set)
 		return -ENOMEM;
-	set->d = d;
+	set->deps = *deps;
 	set->pending_tail = &set->pending;
-	err = parse_all(daemon_config(d), &set->list, &set->n, diag);
+	err = parse_all(lab_current_config(deps->lab), &set->list, &set->n, diag);
 	if (!err)
-		err = loop_add_defer(daemon_loop(d), &set->emit, on_emit, set);
+		err = loop_add_defer(deps->loop, &set->emit, on_emit, set);
 	if (!err) {
 		loop_source_set_description(set->emit, "backends:report");
 		err = start_all(set, diag);
 	}
 	if (!err && set->n)
-		err = events_listen(daemon_events(d), on_event, set, &set->events_listener);
+		err = events_listen(deps->events, on_event, set, &set->events_listener);
 	if (!err && set->n)
-		err = daemon_log_listen(d, on_log_grew, set, &set->log_listener);
+		err = events_listen_log(deps->events, on_log_grew, set, &set->log_listener);
 	if (err < 0) {
 		backends_free(set);
 		return err;
@@ -391,7 +402,7 @@ struct backends *backends_free(struct backends *set)
 	if (!set)
 		return NULL;
 	events_unlisten(set->events_listener);
-	daemon_log_unlisten(set->log_listener);
+	events_unlisten(set->log_listener);
 	free_list(set->list, set->n);
 	while ((p = set->pending)) {
 		set->pending = p->next;

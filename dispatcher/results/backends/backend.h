@@ -20,8 +20,8 @@
  * start and in `labd check-config`.  Backends are set up at start; a SIGHUP
  * reload leaves them as they are.
  *
- * The framework listens to job events (events.h) and to console log growth
- * (daemon_log_listen) once and hands both to every backend.  Backends run in
+ * The framework listens to job events and to console log growth (events.h)
+ * once and hands both to every backend.  Backends run in
  * the loop and never block: uploads go through http_client, files are local.
  * A backend reports a delivery problem about a job with backend_report(): a
  * log line, and a "backend-error" event of that job (emitted from the loop
@@ -38,13 +38,26 @@
 
 struct backend;
 struct backends;
-struct daemon;
 struct diag;
 struct event;
+struct events;
+struct http_client;
+struct lab;
 struct lab_config;
+struct loop;
+struct store;
 
 #define BACKEND_NAME_MAX 64
 #define BACKENDS_DRAIN_GRACE (5 * 1000000ULL)	/* usec a stopping labd waits for deliveries */
+
+/* What the backends get from the daemon at creation, and share. */
+struct backends_deps {
+	struct loop *loop;
+	struct http_client *http;
+	struct store *store;
+	struct events *events;	/* listened to; "backend-error" events are emitted there */
+	const struct lab *lab;	/* the configuration (state_dir, lab_name), board/lab.h */
+};
 
 /** What every backend is; a type embeds it first in its own struct. */
 struct backend {
@@ -53,7 +66,7 @@ struct backend {
 	char *file;		/* where it was configured */
 	int line;
 	struct backends *set;	/* NULL when only checked */
-	struct daemon *d;	/* NULL when only checked */
+	const struct backends_deps *deps;	/* the set's; NULL when only checked */
 };
 
 /** A backend type: one file per type (backend_http.c, ...), listed in backend.c. */
@@ -63,7 +76,7 @@ struct backend_ops {
 	const char *const *keys;
 	/** required: parse @group into a new backend; -EINVAL with causes in @diag */
 	int (*parse)(const config_setting_t *group, struct backend **ret, struct diag *diag);
-	/** optional: start working (b->d is set); a failure stops labd's start */
+	/** optional: start working (b->deps is set); a failure stops labd's start */
 	int (*start)(struct backend *b);
 	/** required: stop (cancel requests, close files) and free; started or not */
 	void (*free)(struct backend *b);
@@ -88,12 +101,13 @@ int backends_check(const struct lab_config *cfg, struct diag *diag);
 
 /**
  * backends_new() - parse the `backends` list and start every backend
+ * @deps: copied; what it points to outlives the backends
  *
  * Call once the daemon's loop, store, events and HTTP client exist, before
  * recovered jobs emit their events.  Returns 0, -EINVAL (see @diag) or the
  * error of a backend that could not start (also in @diag).
  */
-int backends_new(struct daemon *d, struct backends **ret, struct diag *diag);
+int backends_new(const struct backends_deps *deps, struct backends **ret, struct diag *diag);
 
 /** backends_free() - stop and free every backend; accepts NULL; returns NULL. */
 struct backends *backends_free(struct backends *set);
@@ -126,6 +140,12 @@ void backend_report(struct backend *b, int64_t job_id, const char *fmt, ...)
 
 /** backend_state_path() - "<state_dir>/<what>/<name>" (caller frees), e.g. the spool. */
 char *backend_state_path(struct backend *b, const char *what);
+
+/** backend_config() - labd's current configuration (state_dir, lab_name ...). */
+const struct lab_config *backend_config(const struct backend *b);
+
+/** backend_job_dir() - the log directory of job @id (caller frees), or NULL. */
+char *backend_job_dir(const struct backend *b, int64_t id);
 
 /* ---- shared config checks ---- */
 

@@ -35,7 +35,6 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/strbuf.h"
-#include "daemon.h"
 #include "journal/events.h"
 #include "journal/joblog.h"
 #include "results/backends/backend.h"
@@ -161,7 +160,7 @@ static struct cursor *cursor_get(struct http_backend *hb, int64_t job)
 	v = c ? realloc(hb->cursors, (hb->n_cursors + 1) * sizeof(*v)) : NULL;
 	if (v)
 		hb->cursors = v;
-	if (!v || !(c->dir = daemon_job_dir(hb->b.d, job))) {
+	if (!v || !(c->dir = backend_job_dir(&hb->b, job))) {
 		free(c);
 		return NULL;
 	}
@@ -366,7 +365,7 @@ static size_t sendable(struct cursor *c, const struct strbuf *buf, bool at_end, 
 static int capture_log(struct http_backend *hb, struct cursor *c, bool final)
 {
 	uint64_t size = joblog_file_size(c->dir, JOBLOG_CONSOLE);
-	uint64_t now = loop_realtime(daemon_loop(hb->b.d));
+	uint64_t now = loop_realtime(hb->b.deps->loop);
 	struct strbuf buf = STRBUF_INIT;
 	int err = 0;
 
@@ -447,7 +446,7 @@ static int catch_up(struct http_backend *hb, struct cursor *c)
 
 	err = capture_log(hb, c, false);
 	if (!err)
-		err = store_event_list(daemon_store(hb->b.d), c->job, c->ev_seq, catch_up_event, &cu);
+		err = store_event_list(hb->b.deps->store, c->job, c->ev_seq, catch_up_event, &cu);
 	if (err == -ENOENT) {
 		c->finished = true;	/* the job is gone */
 		err = 0;
@@ -544,7 +543,7 @@ static bool finished_long_ago(struct http_backend *hb, int64_t job)
 	struct job_record rec = { 0 };
 	bool finished;
 
-	if (store_job_get(daemon_store(hb->b.d), job, &rec) < 0)
+	if (store_job_get(hb->b.deps->store, job, &rec) < 0)
 		return true;
 	finished = rec.state == JOB_STATE_FINISHED;
 	job_record_release(&rec);
@@ -653,7 +652,7 @@ static int note_job(const void *data, size_t len, void *ud)
 /* Whether job @job heard of a refusal lately (then only the log says more); notes it. */
 static bool recently_told(struct http_backend *hb, int64_t job)
 {
-	uint64_t now = loop_now(daemon_loop(hb->b.d));
+	uint64_t now = loop_now(hb->b.deps->loop);
 	unsigned i;
 
 	for (i = 0; i < HTTP_REFUSAL_MEMORY; i++)
@@ -748,7 +747,7 @@ static int add_unfinished(const struct job_record *rec, void *ud)
 
 static int recover_cursors(struct http_backend *hb)
 {
-	struct store *st = daemon_store(hb->b.d);
+	struct store *st = hb->b.deps->store;
 	size_t i;
 	int err;
 
@@ -771,7 +770,7 @@ static int recover_cursors(struct http_backend *hb)
 
 static int make_prefix(struct http_backend *hb)
 {
-	const char *lab = daemon_config(hb->b.d)->lab_name;
+	const char *lab = backend_config(&hb->b)->lab_name;
 	json_t *head = json_pack("{s:i, s:s, s:s}", "version", HTTP_WIRE_VERSION, "lab",
 				 lab ? lab : "labd", "backend", hb->b.name);
 	char *text = head ? json_dumps(head, JSON_COMPACT) : NULL;
@@ -806,13 +805,13 @@ static int http_start(struct backend *b)
 	if (!err)
 		err = upload_new(b, hb->sp, &o, &http_upload_ops, hb, &hb->up);
 	if (!err)
-		err = loop_add_timer(daemon_loop(b->d), &hb->capture, USEC_INFINITY, on_capture, hb);
+		err = loop_add_timer(b->deps->loop, &hb->capture, USEC_INFINITY, on_capture, hb);
 	if (!err)
 		err = recover_cursors(hb);
 	if (err < 0)
 		return err;
 	loop_source_set_description(hb->capture, "backend:http:capture");
-	on_capture(hb->capture, loop_now(daemon_loop(b->d)), hb);
+	on_capture(hb->capture, loop_now(b->deps->loop), hb);
 	return 0;
 }
 

@@ -19,7 +19,6 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/strbuf.h"
-#include "daemon.h"
 #include "journal/events.h"
 #include "results/backends/backend.h"
 #include "results/junit.h"
@@ -51,14 +50,14 @@ static void write_report(struct junit_backend *jb, int64_t id)
 	char *jobdir = NULL, path[4096];
 	int err;
 
-	err = report_load(jb->b.d, id, jb->log_url_base, &r);
+	err = report_load(jb->b.deps->store, backend_config(&jb->b), id, jb->log_url_base, &r);
 	if (!err)
 		err = junit_build(r, &xml);
 	if (!err) {
 		snprintf(path, sizeof(path), "%s/job-%lld.xml", jb->dir, (long long)id);
 		err = resultfile_write(path, xml.buf, xml.len);
 	}
-	if (!err && (jobdir = daemon_job_dir(jb->b.d, id))) {
+	if (!err && (jobdir = backend_job_dir(&jb->b, id))) {
 		snprintf(path, sizeof(path), "%s/%s", jobdir, JUNIT_FILE);
 		err = resultfile_write(path, xml.buf, xml.len);
 	}
@@ -108,7 +107,7 @@ static int junit_start(struct backend *b)
 
 	if (err < 0)
 		return err;
-	err = loop_add_defer(daemon_loop(b->d), &jb->work, on_work, jb);
+	err = loop_add_defer(b->deps->loop, &jb->work, on_work, jb);
 	if (!err)
 		loop_source_set_description(jb->work, "backend:junit");
 	return err;

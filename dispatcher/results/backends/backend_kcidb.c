@@ -31,7 +31,6 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/strbuf.h"
-#include "daemon.h"
 #include "journal/events.h"
 #include "results/backends/backend.h"
 #include "results/backends/spool.h"
@@ -91,7 +90,7 @@ static struct kcidb_backend *to_kcidb(struct backend *b)
 
 static int write_local(struct kcidb_backend *kb, int64_t id, const char *text)
 {
-	char *dir = daemon_job_dir(kb->b.d, id), path[4096];
+	char *dir = backend_job_dir(&kb->b, id), path[4096];
 	int err;
 
 	if (!dir)
@@ -137,7 +136,7 @@ static void submit_job(struct kcidb_backend *kb, int64_t id)
 	char *text = NULL;
 	int err;
 
-	err = report_load(kb->b.d, id, kb->log_url_base, &r);
+	err = report_load(kb->b.deps->store, backend_config(&kb->b), id, kb->log_url_base, &r);
 	if (!err)
 		err = kcidb_build(r, kb->origin, &doc);
 	if (!err && !(text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS)))
@@ -211,7 +210,7 @@ static struct poll *poll_free(struct poll *p)
 
 static void poll_again(struct poll *p)
 {
-	if (loop_now(daemon_loop(p->kb->b.d)) - p->started > KCIDB_POLL_MAX) {
+	if (loop_now(p->kb->b.deps->loop) - p->started > KCIDB_POLL_MAX) {
 		log_warning("backend '%s': job %lld: submission '%s' still not processed, no more polls",
 			    p->kb->b.name, (long long)p->job, p->id);
 		poll_free(p);
@@ -258,7 +257,7 @@ static int on_poll(struct loop_source *s, uint64_t now, void *ud)
 		headers[0] = auth;
 		o.url = url;
 		o.headers = headers;
-		err = http_request_start(daemon_http(kb->b.d), &o, on_status, p, &p->req);
+		err = http_request_start(kb->b.deps->http, &o, on_status, p, &p->req);
 	}
 	if (err < 0)
 		poll_again(p);
@@ -270,7 +269,7 @@ static int on_poll(struct loop_source *s, uint64_t now, void *ud)
 
 static void start_poll(struct kcidb_backend *kb, int64_t job, const char *id)
 {
-	struct loop *l = daemon_loop(kb->b.d);
+	struct loop *l = kb->b.deps->loop;
 	struct poll *p;
 
 	if (kb->n_polls >= KCIDB_MAX_POLLS || !(p = calloc(1, sizeof(*p))))
@@ -382,7 +381,7 @@ static int kcidb_start(struct backend *b)
 	if (!err)
 		err = upload_new(b, kb->sp, &o, &kcidb_upload_ops, kb, &kb->up);
 	if (!err)
-		err = loop_add_defer(daemon_loop(b->d), &kb->work, on_work, kb);
+		err = loop_add_defer(b->deps->loop, &kb->work, on_work, kb);
 	if (err < 0)
 		return err;
 	loop_source_set_description(kb->work, "backend:kcidb");

@@ -11,7 +11,6 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/strbuf.h"
-#include "daemon.h"
 #include "results/backends/backend.h"
 #include "results/backends/spool.h"
 
@@ -471,8 +470,8 @@ int upload_new(struct backend *b, struct spool *sp, const struct upload_opts *o,
 	if (!u)
 		return -ENOMEM;
 	u->b = b;
-	u->loop = daemon_loop(b->d);
-	u->http = daemon_http(b->d);
+	u->loop = b->deps->loop;
+	u->http = b->deps->http;
 	u->sp = sp;
 	u->ops = ops;
 	u->ud = ud;

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* sched_submit.c -- what enters the queue: jobs checked against this lab, stored, queued */
+#include "sched/sched.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "board/board.h"
+#include "board/lab.h"
+#include "config/config.h"
+#include "core/diag.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/strv.h"
+#include "job/job.h"
+#include "journal/events.h"
+#include "sched/sched_internal.h"
+#include "store/store.h"
+
+/* Parse @text and check it against this lab; the job on success. */
+static int check_job(struct sched *s, const char *text, size_t len, const char *filename,
+		     enum job_format fmt, struct job **ret, struct diag *diag)
+{
+	const struct device_type *type;
+	struct job *job;
+	int err;
+
+	err = job_parse(text, len, filename, fmt, &job, diag);
+	if (err < 0)
+		return err;
+	type = config_find_type(s->deps.run.config, job->device_type);
+	if (!type)
+		err = diag_add(diag, filename, 0, "unknown device type '%s' in this lab",
+			       job->device_type);
+	else
+		err = job_check_device_type(job, type, diag);
+	if (!err && !lab_has_board(s->deps.lab, job->device_type, job->tags)) {
+		char *tags = strv_join(job->tags, ", ");
+
+		err = diag_add(diag, filename, 0, "no board of type '%s'%s%s%s in this lab",
+			       job->device_type, tags && *tags ? " with tags [" : "",
+			       tags && *tags ? tags : "", tags && *tags ? "]" : "");
+		free(tags);
+	}
+	if (err < 0) {
+		job_free(job);
+		return err;
+	}
+	*ret = job;
+	return 0;
+}
+
+int sched_check_job(struct sched *s, const char *text, size_t len, const char *filename,
+		    enum job_format fmt, struct diag *diag)
+{
+	struct job *job;
+	int err = check_job(s, text, len, filename, fmt, &job, diag);
+
+	if (!err)
+		job_free(job);
+	return err;
+}
+
+static enum job_format detect_format(const char *text, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')
+			continue;
+		return text[i] == '{' ? JOB_FORMAT_JSON : JOB_FORMAT_YAML;
+	}
+	return JOB_FORMAT_YAML;
+}
+
+static int insert_job(struct sched *s, const struct job *job, const char *text, size_t len,
+		      const char *filename, enum job_format fmt, const char *submitter,
+		      bool session, int64_t *ret_id)
+{
+	json_t *tags = json_array();
+	struct job_record rec = { 0 };
+	int err;
+
+	STRV_FOREACH(t, job->tags)
+		json_array_append_new(tags, json_string(*t));
+	rec.name = job->name;
+	rec.device_type = job->device_type;
+	rec.tags = json_dumps(tags, JSON_COMPACT);
+	rec.priority = job->priority;
+	rec.submitted = loop_realtime(s->deps.run.loop);
+	rec.state = JOB_STATE_QUEUED;
+	rec.definition = strndup(text, len);
+	rec.format = (char *)(fmt == JOB_FORMAT_JSON ? "json" : "yaml");
+	rec.filename = (char *)filename;
+	rec.submitter = (char *)(submitter ? submitter : "anonymous");
+	rec.attempt = 1;
+	rec.retries_left = session ? 0 : (int)job->infrastructure_retries;
+	rec.session = session;
+	err = rec.tags && rec.definition ? store_job_insert(s->deps.run.store, &rec) : -ENOMEM;
+	if (!err)
+		*ret_id = rec.id;
+	free(rec.tags);
+	free(rec.definition);
+	json_decref(tags);
+	return err;
+}
+
+int sched_submit(struct sched *s, const char *text, size_t len, const char *filename,
+		 enum job_format fmt, const char *submitter, int64_t *ret_id, struct diag *diag)
+{
+	struct job *job;
+	int64_t id = 0;
+	int err;
+
+	if (fmt == JOB_FORMAT_AUTO)
+		fmt = detect_format(text, len);
+	err = check_job(s, text, len, filename, fmt, &job, diag);
+	if (err < 0)
+		return err;
+	err = insert_job(s, job, text, len, filename, fmt, submitter, false, &id);
+	if (!err) {
+		log_info("job %lld '%s' queued for '%s' by %s", (long long)id, job->name,
+			 job->device_type, submitter ? submitter : "anonymous");
+		events_emit(s->deps.run.events, id, loop_realtime(s->deps.run.loop), "queued",
+			    json_pack("{s:s, s:s, s:i, s:s}", "name", job->name, "device_type",
+				      job->device_type, "priority", job->priority, "submitter",
+				      submitter ? submitter : "anonymous"));
+		sched_kick(s);
+		*ret_id = id;
+	}
+	job_free(job);
+	return err;
+}
+
+int sched_boot_session(struct sched *s, struct board *b, const char *text, size_t len,
+		       const char *filename, enum job_format fmt, const char *holder,
+		       int64_t *ret_id, struct diag *diag)
+{
+	const char *type = board_device(b)->type_name;
+	struct job *job;
+	int64_t id = 0;
+	int err;
+
+	if (board_job(b))
+		return -EBUSY;
+	if (fmt == JOB_FORMAT_AUTO)
+		fmt = detect_format(text, len);
+	err = check_job(s, text, len, filename, fmt, &job, diag);
+	if (err < 0)
+		return err;
+	if (strcmp(job->device_type, type))
+		err = diag_add(diag, filename, 0, "the job is for device type '%s', board '%s' is a '%s'",
+			       job->device_type, board_name(b), type);
+	if (!err)
+		err = insert_job(s, job, text, len, filename, fmt, holder, true, &id);
+	if (!err) {
+		log_info("job %lld '%s': %s boots board '%s'", (long long)id, job->name, holder,
+			 board_name(b));
+		events_emit(s->deps.run.events, id, loop_realtime(s->deps.run.loop), "queued",
+			    json_pack("{s:s, s:s, s:s, s:s}", "name", job->name, "device_type",
+				      type, "submitter", holder, "session", board_name(b)));
+		err = sched_start_session(s, id, b);
+	}
+	job_free(job);
+	if (!err)
+		*ret_id = id;
+	return err;
+}
