@@ -171,10 +171,30 @@ test_expect_success 'labctl cancel: 0, then 1 for a finished or unknown job' t_c
 
 t_follow_complete() {
 	lc 0 device set-state sim-01 idle &&
+	# the same stream, taken by curl as it grows (labctl escapes control bytes)
+	{ wait_for "curl -sf $LABD_URL/api/v1/jobs/3" 30 &&
+	  curl -sN "$LABD_URL/api/v1/jobs/3/log?follow=1&labd=1" >"$TMP/followed"; } &
 	timeout 90 "$LABCTL_BIN" --url "$LABD_URL" submit --follow "$TMP/boot.yaml" >"$TMP/out" 2>"$TMP/err" &&
+	wait $! &&
 	err_has "job 3 queued; following its log" &&
 	out_has "^# labd: .* job complete" && out_has "^sim login: " &&
-	[ "$(tail -1 "$TMP/out")" = "job 3: complete, 1 passed, 0 failed, 0 skipped" ]
+	[ "$(tail -1 "$TMP/out")" = "job 3: complete, 1 passed, 0 failed, 0 skipped" ] &&
+	labd_lines_between_console_lines "$TMP/followed" "$LAB/state/jobs/3/console.log"
+}
+
+# labd_lines_between_console_lines OUT CONSOLE: OUT without its "# labd: "
+# lines is the console log: no console line was cut by one of labd's.
+labd_lines_between_console_lines() {
+	$PY - "$@" <<'PY'
+import sys
+out = open(sys.argv[1], "rb").read().split(b"\n")
+con = open(sys.argv[2], "rb").read()
+if out and out[-1] == b"":
+    out.pop()
+text = b"\n".join(l for l in out if not l.startswith(b"# labd: ")) + b"\n"
+if text not in (con, con + b"\n"):
+    sys.exit("console lines cut or changed by labd lines")
+PY
 }
 test_expect_success 'submit --follow: the live log, then the outcome; exit 0' t_follow_complete
 
@@ -182,6 +202,8 @@ t_log() {
 	lc 0 log --raw 3 && cmp "$TMP/out" "$LAB/state/jobs/3/console.log" &&
 	lc 0 log 3 && out_has "Hit any key to stop autoboot" && ! grep -q "^# labd" "$TMP/out" &&
 	lc 0 log --labd 3 && out_has "^# labd: " &&
+	curl -sf "$LABD_URL/api/v1/jobs/3/log?labd=1" >"$TMP/rendered" &&
+	labd_lines_between_console_lines "$TMP/rendered" "$LAB/state/jobs/3/console.log" &&
 	lc 0 log --timestamps 3 && [ "$(grep -vc '^\[20' "$TMP/out")" = 0 ] &&
 	lc 0 log -f --raw 3 && cmp "$TMP/out" "$LAB/state/jobs/3/console.log" &&
 	lc 1 log 99 && err_has "no job 99"

@@ -9,26 +9,25 @@
 
 #include "api/api_internal.h"
 #include "config/config.h"
+#include "core/loop.h"
 #include "journal/events.h"
 #include "journal/joblog.h"
 #include "store/store.h"
 
 #define LOG_CONTENT_TYPE "text/plain; charset=utf-8"
 #define LOG_SIZE_HEADER "X-Log-Size"
-#define FOLLOW_BLOCK (32 * 1024)	/* libmicrohttpd's buffer for a followed log */
-#define FOLLOW_CHUNK (16 * 1024)	/* console bytes read per refill */
-#define FOLLOW_LABD_CHUNK (64 * 1024)	/* labd.log read ahead; holds any complete line */
-#define LABD_PREFIX "# labd: "
+#define STREAM_BLOCK (32 * 1024)	/* libmicrohttpd's buffer for a streamed log */
+#define STREAM_CHUNK (16 * 1024)	/* bytes rendered per refill */
+#define FOLLOW_HOLD (1 * USEC_PER_SEC)	/* labd lines wait this long for a console line's end */
 
 /*
- * A follower streams a job's log as it grows.  It reads the files by offset
- * (nothing is buffered for it elsewhere, so a slow client costs nothing) and
- * holds at most one refill not yet taken by libmicrohttpd.  With nothing to
- * send it suspends its connection; log growth and the job's end resume it.
- *
- * With labd's lines, a labd line logged while console line L was the last
- * one started ("L<n>" in labd.log) is sent before any byte of line L+1, so
- * the two logs interleave in the order they were written.
+ * A stream sends a rendered log (timestamps, labd's lines) or a followed one
+ * piece by piece through a joblog reader: it holds at most one refill not yet
+ * taken by libmicrohttpd, whatever the log's size.  A followed log is read as
+ * it grows: with nothing to send the connection is suspended, and log growth
+ * and the job's end resume it.  labd's lines go between console lines; those
+ * written while a console line is in progress wait for its end, at most
+ * FOLLOW_HOLD (a prompt may stay without its line end for long).
  */
 struct follower {
 	struct api_logs *logs;
@@ -36,20 +35,14 @@ struct follower {
 	struct MHD_Connection *conn;
 	struct follower *prev, *next;
 	int64_t job_id;
-	char *dir;
-	bool with_labd;
+	struct joblog_reader *rd;
+	struct loop_source *hold;	/* FOLLOW_HOLD expired: give the waiting lines */
+	bool give_held;
 	bool finished;		/* the job ended: stop once everything was sent */
 	bool suspended;
 	bool closed;		/* labd stops: end the stream now */
-	uint64_t console_off;
-	uint64_t labd_off;
-	int64_t lines_sent;	/* console lines started in the bytes sent */
-	bool console_bol;	/* the next console byte starts a line */
-	bool out_bol;		/* the last byte sent ended a line */
 	struct strbuf out;	/* prepared, from out_pos on not yet sent */
 	size_t out_pos;
-	struct strbuf labd;	/* complete labd.log lines read ahead, from labd_pos */
-	size_t labd_pos;
 };
 
 struct api_logs {
@@ -96,113 +89,29 @@ static void on_event(const struct event *ev, void *ud)
 	}
 }
 
+static int on_hold_expired(struct loop_source *s, uint64_t now, void *ud)
+{
+	struct follower *f = ud;
+
+	f->give_held = true;
+	follower_wake(f);
+	return 0;
+}
+
 /* ---- producing the stream ---- */
-
-/* Console line number a labd.log line was written at ("<time> <kind> L<n> <text>"). */
-static int64_t labd_line_mark(const char *line, size_t len)
-{
-	const char *end = line + len, *p = memchr(line, ' ', len);
-
-	if (p)
-		p = memchr(p + 1, ' ', (size_t)(end - p - 1));
-	if (!p || end - p < 3 || p[1] != 'L')
-		return 0;
-	return strtoll(p + 2, NULL, 10);
-}
-
-/* Keep complete labd.log lines read ahead; returns the mark of the next, or -1. */
-static int64_t labd_next(struct follower *f, const char **ret_line, size_t *ret_len)
-{
-	const char *line, *nl;
-	size_t before, keep;
-
-	if (f->labd_pos == f->labd.len) {
-		strbuf_reset(&f->labd);
-		f->labd_pos = 0;
-		if (joblog_read(f->dir, JOBLOG_LABD, f->labd_off, FOLLOW_LABD_CHUNK, &f->labd) < 0)
-			return -1;
-		before = f->labd.len;
-		nl = memrchr(f->labd.buf, '\n', f->labd.len);
-		keep = nl ? (size_t)(nl - f->labd.buf) + 1 : 0;
-		strbuf_remove(&f->labd, keep, before - keep);
-		f->labd_off += keep;
-	}
-	if (f->labd_pos == f->labd.len)
-		return -1;
-	line = f->labd.buf + f->labd_pos;
-	nl = memchr(line, '\n', f->labd.len - f->labd_pos);
-	*ret_line = line;
-	*ret_len = (size_t)(nl - line);
-	return labd_line_mark(line, *ret_len);
-}
-
-/* Console bytes from console_off, stopping before the first byte of line @stop. */
-static int add_console(struct follower *f, int64_t stop, bool *ret_eof)
-{
-	size_t start = f->out.len, i;
-	int err;
-
-	err = joblog_read(f->dir, JOBLOG_CONSOLE, f->console_off, FOLLOW_CHUNK, &f->out);
-	if (err < 0)
-		return err;
-	*ret_eof = f->out.len == start;
-	for (i = start; i < f->out.len; i++) {
-		if (f->console_bol) {
-			if (f->lines_sent + 1 == stop)
-				break;
-			f->lines_sent++;
-		}
-		f->console_bol = f->out.buf[i] == '\n';
-	}
-	strbuf_remove(&f->out, i, f->out.len - i);
-	f->console_off += i - start;
-	if (i > start)
-		f->out_bol = f->out.buf[i - 1] == '\n';
-	return 0;
-}
-
-static void add_labd_line(struct follower *f, const char *line, size_t len)
-{
-	if (!f->out_bol)
-		strbuf_addch(&f->out, '\n');
-	strbuf_addstr(&f->out, LABD_PREFIX);
-	strbuf_add(&f->out, line, len);
-	strbuf_addch(&f->out, '\n');
-	f->out_bol = true;
-	f->labd_pos += len + 1;
-}
-
-static int fill_interleaved(struct follower *f)
-{
-	int64_t mark, stop;
-	const char *line;
-	size_t len;
-	bool eof;
-	int err;
-
-	mark = labd_next(f, &line, &len);
-	stop = mark < 0 ? INT64_MAX : mark + 1;
-	err = add_console(f, stop, &eof);
-	if (err < 0)
-		return err;
-	/* labd lines of the lines sent; or of lines the console file lacks (rotated) */
-	while (mark >= 0 && (mark <= f->lines_sent || (eof && !f->out.len))) {
-		add_labd_line(f, line, len);
-		mark = labd_next(f, &line, &len);
-	}
-	return 0;
-}
 
 static int fill(struct follower *f)
 {
-	size_t before = f->out.len;
-	int err;
+	enum joblog_fill mode = f->finished ? JOBLOG_FILL_END :
+				f->give_held ? JOBLOG_FILL_NOW : JOBLOG_FILL_WAIT;
+	int r = joblog_reader_fill(f->rd, &f->out, STREAM_CHUNK, mode);
 
-	if (f->with_labd)
-		return fill_interleaved(f);
-	err = joblog_read(f->dir, JOBLOG_CONSOLE, f->console_off, FOLLOW_CHUNK, &f->out);
-	f->console_off += f->out.len - before;
-	return err;
+	f->give_held = false;
+	if (r >= 0 && f->hold && !joblog_reader_waiting(f->rd))
+		loop_timer_set(f->hold, USEC_INFINITY);
+	else if (r >= 0 && f->hold && !loop_timer_is_armed(f->hold))
+		loop_timer_set_rel(f->hold, FOLLOW_HOLD);
+	return r;
 }
 
 /*
@@ -252,46 +161,59 @@ static struct follower *follower_free(struct follower *f)
 	if (!f)
 		return NULL;
 	follower_unlink(f);
+	loop_source_free(f->hold);
+	joblog_reader_free(f->rd);
 	strbuf_release(&f->out);
-	strbuf_release(&f->labd);
-	free(f->dir);
 	free(f);
 	return NULL;
 }
 
-static enum MHD_Result start_follow(struct api_request *r, const struct job_record *rec,
-				    char *dir, uint64_t offset, bool with_labd)
+/*
+ * Stream the log of @rec from @dir (@flags: enum joblog_render_flags): all of
+ * it as it is now, or (@follow) as it grows until the job ends.
+ */
+static enum MHD_Result start_stream(struct api_request *r, const struct job_record *rec,
+				    const char *dir, uint64_t offset, unsigned flags, bool follow)
 {
 	struct api_logs *logs = api_logs_of(r);
 	struct MHD_Response *resp;
 	struct follower *f;
+	char size[32];
+	int err;
 
 	f = calloc(1, sizeof(*f));
-	if (!f) {
-		free(dir);
+	if (!f)
 		return MHD_NO;
+	err = joblog_reader_new(dir, flags, offset, !follow, &f->rd);
+	if (!err && follow && (flags & JOBLOG_RENDER_LABD))
+		err = loop_add_timer(logs->d->loop, &f->hold, USEC_INFINITY,
+				     on_hold_expired, f);
+	if (err < 0) {
+		follower_free(f);
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the log: %s",
+				       strerror(-err));
 	}
 	f->logs = logs;
 	f->listener = r->listener;
 	f->conn = r->conn;
 	f->job_id = rec->id;
-	f->dir = dir;
-	f->with_labd = with_labd;
-	f->finished = rec->state == JOB_STATE_FINISHED;
-	f->console_off = offset;
-	f->console_bol = f->out_bol = true;
+	f->finished = !follow || rec->state == JOB_STATE_FINISHED;
 	strbuf_init(&f->out);
-	strbuf_init(&f->labd);
 	f->next = logs->followers;
 	if (f->next)
 		f->next->prev = f;
 	logs->followers = f;
 	r->stream = f;	/* freed by api_log_request_done() */
-	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, FOLLOW_BLOCK, follow_read, f,
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, follow_read, f,
 						 NULL);
 	if (resp) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, LOG_CONTENT_TYPE);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+		if (!follow) {
+			snprintf(size, sizeof(size), "%llu",
+				 (unsigned long long)joblog_reader_console_end(f->rd));
+			MHD_add_response_header(resp, LOG_SIZE_HEADER, size);
+		}
 	}
 	return api_reply(r, MHD_HTTP_OK, resp);
 }
@@ -348,20 +270,6 @@ static enum MHD_Result reply_raw(struct api_request *r, const char *dir, uint64_
 	return api_reply(r, MHD_HTTP_OK, resp);
 }
 
-static enum MHD_Result reply_rendered(struct api_request *r, const char *dir, unsigned flags)
-{
-	struct strbuf text = STRBUF_INIT;
-	int err;
-
-	err = joblog_render(dir, flags, &text);
-	if (err < 0) {
-		strbuf_release(&text);
-		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the log: %s",
-				       strerror(-err));
-	}
-	return reply_text(r, &text, joblog_file_size(dir, JOBLOG_CONSOLE));
-}
-
 /* GET /jobs/{id}/log[?timestamps=1][&labd=1][&offset=N][&follow=1] */
 enum MHD_Result api_log_get(struct api_request *r)
 {
@@ -392,16 +300,12 @@ enum MHD_Result api_log_get(struct api_request *r)
 	if (store_job_get(api_deps_of(r)->store, id, &rec) < 0)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no job %lld", (long long)id);
 	dir = joblog_job_dir(lab_current_config(api_deps_of(r)->lab)->state_dir, id);
-	if (!dir) {
+	if (!dir)
 		ret = MHD_NO;
-	} else if (follow) {
-		ret = start_follow(r, &rec, dir, (uint64_t)offset, flags & JOBLOG_RENDER_LABD);
-		dir = NULL;	/* the follower's now */
-	} else if (flags) {
-		ret = reply_rendered(r, dir, flags);
-	} else {
+	else if (follow || flags)
+		ret = start_stream(r, &rec, dir, (uint64_t)offset, flags, follow);
+	else
 		ret = reply_raw(r, dir, (uint64_t)offset);
-	}
 	free(dir);
 	job_record_release(&rec);
 	return ret;

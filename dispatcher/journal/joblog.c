@@ -457,74 +457,239 @@ uint64_t joblog_file_size(const char *dir, const char *name)
 	return stat(path, &st) < 0 ? 0 : (uint64_t)st.st_size;
 }
 
-struct render_state {
-	struct strbuf console, idx, labd;
+/* ---- rendering, piece by piece ---- */
+
+#define READER_CHUNK (64 * 1024)	/* console bytes read at once */
+#define READER_LABD_CHUNK (64 * 1024)	/* labd.log read ahead; holds any complete line */
+#define READER_IDX_RECORDS 4096		/* index records read at once (timestamps) */
+#define LABD_PREFIX "# labd: "
+
+struct joblog_reader {
+	char *dir;
+	unsigned flags;
+	uint64_t console_off, console_end;	/* read ahead up to; where a snapshot stops */
+	uint64_t labd_off, labd_end;
+	int64_t lines;		/* console lines started in the bytes rendered */
+	bool bol;		/* the next console byte starts a line */
+	bool out_bol;		/* the last byte rendered ended a line */
+	bool waiting;		/* labd lines wait for the console line in progress */
+	struct strbuf console;	/* read ahead, from console_pos on not rendered */
+	size_t console_pos;
+	struct strbuf labd;	/* complete labd.log lines, from labd_pos on not rendered */
 	size_t labd_pos;
+	struct strbuf idx;	/* index records of lines idx_first... */
+	int64_t idx_first;
 };
 
-/* Emit labd lines recorded when at most @lines console lines had started. */
-static void render_labd_until(struct render_state *rs, int64_t lines, struct strbuf *out)
+int joblog_reader_new(const char *dir, unsigned flags, uint64_t offset, bool snapshot,
+		      struct joblog_reader **ret)
 {
-	while (rs->labd_pos < rs->labd.len) {
-		const char *l = rs->labd.buf + rs->labd_pos;
-		const char *nl = memchr(l, '\n', rs->labd.len - rs->labd_pos);
-		const char *mark = strstr(l, " L");
-		size_t len = nl ? (size_t)(nl - l) : rs->labd.len - rs->labd_pos;
+	struct joblog_reader *rd;
 
-		if (mark && mark < l + len && strtoll(mark + 2, NULL, 10) > lines)
-			return;
-		strbuf_addstr(out, "# labd: ");
-		strbuf_add(out, l, len);
-		strbuf_addch(out, '\n');
-		rs->labd_pos += len + (nl ? 1 : 0);
+	if (offset && flags)
+		return -EINVAL;	/* the line number at @offset is unknown */
+	rd = calloc(1, sizeof(*rd));
+	if (!rd || !(rd->dir = strdup(dir))) {
+		free(rd);
+		return -ENOMEM;
 	}
+	rd->flags = flags;
+	rd->console_off = offset;
+	rd->console_end = rd->labd_end = UINT64_MAX;
+	if (snapshot) {
+		rd->console_end = joblog_file_size(dir, JOBLOG_CONSOLE);
+		rd->labd_end = joblog_file_size(dir, JOBLOG_LABD);
+	}
+	rd->bol = rd->out_bol = true;
+	strbuf_init(&rd->console);
+	strbuf_init(&rd->labd);
+	strbuf_init(&rd->idx);
+	*ret = rd;
+	return 0;
+}
+
+struct joblog_reader *joblog_reader_free(struct joblog_reader *rd)
+{
+	if (!rd)
+		return NULL;
+	strbuf_release(&rd->console);
+	strbuf_release(&rd->labd);
+	strbuf_release(&rd->idx);
+	free(rd->dir);
+	free(rd);
+	return NULL;
+}
+
+uint64_t joblog_reader_console_end(const struct joblog_reader *rd)
+{
+	return rd->console_end;
+}
+
+bool joblog_reader_waiting(const struct joblog_reader *rd)
+{
+	return rd->waiting;
+}
+
+/* Console line number a labd.log line was written at ("<time> <kind> L<n> <text>"). */
+static int64_t labd_line_mark(const char *line, size_t len)
+{
+	const char *end = line + len, *p = memchr(line, ' ', len);
+
+	if (p)
+		p = memchr(p + 1, ' ', (size_t)(end - p - 1));
+	if (!p || end - p < 3 || p[1] != 'L')
+		return 0;
+	return strtoll(p + 2, NULL, 10);
+}
+
+static uint64_t room(uint64_t end, uint64_t off, uint64_t chunk)
+{
+	return off >= end ? 0 : end - off < chunk ? end - off : chunk;
+}
+
+/* The next complete labd.log line and its mark; -1 when there is none (yet). */
+static int64_t labd_peek(struct joblog_reader *rd, const char **ret, size_t *len)
+{
+	const char *line, *nl;
+	size_t keep;
+
+	if (rd->labd_pos == rd->labd.len) {
+		strbuf_reset(&rd->labd);
+		rd->labd_pos = 0;
+		if (joblog_read(rd->dir, JOBLOG_LABD, rd->labd_off,
+				room(rd->labd_end, rd->labd_off, READER_LABD_CHUNK), &rd->labd) < 0)
+			return -1;
+		nl = memrchr(rd->labd.buf, '\n', rd->labd.len);
+		keep = nl ? (size_t)(nl - rd->labd.buf) + 1 : 0;
+		strbuf_remove(&rd->labd, keep, rd->labd.len - keep);
+		rd->labd_off += keep;
+	}
+	if (rd->labd_pos == rd->labd.len)
+		return -1;
+	line = rd->labd.buf + rd->labd_pos;
+	nl = memchr(line, '\n', rd->labd.len - rd->labd_pos);
+	*ret = line;
+	*len = (size_t)(nl - line);
+	return labd_line_mark(line, *len);
+}
+
+/* Give the labd lines written while at most @lines console lines had started. */
+static void give_labd(struct joblog_reader *rd, struct strbuf *out, int64_t lines)
+{
+	const char *line;
+	size_t len;
+	int64_t mark;
+
+	while ((mark = labd_peek(rd, &line, &len)) >= 0 && mark <= lines) {
+		if (!rd->out_bol)
+			strbuf_addch(out, '\n');
+		strbuf_addstr(out, LABD_PREFIX);
+		strbuf_add(out, line, len);
+		strbuf_addch(out, '\n');
+		rd->out_bol = true;
+		rd->labd_pos += len + 1;
+	}
+}
+
+/* "[<time>] " of console line @i (0-based), when the index has it. */
+static void give_time(struct joblog_reader *rd, struct strbuf *out, int64_t i)
+{
+	char when[40];
+
+	if (i < rd->idx_first || i >= rd->idx_first + (int64_t)(rd->idx.len / IDX_RECORD)) {
+		strbuf_reset(&rd->idx);
+		rd->idx_first = i;
+		if (joblog_read(rd->dir, JOBLOG_INDEX, (uint64_t)i * IDX_RECORD,
+				READER_IDX_RECORDS * IDX_RECORD, &rd->idx) < 0)
+			strbuf_reset(&rd->idx);
+	}
+	if (i - rd->idx_first >= (int64_t)(rd->idx.len / IDX_RECORD))
+		return;
+	joblog_format_time(get_le64((const uint8_t *)rd->idx.buf +
+				    (i - rd->idx_first) * IDX_RECORD + 8), when, sizeof(when));
+	strbuf_addf(out, "[%s] ", when);
+}
+
+/* Console bytes up to the end of their line, at most @max; 0 when there are none (yet). */
+static int give_console(struct joblog_reader *rd, struct strbuf *out, size_t max, size_t *given)
+{
+	const char *p, *nl;
+	size_t take;
+	int r;
+
+	*given = 0;
+	if (rd->console_pos == rd->console.len) {
+		strbuf_reset(&rd->console);
+		rd->console_pos = 0;
+		r = joblog_read(rd->dir, JOBLOG_CONSOLE, rd->console_off,
+				room(rd->console_end, rd->console_off, READER_CHUNK), &rd->console);
+		if (r < 0)
+			return r;
+		rd->console_off += rd->console.len;
+		if (!rd->console.len)
+			return 0;
+	}
+	p = rd->console.buf + rd->console_pos;
+	take = rd->console.len - rd->console_pos;
+	take = take < max ? take : max;
+	nl = memchr(p, '\n', take);
+	if (nl)
+		take = (size_t)(nl - p) + 1;
+	if (rd->bol && (rd->flags & JOBLOG_RENDER_TIMESTAMPS))
+		give_time(rd, out, rd->lines);
+	rd->lines += rd->bol;
+	strbuf_add(out, p, take);
+	rd->console_pos += take;
+	rd->bol = rd->out_bol = nl != NULL;
+	*given = take;
+	return 0;
+}
+
+int joblog_reader_fill(struct joblog_reader *rd, struct strbuf *out, size_t max,
+		       enum joblog_fill mode)
+{
+	bool labd = rd->flags & JOBLOG_RENDER_LABD;
+	size_t start = out->len, given = 1, len;
+	const char *line;
+	int64_t mark;
+	int r;
+
+	while (given && out->len - start < max) {
+		if (rd->bol && labd)
+			give_labd(rd, out, rd->lines);
+		r = give_console(rd, out, max - (out->len - start), &given);
+		if (r < 0)
+			return r;
+	}
+	rd->waiting = false;
+	if (!given && labd) {
+		/* the console has nothing more (now): lines of the line in progress */
+		if (mode == JOBLOG_FILL_END) {
+			give_labd(rd, out, INT64_MAX);
+			if (!rd->out_bol)
+				strbuf_addch(out, '\n');	/* the text ends with a line */
+			rd->out_bol = true;
+		}
+		else if (mode == JOBLOG_FILL_NOW || rd->bol)
+			give_labd(rd, out, rd->lines);
+		else
+			rd->waiting = (mark = labd_peek(rd, &line, &len)) >= 0 && mark <= rd->lines;
+	}
+	return (int)(out->len - start);
 }
 
 int joblog_render(const char *dir, unsigned flags, struct strbuf *out)
 {
-	struct render_state rs = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, 0 };
-	int64_t i, n;
-	int r;
+	struct joblog_reader *rd;
+	int r = joblog_reader_new(dir, flags, 0, true, &rd);
 
-	r = joblog_read(dir, JOBLOG_CONSOLE, 0, JOBLOG_MAX_RENDER, &rs.console);
-	if (r < 0 || !flags) {
-		if (!r)
-			r = strbuf_add(out, rs.console.buf, rs.console.len);
-		goto out;
-	}
-	r = joblog_read(dir, JOBLOG_INDEX, 0, JOBLOG_MAX_RENDER, &rs.idx);
-	if (!r && (flags & JOBLOG_RENDER_LABD))
-		r = joblog_read(dir, JOBLOG_LABD, 0, JOBLOG_MAX_RENDER, &rs.labd);
 	if (r < 0)
-		goto out;
-	n = (int64_t)(rs.idx.len / IDX_RECORD);
-	render_labd_until(&rs, 0, out);
-	for (i = 0; i < n; i++) {
-		const uint8_t *rec = (const uint8_t *)rs.idx.buf + i * IDX_RECORD;
-		uint64_t start = get_le64(rec), end = rs.console.len;
-		char when[40];
-
-		if (i + 1 < n)
-			end = get_le64(rec + IDX_RECORD);
-		if (start > rs.console.len || end > rs.console.len || end < start)
-			break;	/* index ahead of a truncated console file */
-		if (flags & JOBLOG_RENDER_TIMESTAMPS) {
-			joblog_format_time(get_le64(rec + 8), when, sizeof(when));
-			strbuf_addf(out, "[%s] ", when);
-		}
-		strbuf_add(out, rs.console.buf + start, end - start);
-		if (flags & JOBLOG_RENDER_LABD) {
-			if (end == start || rs.console.buf[end - 1] != '\n')
-				strbuf_addch(out, '\n');
-			render_labd_until(&rs, i + 1, out);
-		}
-	}
-	render_labd_until(&rs, INT64_MAX, out);
-out:
-	strbuf_release(&rs.console);
-	strbuf_release(&rs.idx);
-	strbuf_release(&rs.labd);
-	return r;
+		return r;
+	do
+		r = joblog_reader_fill(rd, out, READER_CHUNK, JOBLOG_FILL_END);
+	while (r > 0 && out->len < JOBLOG_MAX_RENDER);
+	joblog_reader_free(rd);
+	return r < 0 ? r : 0;
 }
 
 int joblog_line_range(const char *dir, int64_t first, int64_t last, struct strbuf *out)

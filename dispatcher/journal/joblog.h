@@ -91,13 +91,61 @@ enum joblog_render_flags {
 };
 
 /**
- * joblog_render() - a readable text of the log from console offset @offset
+ * joblog_render() - a readable text of the whole log, in memory (see the
+ * reader below, which it uses: callers serving large logs use a reader)
  *
  * Without flags the result is console.log itself.  With flags each console
- * line is prefixed with "[<iso time>] " and/or labd's lines are interleaved
- * by time; console bytes are still copied as they are.
+ * line is prefixed with "[<iso time>] " and/or labd's lines are put between
+ * console lines in the order they were written; console bytes are still
+ * copied as they are.
  */
 int joblog_render(const char *dir, unsigned flags, struct strbuf *out);
+
+/*
+ * A reader renders a log piece by piece, in bounded memory, for a log of any
+ * size and for a log that still grows.  Its text is joblog_render()'s: each
+ * console line, prefixed with "[<iso time>] " (JOBLOG_RENDER_TIMESTAMPS),
+ * and labd's lines as "# labd: <line>" (JOBLOG_RENDER_LABD) between console
+ * lines: a labd line written while console line L was the last one started
+ * comes after line L ends and before line L+1.  While line L is still in
+ * progress its labd lines wait (JOBLOG_FILL_WAIT) unless told otherwise.
+ */
+struct joblog_reader;
+
+enum joblog_fill {
+	JOBLOG_FILL_WAIT,	/* labd lines of a console line in progress wait for its end */
+	JOBLOG_FILL_NOW,	/* ... are given now, after a line break */
+	JOBLOG_FILL_END,	/* the log is complete: everything left is given */
+};
+
+/**
+ * joblog_reader_new() - a reader of the log in @dir
+ * @flags: enum joblog_render_flags
+ * @offset: console byte to start at (flags must be 0 then)
+ * @snapshot: stop at the files' sizes now (else follow them as they grow)
+ *
+ * Returns 0, -EINVAL or -ENOMEM.
+ */
+int joblog_reader_new(const char *dir, unsigned flags, uint64_t offset, bool snapshot,
+		      struct joblog_reader **ret);
+
+/** joblog_reader_free() - accepts NULL; returns NULL. */
+struct joblog_reader *joblog_reader_free(struct joblog_reader *rd);
+
+/**
+ * joblog_reader_fill() - append about @max more bytes of the text to @out
+ * (a console line longer than that is given in pieces; a labd line whole).
+ * Returns the bytes added (0: nothing more for now, or the end of a
+ * snapshot) or a negative errno.
+ */
+int joblog_reader_fill(struct joblog_reader *rd, struct strbuf *out, size_t max,
+		       enum joblog_fill mode);
+
+/** joblog_reader_waiting() - whether the last fill held labd lines back (JOBLOG_FILL_WAIT). */
+bool joblog_reader_waiting(const struct joblog_reader *rd);
+
+/** joblog_reader_console_end() - where a snapshot's console stops (its size then). */
+uint64_t joblog_reader_console_end(const struct joblog_reader *rd);
 
 /** joblog_line_range() - console bytes of lines @first..@last (1-based, inclusive). */
 int joblog_line_range(const char *dir, int64_t first, int64_t last, struct strbuf *out);
