@@ -375,15 +375,18 @@ static int make_dirs(const struct lab_config *c)
 	return 0;
 }
 
-static int open_store(struct daemon *d)
+/* The store labd.conf's `store` group names (SQLite in the state directory by default). */
+static int open_store(struct daemon *d, struct diag *diag)
 {
-	char path[4096];
-	int err;
+	struct store_params p = {
+		.settings = config_setting_get_member(d->cfg->root, "store"),
+		.state_dir = d->cfg->state_dir,
+		.loop = d->loop,
+	};
+	int err = store_open(&p, &d->store, diag);
 
-	snprintf(path, sizeof(path), "%s/labd.db", d->cfg->state_dir);
-	err = store_open(path, &d->store);
-	if (err < 0)
-		log_error("cannot open the database '%s': %s", path, strerror(-err));
+	if (err < 0 && err != -EINVAL)
+		log_error("cannot open the store in '%s': %s", d->cfg->state_dir, strerror(-err));
 	return err;
 }
 
@@ -417,7 +420,7 @@ static int start_sessions(struct daemon *d)
 	return err;
 }
 
-static int start_core(struct daemon *d)
+static int start_core(struct daemon *d, struct diag *diag)
 {
 	int err;
 
@@ -426,7 +429,7 @@ static int start_core(struct daemon *d)
 	if (!err)
 		err = http_client_new(d->loop, &d->http);
 	if (!err)
-		err = open_store(d);
+		err = open_store(d, diag);
 	if (!err)
 		err = events_new(d->store, &d->events);
 	if (!err)
@@ -477,7 +480,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 			 strerror(-err));
 		goto err_free;
 	}
-	err = start_core(d);
+	err = start_core(d, diag);
 	if (!err)
 		err = start_backends(d, diag);
 	if (!err)

@@ -118,6 +118,8 @@ static int check_config(const struct options *o)
 		err = backends_check(cfg, &diag);
 	if (cfg && users_check(cfg, &diag) < 0)
 		err = -EINVAL;
+	if (cfg && store_check(config_setting_get_member(cfg->root, "store"), &diag) < 0)
+		err = -EINVAL;
 	print_diag(&diag);
 	diag_release(&diag);
 	if (err < 0) {

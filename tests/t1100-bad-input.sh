@@ -101,6 +101,29 @@ test_expect_success 'check-config: an included file with a syntax error by its f
 	grep -qx "$CC/lab/inc/t.inc:1: syntax error: a value is missing after '\''='\'' in '\''x = ;'\''" "$TMP/err"
 '
 
+# labd.conf names its store driver; an unknown one is refused where it is written.
+STORE=$TMP/store
+mkdir -p "$STORE"
+cp -r "$LAB/devices" "$STORE/"
+cp "$LAB/labd.conf" "$STORE/labd.conf"
+printf 'store = { driver = "sqlite"; };\n' >>"$STORE/labd.conf"
+
+test_expect_success 'check-config accepts store = { driver = "sqlite"; }' '
+	"$LABD" check-config -c "$STORE/labd.conf" >"$TMP/out" &&
+	grep -q "ok: " "$TMP/out"
+'
+
+test_expect_success 'an unknown store driver: file:line in check-config, and labd does not start' '
+	sed -i "s|driver = \"sqlite\"|driver = \"oracle\"|" "$STORE/labd.conf" &&
+	line=$(grep -n "^store = " "$STORE/labd.conf" | cut -d: -f1) &&
+	! "$LABD" check-config -c "$STORE/labd.conf" 2>"$TMP/err" &&
+	cat "$TMP/err" &&
+	grep -q "labd.conf:$line: unknown store driver '\''oracle'\'' (known: sqlite)" "$TMP/err" &&
+	! "$LABD" -c "$STORE/labd.conf" --listen 127.0.0.1:0 2>"$TMP/err" &&
+	grep -q "labd.conf:$line: unknown store driver '\''oracle'\''" "$TMP/err" &&
+	[ ! -e "$STORE/state/labd.db" ]
+'
+
 for f in "$TOP"/tests/data/jobs/bad-*.yaml; do
 	name=$(basename "$f")
 	test_expect_success "job $name is refused with file:line causes, no board touched" '

@@ -27,9 +27,9 @@
  * format, with examples, is described at the top of config.c and, for lab
  * admins, in doc/boards.md.
  *
- * Sections of labd.conf owned by other modules (`backends`, `users`: the
- * table config_sections[] in config.c) are accepted without being parsed
- * here; those modules read them from lab_config.root, e.g.
+ * Sections of labd.conf owned by other modules (`backends`, `users`,
+ * `store`: the table config_sections[] in config.c) are accepted without
+ * being parsed here; those modules read them from lab_config.root, e.g.
  * config_setting_get_member(c->root, "backends"), and report with cfg.h.
  */
 #ifndef LABD_CONFIG_H

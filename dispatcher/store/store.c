@@ -1,250 +1,160 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* store.c -- the SQLite database: open, pragmas, schema migrations, statements, transactions */
+/* store.c -- the store interface: drivers, argument checks, transactions, listings, records */
 #include "store/store.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "core/log.h"
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/strbuf.h"
 #include "store/store_internal.h"
 
-/* Writers wait this long for a lock held by another process (the sqlite3 CLI). */
-#define STORE_BUSY_TIMEOUT_MS 100
+#define STORE_MAX_KEYS 32	/* of a driver's `store` group, `driver` included */
+#define STORE_ROWS_MIN 16	/* initial capacity of a store_rows array */
 
-/* Initial capacity of a store_rows array. */
-#define STORE_ROWS_MIN 16
-
-/*
- * The schema, one entry per version: migrations[i] takes a database from
- * version i to i + 1.  Never edit a released entry; append a new one.  Enums
- * are stored as their jobstate.h names so that the sqlite3 CLI reads well.
- */
-static const char *const migrations[] = {
-	/* 1: jobs, devices, results, events */
-	"CREATE TABLE jobs ("
-	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	" name TEXT, device_type TEXT, tags TEXT,"
-	" priority INTEGER NOT NULL DEFAULT 50,"
-	" submitted INTEGER NOT NULL DEFAULT 0,"
-	" started INTEGER NOT NULL DEFAULT 0,"
-	" ended INTEGER NOT NULL DEFAULT 0,"
-	" state TEXT NOT NULL DEFAULT 'queued',"
-	" health TEXT NOT NULL DEFAULT 'unknown',"
-	" error_type TEXT NOT NULL DEFAULT 'none',"
-	" error_msg TEXT, device TEXT, definition TEXT, format TEXT, filename TEXT,"
-	" submitter TEXT,"
-	" attempt INTEGER NOT NULL DEFAULT 1,"
-	" retries_left INTEGER NOT NULL DEFAULT 0,"
-	" recovered INTEGER NOT NULL DEFAULT 0,"
-	" results_pass INTEGER NOT NULL DEFAULT 0,"
-	" results_fail INTEGER NOT NULL DEFAULT 0,"
-	" results_skip INTEGER NOT NULL DEFAULT 0,"
-	" results_unknown INTEGER NOT NULL DEFAULT 0);"
-	"CREATE INDEX jobs_queue ON jobs (state, priority DESC, id);"
-	"CREATE INDEX jobs_device ON jobs (device, id);"
-	"CREATE TABLE devices ("
-	" name TEXT PRIMARY KEY,"
-	" state TEXT NOT NULL,"
-	" reason TEXT, holder TEXT,"
-	" hold_until INTEGER NOT NULL DEFAULT 0,"
-	" job_id INTEGER,"
-	" changed INTEGER NOT NULL DEFAULT 0);"
-	"CREATE TABLE results ("
-	" id INTEGER PRIMARY KEY,"
-	" job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,"
-	" suite TEXT, name TEXT,"
-	" result TEXT NOT NULL,"
-	" measurement REAL, units TEXT,"
-	" log_start INTEGER NOT NULL DEFAULT 0,"
-	" log_end INTEGER NOT NULL DEFAULT 0,"
-	" extra TEXT,"
-	" created INTEGER NOT NULL DEFAULT 0);"
-	"CREATE INDEX results_job ON results (job_id, id);"
-	"CREATE TABLE events ("
-	" id INTEGER PRIMARY KEY,"
-	" job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,"
-	" seq INTEGER NOT NULL,"
-	" ts INTEGER NOT NULL,"
-	" kind TEXT NOT NULL,"
-	" data TEXT,"
-	" UNIQUE (job_id, seq));",
-	/* 2: the error text of the previous attempt of a requeued job */
-	"ALTER TABLE jobs ADD COLUMN last_error TEXT;",
-	/* 3: developers' reservations, queued with the jobs; session boot jobs */
-	"CREATE TABLE reservations ("
-	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	" holder TEXT NOT NULL, board TEXT, device_type TEXT NOT NULL, tags TEXT,"
-	" priority INTEGER NOT NULL DEFAULT 50,"
-	" duration INTEGER NOT NULL,"
-	" submitted INTEGER NOT NULL DEFAULT 0,"
-	" state TEXT NOT NULL DEFAULT 'waiting',"
-	" device TEXT,"
-	" started INTEGER NOT NULL DEFAULT 0,"
-	" until INTEGER NOT NULL DEFAULT 0,"
-	" ended INTEGER NOT NULL DEFAULT 0,"
-	" end_reason TEXT);"
-	"CREATE INDEX reservations_queue ON reservations (state, priority DESC, id);"
-	"ALTER TABLE jobs ADD COLUMN session INTEGER NOT NULL DEFAULT 0;",
+static const struct store_driver *const store_drivers[] = {
+	&store_sqlite_driver,
 };
 
-static const struct store_sql store_sql[] = {
-	{ STMT_BEGIN, "BEGIN IMMEDIATE" },
-	{ STMT_COMMIT, "COMMIT" },
-	{ STMT_ROLLBACK, "ROLLBACK" },
-	{ STMT_SAVEPOINT, "SAVEPOINT store_call" },
-	{ STMT_RELEASE, "RELEASE store_call" },
-	{ STMT_ROLLBACK_TO, "ROLLBACK TO store_call" },
-	{ 0, NULL },
+/* ---- records ---- */
+
+void job_record_release(struct job_record *rec)
+{
+	if (!rec)
+		return;
+	free(rec->name);
+	free(rec->device_type);
+	free(rec->tags);
+	free(rec->error_msg);
+	free(rec->device);
+	free(rec->definition);
+	free(rec->format);
+	free(rec->filename);
+	free(rec->submitter);
+	free(rec->last_error);
+	memset(rec, 0, sizeof(*rec));
+}
+
+void device_record_release(struct device_record *rec)
+{
+	if (!rec)
+		return;
+	free(rec->name);
+	free(rec->reason);
+	free(rec->holder);
+	memset(rec, 0, sizeof(*rec));
+}
+
+void result_record_release(struct result_record *rec)
+{
+	if (!rec)
+		return;
+	free(rec->suite);
+	free(rec->name);
+	free(rec->result);
+	free(rec->units);
+	free(rec->extra);
+	memset(rec, 0, sizeof(*rec));
+}
+
+void event_record_release(struct event_record *rec)
+{
+	if (!rec)
+		return;
+	free(rec->kind);
+	free(rec->data);
+	memset(rec, 0, sizeof(*rec));
+}
+
+void reservation_record_release(struct reservation_record *rec)
+{
+	if (!rec)
+		return;
+	free(rec->holder);
+	free(rec->board);
+	free(rec->device_type);
+	free(rec->tags);
+	free(rec->device);
+	free(rec->end_reason);
+	memset(rec, 0, sizeof(*rec));
+}
+
+static const char *const reservation_states[] = {
+	[RESERVATION_WAITING] = "waiting",
+	[RESERVATION_ACTIVE] = "active",
+	[RESERVATION_ENDED] = "ended",
 };
 
-static const struct store_sql *const store_sql_tables[] = {
-	store_sql, store_jobs_sql, store_devices_sql, store_results_sql, store_events_sql,
-	store_reservations_sql,
-};
-
-int store_error(struct store *st, const char *op)
+const char *reservation_state_name(enum reservation_state s)
 {
-	int code = sqlite3_extended_errcode(st->db);
-
-	if (code == SQLITE_NOMEM)
-		return -ENOMEM;
-	if (code == SQLITE_CONSTRAINT_FOREIGNKEY)
-		return -ENOENT;
-	log_error("cannot %s in '%s': %s", op, st->path, sqlite3_errmsg(st->db));
-	return -EIO;
+	return (unsigned)s <= RESERVATION_ENDED ? reservation_states[s] : "unknown";
 }
 
-void store_reset(sqlite3_stmt *s)
+int reservation_state_from_name(const char *name, enum reservation_state *ret)
 {
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-}
+	unsigned i;
 
-int store_fail(struct store *st, sqlite3_stmt *s, const char *op)
-{
-	int r = store_error(st, op);
-
-	store_reset(s);
-	return r;
-}
-
-int store_run(struct store *st, sqlite3_stmt *s, const char *op)
-{
-	if (sqlite3_step(s) != SQLITE_DONE)
-		return store_fail(st, s, op);
-	store_reset(s);
-	return 0;
-}
-
-int store_row(struct store *st, sqlite3_stmt *s, const char *op)
-{
-	int rc = sqlite3_step(s);
-
-	if (rc == SQLITE_ROW)
-		return 0;
-	if (rc == SQLITE_DONE) {
-		store_reset(s);
-		return -ENOENT;
-	}
-	return store_fail(st, s, op);
-}
-
-int store_update(struct store *st, sqlite3_stmt *s, const char *op)
-{
-	int r = store_run(st, s, op);
-
-	if (r < 0)
-		return r;
-	return sqlite3_changes(st->db) ? 0 : -ENOENT;
-}
-
-int store_savepoint_begin(struct store *st)
-{
-	return store_run(st, st->stmt[STMT_SAVEPOINT], "start a savepoint");
-}
-
-int store_savepoint_end(struct store *st, int r)
-{
-	int r2;
-
-	if (r < 0)
-		store_run(st, st->stmt[STMT_ROLLBACK_TO], "roll back a savepoint");
-	r2 = store_run(st, st->stmt[STMT_RELEASE], "release a savepoint");
-	return r < 0 ? r : r2;
-}
-
-int store_read_texts(sqlite3_stmt *s, void *rec, const struct store_text *t, size_t n)
-{
-	const unsigned char *text;
-	char **field;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		field = (char **)((char *)rec + t[i].offset);
-		if (sqlite3_column_type(s, t[i].col) == SQLITE_NULL) {
-			*field = NULL;
-			continue;
+	for (i = 0; name && i <= RESERVATION_ENDED; i++) {
+		if (!strcmp(name, reservation_states[i])) {
+			*ret = (enum reservation_state)i;
+			return 0;
 		}
-		text = sqlite3_column_text(s, t[i].col);
-		*field = text ? strdup((const char *)text) : NULL;
-		if (!*field)
-			return -ENOMEM;
 	}
-	return 0;
+	return -EINVAL;
 }
 
-void store_free_texts(void *rec, const struct store_text *t, size_t n)
+/* ---- rows ---- */
+
+static void job_release(void *rec)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(*(char **)((char *)rec + t[i].offset));
+	job_record_release(rec);
 }
 
-int store_bad_value(struct store *st, const char *what, const char *value)
+static void device_release(void *rec)
 {
-	log_error("invalid %s '%s' in '%s'", what, value ? value : "(null)", st->path);
-	return -EIO;
+	device_record_release(rec);
 }
 
-static int rows_grow(struct store_rows *rows)
+static void result_release(void *rec)
+{
+	result_record_release(rec);
+}
+
+static void event_release(void *rec)
+{
+	event_record_release(rec);
+}
+
+static void reservation_release(void *rec)
+{
+	reservation_record_release(rec);
+}
+
+const struct store_row_type store_job_rows = { sizeof(struct job_record), job_release };
+const struct store_row_type store_device_rows = { sizeof(struct device_record), device_release };
+const struct store_row_type store_result_rows = { sizeof(struct result_record), result_release };
+const struct store_row_type store_event_rows = { sizeof(struct event_record), event_release };
+const struct store_row_type store_reservation_rows = {
+	sizeof(struct reservation_record), reservation_release
+};
+
+void *store_rows_add(struct store_rows *rows)
 {
 	size_t alloc = rows->alloc ? rows->alloc * 2 : STORE_ROWS_MIN;
 	char *v;
 
-	if (rows->n < rows->alloc)
-		return 0;
-	v = reallocarray(rows->v, alloc, rows->type->size);
-	if (!v)
-		return -ENOMEM;
-	rows->v = v;
-	rows->alloc = alloc;
-	return 0;
-}
-
-int store_rows_read(struct store *st, sqlite3_stmt *s, const char *op, struct store_rows *rows)
-{
-	int rc, r = 0;
-
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		r = rows_grow(rows);
-		if (r < 0)
-			break;
-		memset(store_rows_at(rows, rows->n), 0, rows->type->size);
-		r = rows->type->read(st, s, store_rows_at(rows, rows->n));
-		rows->n++;	/* a half-read record is released with the others */
-		if (r < 0)
-			break;
+	if (rows->n == rows->alloc) {
+		v = reallocarray(rows->v, alloc, rows->type->size);
+		if (!v)
+			return NULL;
+		rows->v = v;
+		rows->alloc = alloc;
 	}
-	if (!r && rc != SQLITE_DONE)
-		r = store_error(st, op);
-	store_reset(s);
-	if (r < 0)
-		store_rows_release(rows);
-	return r;
+	v = store_rows_at(rows, rows->n++);
+	memset(v, 0, rows->type->size);
+	return v;
 }
 
 void *store_rows_at(const struct store_rows *rows, size_t i)
@@ -264,189 +174,98 @@ void store_rows_release(struct store_rows *rows)
 	rows->alloc = 0;
 }
 
-/* Run @sql, which returns no rows, outside the prepared set (open and migrations only). */
-static int store_exec(struct store *st, const char *sql, const char *op)
+/*
+ * The callbacks of a listing, on the rows its op returned (@r: the op's
+ * result); then the rows are released.  One loop per record type, since the
+ * callbacks are typed.
+ */
+#define STORE_EACH(rows, r, cb, ud)                                    \
+	do {                                                           \
+		for (size_t i_ = 0; (r) >= 0 && i_ < (rows)->n; i_++) \
+			(r) = (cb)(store_rows_at((rows), i_), (ud));   \
+		store_rows_release(rows);                              \
+	} while (0)
+
+/* ---- drivers ---- */
+
+static const struct store_driver *find_driver(const char *name)
 {
-	if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return store_error(st, op);
-	return 0;
-}
-
-/* WAL: readers never block the writer and a SIGKILL loses nothing committed. */
-static int store_set_wal(struct store *st)
-{
-	sqlite3_stmt *s;
-	const char *mode;
-	int r = 0;
-
-	if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &s, NULL) != SQLITE_OK)
-		return store_error(st, "set the journal mode");
-	if (sqlite3_step(s) != SQLITE_ROW) {
-		r = store_error(st, "set the journal mode");
-	} else {
-		mode = (const char *)sqlite3_column_text(s, 0);
-		if (!mode || strcmp(mode, "wal"))
-			log_warning("database '%s' is not in WAL mode but '%s'", st->path,
-				    mode ? mode : "unknown");
-	}
-	sqlite3_finalize(s);
-	return r;
-}
-
-static int store_schema_version(struct store *st, int *ret)
-{
-	sqlite3_stmt *s;
-	int r = 0;
-
-	if (sqlite3_prepare_v2(st->db, "SELECT COALESCE(MAX(version), 0) FROM schema_version",
-			       -1, &s, NULL) != SQLITE_OK)
-		return store_error(st, "read the schema version");
-	if (sqlite3_step(s) == SQLITE_ROW)
-		*ret = sqlite3_column_int(s, 0);
-	else
-		r = store_error(st, "read the schema version");
-	sqlite3_finalize(s);
-	return r;
-}
-
-/* Apply migrations[from] and record the new version, inside the caller's transaction. */
-static int store_migrate_one(struct store *st, int from)
-{
-	struct timespec now;
-	char sql[128];
-	int r;
-
-	r = store_exec(st, migrations[from], "migrate the schema");
-	if (r < 0)
-		return r;
-	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(sql, sizeof(sql), "INSERT INTO schema_version (version, applied) VALUES (%d, %lld)",
-		 from + 1, (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000);
-	return store_exec(st, sql, "record the schema version");
-}
-
-/* Bring the schema to the newest version, all in one transaction. */
-static int store_migrate(struct store *st)
-{
-	const int latest = (int)ARRAY_SIZE(migrations);
-	int version = 0, v, r;
-
-	r = store_exec(st, "BEGIN IMMEDIATE", "start the schema migration");
-	if (r < 0)
-		return r;
-	r = store_exec(st, "CREATE TABLE IF NOT EXISTS schema_version"
-			   " (version INTEGER PRIMARY KEY, applied INTEGER NOT NULL)",
-		       "create the schema_version table");
-	if (!r)
-		r = store_schema_version(st, &version);
-	if (!r && version > latest) {
-		log_error("database '%s' has schema version %d, newer than this labd's %d",
-			  st->path, version, latest);
-		r = -EIO;
-	}
-	for (v = version; !r && v < latest; v++)
-		r = store_migrate_one(st, v);
-	if (!r)
-		r = store_exec(st, "COMMIT", "commit the schema migration");
-	if (r < 0) {
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		return r;
-	}
-	if (version && version < latest)
-		log_info("migrated database '%s' from schema version %d to %d", st->path, version,
-			 latest);
-	return 0;
-}
-
-static int store_prepare(struct store *st)
-{
-	const struct store_sql *q;
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(store_sql_tables); i++) {
-		for (q = store_sql_tables[i]; q->sql; q++) {
-			if (sqlite3_prepare_v3(st->db, q->sql, -1, SQLITE_PREPARE_PERSISTENT,
-					       &st->stmt[q->id], NULL) != SQLITE_OK)
-				return store_error(st, "prepare a statement");
-		}
-	}
-	for (i = 0; i < STMT__COUNT; i++) {
-		if (!st->stmt[i]) {
-			log_error("store statement %zu has no SQL", i);
-			return -EIO;
-		}
-	}
-	return 0;
+	for (i = 0; i < ARRAY_SIZE(store_drivers); i++)
+		if (!strcmp(store_drivers[i]->name, name))
+			return store_drivers[i];
+	return NULL;
 }
 
-static int store_configure(struct store *st)
+static int unknown_driver(const config_setting_t *s, const char *name, struct diag *diag)
 {
+	struct strbuf known = STRBUF_INIT;
+	size_t i;
 	int r;
 
-	sqlite3_extended_result_codes(st->db, 1);
-	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
-	r = store_set_wal(st);
-	if (r < 0)
-		return r;
-	/* NORMAL under WAL: a crash of labd loses nothing; a power cut, the last commits */
-	r = store_exec(st, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
-		       "set the pragmas");
-	if (r < 0)
-		return r;
-	r = store_migrate(st);
-	if (r < 0)
-		return r;
-	return store_prepare(st);
+	for (i = 0; i < ARRAY_SIZE(store_drivers); i++)
+		strbuf_addf(&known, "%s%s", i ? ", " : "", store_drivers[i]->name);
+	r = diag_add(diag, cfg_file(s), cfg_line(s), "unknown store driver '%s' (known: %s)", name,
+		     known.buf ? known.buf : "");
+	strbuf_release(&known);
+	return r;
 }
 
-int store_open(const char *path, struct store **ret)
+/* The driver @settings names, its keys and their values checked. */
+static int pick_driver(const config_setting_t *settings, const struct store_driver **ret,
+		       struct diag *diag)
 {
-	struct store *st;
-	int rc, r;
+	const char *keys[STORE_MAX_KEYS] = { "driver" }, *name = STORE_DEFAULT_DRIVER;
+	const struct store_driver *drv;
+	size_t n = 1;
+	int r;
 
-	st = calloc(1, sizeof(*st));
-	if (!st)
-		return -ENOMEM;
-	st->path = strdup(path);
-	if (!st->path) {
-		r = -ENOMEM;
-		goto err_close;
-	}
-	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-	if (rc != SQLITE_OK) {
-		if (!st->db || rc == SQLITE_NOMEM) {
-			r = -ENOMEM;
-			goto err_close;
-		}
-		log_error("cannot open database '%s': %s", path, sqlite3_errmsg(st->db));
-		r = -EIO;
-		goto err_close;
-	}
-	r = store_configure(st);
+	if (settings && !config_setting_is_group(settings))
+		return diag_add(diag, cfg_file(settings), cfg_line(settings),
+				"'store' must be a group, not %s", cfg_type_name(settings));
+	if (settings && cfg_get_string(settings, "driver", false, &name, diag) == -EINVAL)
+		return -EINVAL;
+	drv = find_driver(name);
+	if (!drv)
+		return unknown_driver(config_setting_get_member(settings, "driver"), name, diag);
+	for (const char *const *k = drv->keys; k && *k && n < STORE_MAX_KEYS - 1; k++)
+		keys[n++] = *k;
+	r = settings ? cfg_check_keys(settings, keys, diag) : 0;
+	if (!r && drv->check)
+		r = drv->check(settings, diag);
 	if (r < 0)
-		goto err_close;
-	*ret = st;
+		return r;
+	*ret = drv;
 	return 0;
+}
 
-err_close:
-	store_close(st);
-	return r;
+int store_check(const config_setting_t *settings, struct diag *diag)
+{
+	const struct store_driver *drv;
+
+	return pick_driver(settings, &drv, diag);
+}
+
+int store_open(const struct store_params *p, struct store **ret, struct diag *diag)
+{
+	const struct store_driver *drv;
+	int r = pick_driver(p->settings, &drv, diag);
+
+	if (r < 0)
+		return r;
+	return drv->open(p, ret, diag);
 }
 
 struct store *store_close(struct store *st)
 {
-	size_t i;
-
 	if (!st)
 		return NULL;
-	if (st->db && !sqlite3_get_autocommit(st->db) && st->depth)
-		store_exec(st, "COMMIT", "commit on close");
-	for (i = 0; i < STMT__COUNT; i++)
-		sqlite3_finalize(st->stmt[i]);
-	if (st->db && sqlite3_close(st->db) != SQLITE_OK)
-		log_error("cannot close '%s': %s", st->path, sqlite3_errmsg(st->db));
-	free(st->path);
-	free(st);
+	if (st->depth) {
+		st->depth = 0;
+		st->ops->commit(st);
+	}
+	st->ops->close(st);
 	return NULL;
 }
 
@@ -456,7 +275,7 @@ int store_begin(struct store *st)
 
 	if (st->depth++)
 		return 0;
-	r = store_run(st, st->stmt[STMT_BEGIN], "begin a transaction");
+	r = st->ops->begin(st);
 	if (r < 0)
 		st->depth = 0;
 	return r;
@@ -464,14 +283,223 @@ int store_begin(struct store *st)
 
 int store_commit(struct store *st)
 {
-	int r;
-
 	if (!st->depth)
 		return -EINVAL;
 	if (--st->depth)
 		return 0;
-	r = store_run(st, st->stmt[STMT_COMMIT], "commit a transaction");
-	if (r < 0 && !sqlite3_get_autocommit(st->db))
-		store_run(st, st->stmt[STMT_ROLLBACK], "roll back a transaction");
-	return r;
+	return st->ops->commit(st);
+}
+
+/* ---- jobs ---- */
+
+static bool job_enums_valid(const struct job_record *rec)
+{
+	return (unsigned)rec->state <= JOB_STATE_FINISHED &&
+	       (unsigned)rec->health <= JOB_HEALTH_CANCELED &&
+	       (unsigned)rec->error_type <= ERROR_BUG;
+}
+
+int store_job_insert(struct store *st, struct job_record *rec)
+{
+	if (!job_enums_valid(rec))
+		return -EINVAL;
+	return st->ops->job_insert(st, rec);
+}
+
+int store_job_get(struct store *st, int64_t id, struct job_record *ret)
+{
+	return st->ops->job_get(st, id, ret);
+}
+
+int store_job_list(struct store *st, const struct job_filter *f,
+		   int (*cb)(const struct job_record *rec, void *ud), void *ud)
+{
+	static const struct job_filter all = { .state = -1 };
+	struct store_rows rows = { .type = &store_job_rows };
+	int r;
+
+	if (!f)
+		f = &all;
+	if (f->state >= 0 && (unsigned)f->state > JOB_STATE_FINISHED)
+		return -EINVAL;
+	r = st->ops->job_list(st, f, &rows);
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
+int store_job_queued(struct store *st, int (*cb)(const struct job_record *rec, void *ud),
+		     void *ud)
+{
+	struct store_rows rows = { .type = &store_job_rows };
+	int r = st->ops->job_queued(st, &rows);
+
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
+int store_job_running(struct store *st, int (*cb)(const struct job_record *rec, void *ud),
+		      void *ud)
+{
+	struct store_rows rows = { .type = &store_job_rows };
+	int r = st->ops->job_running(st, &rows);
+
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
+int store_job_start(struct store *st, int64_t id, const char *device, uint64_t when)
+{
+	return st->ops->job_start(st, id, device, when);
+}
+
+int store_job_set_state(struct store *st, int64_t id, enum job_state state)
+{
+	if ((unsigned)state > JOB_STATE_FINISHED)
+		return -EINVAL;
+	return st->ops->job_set_state(st, id, state);
+}
+
+int store_job_finish(struct store *st, int64_t id, enum job_health health,
+		     enum error_type type, const char *msg, uint64_t when)
+{
+	if ((unsigned)health > JOB_HEALTH_CANCELED || (unsigned)type > ERROR_BUG)
+		return -EINVAL;
+	return st->ops->job_finish(st, id, health, type, msg, when);
+}
+
+int store_job_requeue(struct store *st, int64_t id, bool recovered, const char *why)
+{
+	return st->ops->job_requeue(st, id, recovered, why);
+}
+
+int store_job_count(struct store *st, enum job_state state, int64_t *ret)
+{
+	if ((unsigned)state > JOB_STATE_FINISHED)
+		return -EINVAL;
+	return st->ops->job_count(st, state, ret);
+}
+
+/* ---- devices ---- */
+
+int store_device_get(struct store *st, const char *name, struct device_record *ret)
+{
+	if (!name)
+		return -EINVAL;
+	return st->ops->device_get(st, name, ret);
+}
+
+int store_device_put(struct store *st, const struct device_record *rec)
+{
+	if (!rec->name || (unsigned)rec->state > DEVICE_STATE_BAD)
+		return -EINVAL;
+	return st->ops->device_put(st, rec);
+}
+
+int store_device_list(struct store *st, int (*cb)(const struct device_record *rec, void *ud),
+		      void *ud)
+{
+	struct store_rows rows = { .type = &store_device_rows };
+	int r = st->ops->device_list(st, &rows);
+
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
+/* ---- results ---- */
+
+int store_result_add(struct store *st, struct result_record *rec)
+{
+	if (!rec->result)
+		return -EINVAL;
+	return st->ops->result_add(st, rec);
+}
+
+int store_result_list(struct store *st, int64_t job_id,
+		      int (*cb)(const struct result_record *rec, void *ud), void *ud)
+{
+	struct store_rows rows = { .type = &store_result_rows };
+	int r = st->ops->result_list(st, job_id, &rows);
+
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
+/* ---- events ---- */
+
+int store_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
+		    const char *data, int64_t *ret_seq)
+{
+	if (!kind)
+		return -EINVAL;
+	return st->ops->event_add(st, job_id, ts, kind, data, ret_seq);
+}
+
+int store_event_list(struct store *st, int64_t job_id, int64_t after,
+		     int (*cb)(const struct event_record *rec, void *ud), void *ud)
+{
+	struct store_rows rows = { .type = &store_event_rows };
+	int r = st->ops->event_list(st, job_id, after, &rows);
+
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
+/* ---- reservations ---- */
+
+int store_reservation_insert(struct store *st, struct reservation_record *rec)
+{
+	if (!rec->holder || !rec->device_type)
+		return -EINVAL;
+	return st->ops->reservation_insert(st, rec);
+}
+
+int store_reservation_get(struct store *st, int64_t id, struct reservation_record *ret)
+{
+	return st->ops->reservation_get(st, id, ret);
+}
+
+int store_reservation_waiting(struct store *st,
+			      int (*cb)(const struct reservation_record *rec, void *ud), void *ud)
+{
+	struct store_rows rows = { .type = &store_reservation_rows };
+	int r = st->ops->reservation_waiting(st, &rows);
+
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
+int store_reservation_active(struct store *st,
+			     int (*cb)(const struct reservation_record *rec, void *ud), void *ud)
+{
+	struct store_rows rows = { .type = &store_reservation_rows };
+	int r = st->ops->reservation_active(st, &rows);
+
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
+int store_reservation_recent(struct store *st, unsigned limit,
+			     int (*cb)(const struct reservation_record *rec, void *ud), void *ud)
+{
+	struct store_rows rows = { .type = &store_reservation_rows };
+	int r = st->ops->reservation_recent(st, limit, &rows);
+
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
+int store_reservation_activate(struct store *st, int64_t id, const char *device,
+			       uint64_t started, uint64_t until)
+{
+	return st->ops->reservation_activate(st, id, device, started, until);
+}
+
+int store_reservation_renew(struct store *st, int64_t id, uint64_t until)
+{
+	return st->ops->reservation_renew(st, id, until);
+}
+
+int store_reservation_end(struct store *st, int64_t id, uint64_t when, const char *reason)
+{
+	return st->ops->reservation_end(st, id, when, reason);
 }

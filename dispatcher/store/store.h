@@ -1,30 +1,62 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * store.h -- labd's persistent state in SQLite
+ * store.h -- labd's persistent state, behind one interface
  *
- * One database file (<state_dir>/labd.db, WAL mode, foreign keys on) holds
- * the queue and every job, the board states, the results and the job events.
- * Console logs are not here: they are append-only files (joblog.h).
+ * store/ owns everything labd keeps across restarts except the console logs
+ * (append-only files, journal/joblog.h): the queue and every job, the board
+ * states, the results, the job events and the reservations.  This header is
+ * the interface every caller uses (the scheduler, the runner, the API, the
+ * sessions, the backends); store_internal.h is what implementations provide
+ * (struct store_ops, like the power drivers' ops tables); sqlite*.c is the
+ * SQLite implementation, the default and, for now, the only one.  Only
+ * those files include sqlite3.h.
  *
- * Only store*.c touch SQLite.  The schema is versioned (table schema_version)
- * and migrated in order at open.  Every statement is prepared once at open.
+ * Opening: labd.conf's `store` group names the driver, `store = { driver =
+ * "sqlite"; };`, the default when the group is absent.  An unknown driver or
+ * key is a "FILE:LINE: cause" error, at start and in `labd check-config`.
+ * SQLite keeps one file, <state_dir>/labd.db (WAL mode, foreign keys on),
+ * versioned and migrated in order at open; every statement is prepared once.
+ *
  * Calls are synchronous but short (an indexed row); labd calls them from the
- * loop.  Timestamps are CLOCK_REALTIME microseconds.
+ * loop.  Timestamps are CLOCK_REALTIME microseconds.  Errors: negative errno
+ * (-EINVAL for an argument out of range, checked the same for every
+ * implementation in store.c; -ENOENT for a missing row, or for a job_id
+ * naming no job; -EIO for a failure of the database, logged once with its
+ * message; -ENOMEM).
  *
- * Records returned by the store are owned by the caller and released with
- * the matching *_release() function.  Errors: negative errno (-ENOENT for a
- * missing row, or for a job_id naming no job; -EIO for an SQLite failure,
- * logged once with its message; -ENOMEM).
+ * Ownership: records and strings passed in are borrowed for the duration of
+ * the call (an implementation copies what it keeps).  Records returned are
+ * the caller's, released with the matching *_release() function.  Records
+ * passed to a listing's callback are borrowed for that callback only.
  *
  * Listing functions read every matching row before the first callback, so
  * a callback may call the store, even the same function (the scheduler
  * starts jobs from inside store_job_queued()).  A callback returning < 0
  * stops the listing, and the listing returns that value.
  *
- * Durability: WAL with synchronous=NORMAL, so a SIGKILL of labd loses no
- * committed write (a power cut may lose the last few).  A database written
- * by an older labd is migrated at open; a file that is not a database, or
- * one from a newer labd, gives -EIO.
+ * Durability (SQLite): WAL with synchronous=NORMAL, so a SIGKILL of labd
+ * loses no committed write (a power cut may lose the last few).  A database
+ * written by an older labd is migrated at open; a file that is not a
+ * database, or one from a newer labd, gives -EIO.
+ *
+ * Towards an asynchronous implementation (PostgreSQL through libpq's
+ * non-blocking API, where no call may wait on the network inside a loop
+ * callback), which this interface is shaped for but does not have yet:
+ *  - store_params.loop is where such a driver registers its connection's
+ *    socket and timers; SQLite ignores it;
+ *  - the ownership rules above already let an operation finish after the
+ *    call returned: inputs are copied, outputs are the caller's, and a
+ *    listing hands its rows over as one array (store_internal.h) before the
+ *    first callback runs, so rows could as well arrive later;
+ *  - what it needs on top is a completion for each operation that callers
+ *    inside loop callbacks wait for (e.g. a "done" callback and user data
+ *    next to today's arguments, the synchronous functions below staying as
+ *    they are for SQLite), and a claim operation for the scheduler (the
+ *    first waiting job or reservation a freed board may take, found through
+ *    an index, `SELECT ... FOR UPDATE SKIP LOCKED` in one transaction) that
+ *    replaces loading the whole queue with store_job_queued() and
+ *    store_reservation_waiting().  Both are new entries in struct
+ *    store_ops; the existing ones keep their meaning.
  */
 #ifndef LABD_STORE_H
 #define LABD_STORE_H
@@ -33,9 +65,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libconfig.h>
+
 #include "core/jobstate.h"
 
+struct diag;
+struct loop;
 struct store;
+
+#define STORE_DEFAULT_DRIVER "sqlite"
+#define STORE_SQLITE_FILE "labd.db"	/* in the state directory */
 
 /** A job as the queue and the API know it. */
 struct job_record {
@@ -134,13 +173,33 @@ struct job_filter {
 	unsigned limit;		/* 0 = 100 */
 };
 
-/** store_open() - open or create the database at @path and migrate it. */
-int store_open(const char *path, struct store **ret);
+/** How to open a store. */
+struct store_params {
+	const config_setting_t *settings;	/* labd.conf's `store` group, or NULL */
+	const char *state_dir;	/* labd's state directory (SQLite: STORE_SQLITE_FILE there) */
+	struct loop *loop;	/* for asynchronous implementations; SQLite does not use it */
+};
 
-/** store_close() - close; accepts NULL; returns NULL. */
+/**
+ * store_check() - `labd check-config`: whether the `store` group @settings
+ * (NULL: absent) names a known driver and only keys it knows.  Returns 0 or
+ * -EINVAL (problems in @diag).
+ */
+int store_check(const config_setting_t *settings, struct diag *diag);
+
+/**
+ * store_open() - open the store of the driver @p->settings names (SQLite by
+ * default), creating and migrating it as needed
+ *
+ * Returns 0; -EINVAL when the settings are wrong (problems in @diag); or the
+ * driver's error opening it (-EIO, logged; -ENOMEM ...).
+ */
+int store_open(const struct store_params *p, struct store **ret, struct diag *diag);
+
+/** store_close() - close, committing a transaction still open; accepts NULL; returns NULL. */
 struct store *store_close(struct store *st);
 
-/* ---- jobs (store_jobs.c) ---- */
+/* ---- jobs ---- */
 
 /**
  * store_job_insert() - add a job; fills rec->id.
@@ -198,7 +257,7 @@ int store_job_count(struct store *st, enum job_state state, int64_t *ret);
 /** job_record_release() - free @rec's strings and zero it; accepts NULL. */
 void job_record_release(struct job_record *rec);
 
-/* ---- devices (store_devices.c) ---- */
+/* ---- devices ---- */
 
 /** store_device_get() - -ENOENT if the board was never seen. */
 int store_device_get(struct store *st, const char *name, struct device_record *ret);
@@ -213,7 +272,7 @@ int store_device_list(struct store *st, int (*cb)(const struct device_record *re
 /** device_record_release() - free @rec's strings and zero it; accepts NULL. */
 void device_record_release(struct device_record *rec);
 
-/* ---- results (store_results.c) ---- */
+/* ---- results ---- */
 
 /** store_result_add() - append a result; fills rec->id. */
 int store_result_add(struct store *st, struct result_record *rec);
@@ -225,7 +284,7 @@ int store_result_list(struct store *st, int64_t job_id,
 /** result_record_release() - free @rec's strings and zero it; accepts NULL. */
 void result_record_release(struct result_record *rec);
 
-/* ---- events (store_events.c) ---- */
+/* ---- events ---- */
 
 /** store_event_add() - append an event; returns its per-job sequence number in *ret_seq. */
 int store_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
@@ -238,7 +297,7 @@ int store_event_list(struct store *st, int64_t job_id, int64_t after,
 /** event_record_release() - free @rec's strings and zero it; accepts NULL. */
 void event_record_release(struct event_record *rec);
 
-/* ---- reservations (store_reservations.c) ---- */
+/* ---- reservations ---- */
 
 /** store_reservation_insert() - add a waiting reservation; fills rec->id. */
 int store_reservation_insert(struct store *st, struct reservation_record *rec);
@@ -273,6 +332,9 @@ void reservation_record_release(struct reservation_record *rec);
 
 /** reservation_state_name() - "waiting", "active", "ended". */
 const char *reservation_state_name(enum reservation_state s);
+
+/** reservation_state_from_name() - the inverse; -EINVAL for an unknown name. */
+int reservation_state_from_name(const char *name, enum reservation_state *ret);
 
 /**
  * store_begin() / store_commit() - group several writes in one transaction.

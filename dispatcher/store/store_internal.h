@@ -1,29 +1,37 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * store_internal.h -- struct store and the helpers shared by store*.c only
+ * store_internal.h -- what a store implementation provides, and what store.c
+ * gives it; only store/ includes this file
  *
- * Nothing outside dispatcher/store/store*.c includes this file: it is the only
- * place that names SQLite.  store.c opens the database, migrates the schema
- * and prepares every statement listed in enum store_stmt; each store_<table>.c
- * supplies the SQL of its own statements (store_<table>_sql[]) and reads its
- * own rows.
+ * An implementation is a struct store_driver listed in store.c: the name
+ * labd.conf gives it (`store = { driver = "sqlite"; };`), the keys of its
+ * `store` group, and an open function that returns a struct store whose ops
+ * table does the work.  It embeds struct store first in its own struct.
+ * Adding one (PostgreSQL next to SQLite) is a new file with its driver and
+ * ops, and one line in store.c's driver table: no caller changes.
  *
- * Statement protocol, per call:
- *   1. take st->stmt[STMT_...] (always reset, no bindings),
- *   2. bind the parameters (text with SQLITE_STATIC: the caller's strings),
- *   3. run it with store_run(), store_update() or store_rows_read(), which
- *      step it, reset it and clear its bindings, also on failure; when a bind
- *      fails, call store_fail() instead.
- * A statement is thus never left half-stepped (that would hold a read
- * snapshot open and stall WAL checkpoints) nor pointing at freed strings.
+ * store.c stands between the callers and the ops, the same for every
+ * implementation:
+ *  - it checks the arguments store.h documents (-EINVAL for an enum out of
+ *    range or a required string missing), so ops see valid arguments only;
+ *  - transactions nest there: ->begin and ->commit are called for the
+ *    outermost store_begin()/store_commit() pair only, and store_close()
+ *    commits one still open before ->close;
+ *  - listings: a listing op fills a struct store_rows with every matching
+ *    row, in order, and store.c then runs the caller's callback on each.
+ *    So "every row is read before the first callback" holds for every
+ *    implementation, and an asynchronous one may hand its rows over later.
+ *
+ * Op contract: 0 or a negative errno as store.h says; inputs are borrowed
+ * for the call; a record filled for the caller (->job_get ...) is written
+ * only on success; a listing leaves @rows empty when it fails.
  */
 #ifndef LABD_STORE_INTERNAL_H
 #define LABD_STORE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <sqlite3.h>
 
 #include "store/store.h"
 
@@ -31,145 +39,30 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
-enum store_stmt {
-	/* store.c */
-	STMT_BEGIN,
-	STMT_COMMIT,
-	STMT_ROLLBACK,
-	STMT_SAVEPOINT,
-	STMT_RELEASE,
-	STMT_ROLLBACK_TO,
-	/* store_jobs.c */
-	STMT_JOB_INSERT,
-	STMT_JOB_GET,
-	STMT_JOB_LIST,
-	STMT_JOB_QUEUED,
-	STMT_JOB_RUNNING,
-	STMT_JOB_START,
-	STMT_JOB_SET_STATE,
-	STMT_JOB_FINISH,
-	STMT_JOB_REQUEUE,
-	STMT_JOB_COUNT,
-	/* store_devices.c */
-	STMT_DEVICE_GET,
-	STMT_DEVICE_PUT,
-	STMT_DEVICE_LIST,
-	/* store_results.c */
-	STMT_RESULT_ADD,
-	STMT_RESULT_LIST,
-	STMT_RESULT_DROP_JOB,
-	/* store_events.c */
-	STMT_EVENT_ADD,
-	STMT_EVENT_SEQ,
-	STMT_EVENT_LIST,
-	/* store_reservations.c */
-	STMT_RESERVATION_INSERT,
-	STMT_RESERVATION_GET,
-	STMT_RESERVATION_WAITING,
-	STMT_RESERVATION_ACTIVE,
-	STMT_RESERVATION_RECENT,
-	STMT_RESERVATION_ACTIVATE,
-	STMT_RESERVATION_RENEW,
-	STMT_RESERVATION_END,
-	STMT__COUNT
-};
+/* ---- rows of a listing ---- */
 
-/* The SQL text of one prepared statement. */
-struct store_sql {
-	enum store_stmt id;
-	const char *sql;
-};
-
-/* Terminated by an entry with a NULL sql. */
-extern const struct store_sql store_jobs_sql[];
-extern const struct store_sql store_devices_sql[];
-extern const struct store_sql store_results_sql[];
-extern const struct store_sql store_events_sql[];
-extern const struct store_sql store_reservations_sql[];
-
-struct store {
-	sqlite3 *db;
-	char *path;
-	unsigned depth;		/* store_begin() nesting; BEGIN at 1, COMMIT back at 0 */
-	sqlite3_stmt *stmt[STMT__COUNT];
-};
-
-/*
- * store_error() - turn the connection's last error into a negative errno:
- * -ENOMEM, -ENOENT for a foreign key that points nowhere (a job that does not
- * exist), otherwise -EIO after logging "cannot @op in '<path>': <sqlite msg>".
- */
-int store_error(struct store *st, const char *op);
-
-/* store_reset() - reset @s and clear its bindings. */
-void store_reset(sqlite3_stmt *s);
-
-/* store_fail() - store_error(), then store_reset(@s); for failed binds. */
-int store_fail(struct store *st, sqlite3_stmt *s, const char *op);
-
-/* store_run() - step the bound write @s to its end and reset it. */
-int store_run(struct store *st, sqlite3_stmt *s, const char *op);
-
-/*
- * store_row() - step the bound query @s that reads one row: 0 with @s on the
- * row (read it, then store_reset()), -ENOENT when there is none (reset), or
- * an error as store_error() (reset).
- */
-int store_row(struct store *st, sqlite3_stmt *s, const char *op);
-
-/* store_update() - store_run(), and -ENOENT when no row was changed. */
-int store_update(struct store *st, sqlite3_stmt *s, const char *op);
-
-/*
- * store_savepoint_begin() / store_savepoint_end() - make the statements of one
- * call atomic, inside or outside a store_begin() transaction.
- * store_savepoint_end() keeps the changes when @r >= 0, undoes them otherwise,
- * and returns @r (or the release's own error).  Savepoints do not nest.
- */
-int store_savepoint_begin(struct store *st);
-int store_savepoint_end(struct store *st, int r);
-
-/* A text column of a record type: its result column and where it goes. */
-struct store_text {
-	int col;
-	size_t offset;		/* of a char * in the record */
-};
-
-/*
- * store_read_texts() - copy @n text columns of the current row of @s into
- * @rec (NULL for SQL NULL).  On -ENOMEM the copies made so far stay in @rec
- * for store_free_texts().
- */
-int store_read_texts(sqlite3_stmt *s, void *rec, const struct store_text *t, size_t n);
-
-/* store_free_texts() - free the @n text fields of @rec named by @t. */
-void store_free_texts(void *rec, const struct store_text *t, size_t n);
-
-/* store_bad_value() - log a stored value labd cannot read (an unknown state name); -EIO. */
-int store_bad_value(struct store *st, const char *what, const char *value);
-
-/* How store_rows_read() reads and frees one record type. */
+/* A record type of store.h: its size and how to free its strings. */
 struct store_row_type {
 	size_t size;
-	int (*read)(struct store *st, sqlite3_stmt *s, void *rec);	/* 0 or -errno */
 	void (*release)(void *rec);
 };
 
-/* Rows read in full before any callback runs, so callbacks may use the store. */
+extern const struct store_row_type store_job_rows;
+extern const struct store_row_type store_device_rows;
+extern const struct store_row_type store_result_rows;
+extern const struct store_row_type store_event_rows;
+extern const struct store_row_type store_reservation_rows;
+
+/* Records of one type, in the order a listing found them. */
 struct store_rows {
-	const struct store_row_type *type;
+	const struct store_row_type *type;	/* set by store.c */
 	char *v;		/* n records of type->size bytes */
 	size_t n;
 	size_t alloc;
 };
 
-/*
- * store_rows_read() - step the bound query @s to its end, reading every row
- * into @rows (rows->type set, the rest zero), and reset it.  type->read
- * gets a zeroed record and must leave it releasable when it fails.  On
- * failure @rows is left empty.  Release with store_rows_release().
- */
-int store_rows_read(struct store *st, sqlite3_stmt *s, const char *op, struct store_rows *rows);
+/* store_rows_add() - a zeroed record appended to @rows, or NULL (ENOMEM). */
+void *store_rows_add(struct store_rows *rows);
 
 /* store_rows_at() - the @i-th record. */
 void *store_rows_at(const struct store_rows *rows, size_t i);
@@ -177,7 +70,66 @@ void *store_rows_at(const struct store_rows *rows, size_t i);
 /* store_rows_release() - release every record and the array; @rows becomes empty. */
 void store_rows_release(struct store_rows *rows);
 
-/* store_result_drop_job() - delete the results of @job_id (store_results.c). */
-int store_result_drop_job(struct store *st, int64_t job_id);
+/* ---- the ops table ---- */
+
+struct store {
+	const struct store_ops *ops;
+	unsigned depth;		/* store_begin() nesting, kept by store.c */
+};
+
+/* One entry per function of store.h, with the same meaning. */
+struct store_ops {
+	/* close and free (store.c committed a transaction left open) */
+	void (*close)(struct store *st);
+	int (*begin)(struct store *st);
+	int (*commit)(struct store *st);	/* a failed commit rolls back */
+
+	int (*job_insert)(struct store *st, struct job_record *rec);
+	int (*job_get)(struct store *st, int64_t id, struct job_record *ret);
+	int (*job_list)(struct store *st, const struct job_filter *f, struct store_rows *rows);
+	int (*job_queued)(struct store *st, struct store_rows *rows);
+	int (*job_running)(struct store *st, struct store_rows *rows);
+	int (*job_start)(struct store *st, int64_t id, const char *device, uint64_t when);
+	int (*job_set_state)(struct store *st, int64_t id, enum job_state state);
+	int (*job_finish)(struct store *st, int64_t id, enum job_health health,
+			  enum error_type type, const char *msg, uint64_t when);
+	int (*job_requeue)(struct store *st, int64_t id, bool recovered, const char *why);
+	int (*job_count)(struct store *st, enum job_state state, int64_t *ret);
+
+	int (*device_get)(struct store *st, const char *name, struct device_record *ret);
+	int (*device_put)(struct store *st, const struct device_record *rec);
+	int (*device_list)(struct store *st, struct store_rows *rows);
+
+	int (*result_add)(struct store *st, struct result_record *rec);
+	int (*result_list)(struct store *st, int64_t job_id, struct store_rows *rows);
+
+	int (*event_add)(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
+			 const char *data, int64_t *ret_seq);
+	int (*event_list)(struct store *st, int64_t job_id, int64_t after,
+			  struct store_rows *rows);
+
+	int (*reservation_insert)(struct store *st, struct reservation_record *rec);
+	int (*reservation_get)(struct store *st, int64_t id, struct reservation_record *ret);
+	int (*reservation_waiting)(struct store *st, struct store_rows *rows);
+	int (*reservation_active)(struct store *st, struct store_rows *rows);
+	int (*reservation_recent)(struct store *st, unsigned limit, struct store_rows *rows);
+	int (*reservation_activate)(struct store *st, int64_t id, const char *device,
+				    uint64_t started, uint64_t until);
+	int (*reservation_renew)(struct store *st, int64_t id, uint64_t until);
+	int (*reservation_end)(struct store *st, int64_t id, uint64_t when, const char *reason);
+};
+
+/* ---- drivers ---- */
+
+struct store_driver {
+	const char *name;		/* `driver` in labd.conf's `store` group */
+	const char *const *keys;	/* its other keys (NULL-terminated), or NULL: none */
+	/* optional: check the values of its keys in @settings (may be NULL) */
+	int (*check)(const config_setting_t *settings, struct diag *diag);
+	/* open: 0 with *ret (its ->ops set), -EINVAL (problems in @diag) or another errno */
+	int (*open)(const struct store_params *p, struct store **ret, struct diag *diag);
+};
+
+extern const struct store_driver store_sqlite_driver;
 
 #endif

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test-store.c -- dispatcher/store/store*.c on real database files in a temporary directory */
+/*
+ * test-store.c -- the store interface (store/store.h) on the default driver,
+ * SQLite, with real files in a temporary directory; what only SQLite does
+ * (migrations, edited and broken files) is in test-store-sqlite.c
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -9,83 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
+#include <libconfig.h>
 
+#include "core/diag.h"
 #include "store/store.h"
+#include "storebed.h"
 #include "tap.h"
 
 #define EVENTS_BENCH 10000
-
-static char tmpdir[64];
-static char pathbuf[128];
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void remove_tmpdir(void)
-{
-	nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* A fresh database path in the test's temporary directory. */
-static const char *db_path(const char *name)
-{
-	if (!tmpdir[0]) {
-		strcpy(tmpdir, "/tmp/test-store.XXXXXX");
-		if (!mkdtemp(tmpdir))
-			abort();
-		atexit(remove_tmpdir);
-	}
-	snprintf(pathbuf, sizeof(pathbuf), "%s/%s", tmpdir, name);
-	return pathbuf;
-}
-
-static struct store *open_new(const char *name)
-{
-	struct store *st = NULL;
-
-	if (store_open(db_path(name), &st) < 0)
-		return NULL;
-	return st;
-}
-
-static int64_t add_job(struct store *st, const char *name, int priority)
-{
-	struct job_record rec = {
-		.name = (char *)name,
-		.device_type = "qemu-arm64",
-		.priority = priority,
-		.submitted = 1000,
-		.definition = "job_name: x\n",
-		.format = "yaml",
-		.retries_left = 2,
-	};
-
-	if (store_job_insert(st, &rec) < 0)
-		return -1;
-	return rec.id;
-}
-
-/* Collects the ids (and names) a listing passes to its callback. */
-struct seen {
-	int64_t ids[64];
-	char names[64][16];
-	int n;
-};
-
-static int seen_job(const struct job_record *rec, void *ud)
-{
-	struct seen *s = ud;
-
-	if (s->n < 64) {
-		s->ids[s->n] = rec->id;
-		snprintf(s->names[s->n], sizeof(s->names[0]), "%s", rec->name ? rec->name : "");
-	}
-	s->n++;
-	return 0;
-}
 
 TEST(test_store__null_safe)
 {
@@ -94,6 +29,74 @@ TEST(test_store__null_safe)
 	device_record_release(NULL);
 	result_record_release(NULL);
 	event_record_release(NULL);
+}
+
+/* The `store` group of labd.conf text @text, parsed into @cfg (config_destroy() it). */
+static const config_setting_t *store_conf(const char *text, config_t *cfg)
+{
+	const char *path = tmp_path("store.conf");
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		abort();
+	config_init(cfg);
+	if (config_read_file(cfg, path) != CONFIG_TRUE)
+		abort();
+	return config_setting_get_member(config_root_setting(cfg), "store");
+}
+
+/* store_check() of @text: the result, and the problems joined in @msgs. */
+static int check_conf(const char *text, char *msgs, size_t size)
+{
+	struct diag diag = DIAG_INIT;
+	config_t cfg;
+	char *joined;
+	int r = store_check(store_conf(text, &cfg), &diag);
+
+	joined = diag_join(&diag);
+	snprintf(msgs, size, "%s", joined ? joined : "");
+	free(joined);
+	diag_release(&diag);
+	config_destroy(&cfg);
+	return r;
+}
+
+/* labd.conf's `store` group: the driver by name, SQLite by default, errors at file:line. */
+TEST(test_store__drivers)
+{
+	struct store_params p = { 0 };
+	struct diag diag = DIAG_INIT;
+	struct store *st = NULL;
+	char dir[160], msgs[512];
+	config_t cfg;
+
+	snprintf(dir, sizeof(dir), "%s", state_dir("drivers"));
+	p.state_dir = dir;
+	CHECK(store_check(NULL, &diag) == 0);
+	CHECK_INT(diag.n, ==, 0);
+	CHECK(check_conf("store = { driver = \"sqlite\"; };\n", msgs, sizeof(msgs)) == 0);
+	CHECK(check_conf("store = { };\n", msgs, sizeof(msgs)) == 0);
+	CHECK(check_conf("lab_name = \"x\";\nstore = { driver = \"oracle\"; };\n", msgs,
+			 sizeof(msgs)) == -EINVAL);
+	CHECK_CONTAINS(msgs, "store.conf:2: unknown store driver 'oracle' (known: sqlite)");
+	CHECK(check_conf("store = { driver = \"sqlite\"; path = \"/x\"; };\n", msgs,
+			 sizeof(msgs)) == -EINVAL);
+	CHECK_CONTAINS(msgs, "store.conf:1: unknown key 'path'");
+	CHECK(check_conf("store = \"sqlite\";\n", msgs, sizeof(msgs)) == -EINVAL);
+	CHECK_CONTAINS(msgs, "'store' must be a group");
+
+	/* store_open() refuses the same, and opens what the group names */
+	p.settings = store_conf("store = { driver = \"oracle\"; };\n", &cfg);
+	CHECK(store_open(&p, &st, &diag) == -EINVAL);
+	CHECK(!st);
+	CHECK_INT(diag.n, ==, 1);
+	config_destroy(&cfg);
+	p.settings = store_conf("store = { driver = \"sqlite\"; };\n", &cfg);
+	CHECK(store_open(&p, &st, &diag) == 0);
+	CHECK(add_job(st, "opened", 50) == 1);
+	store_close(st);
+	config_destroy(&cfg);
+	diag_release(&diag);
 }
 
 TEST(test_store__job_insert_get)
@@ -359,16 +362,6 @@ TEST(test_store__running_and_counts)
 	CHECK(store_job_count(st, JOB_STATE_FINISHED, &n) == 0);
 	CHECK_INT(n, ==, 1);
 	store_close(st);
-}
-
-static int seen_device(const struct device_record *rec, void *ud)
-{
-	struct seen *s = ud;
-
-	if (s->n < 64)
-		snprintf(s->names[s->n], sizeof(s->names[0]), "%s", rec->name);
-	s->n++;
-	return 0;
 }
 
 TEST(test_store__devices)
@@ -719,7 +712,7 @@ TEST(test_store__reopen)
 	CHECK(store_event_add(st, job, 2, "phase", NULL, &seq) == 0);
 	st = store_close(st);
 
-	CHECK(store_open(db_path("reopen.db"), &st) == 0);
+	CHECK(open_at(state_dir("reopen.db"), &st) == 0);
 	CHECK(store_job_get(st, job, &rec) == 0);
 	CHECK_STR(rec.name, "kept");
 	CHECK_INT(rec.state, ==, JOB_STATE_RUNNING);
@@ -742,7 +735,7 @@ TEST(test_store__reopen)
 /* A child writes, leaves a transaction open and is SIGKILLed; committed data survives. */
 TEST(test_store__sigkill)
 {
-	const char *path = db_path("killed.db");
+	const char *dir = state_dir("killed.db");
 	struct job_record rec;
 	struct store *st;
 	int64_t n;
@@ -752,7 +745,7 @@ TEST(test_store__sigkill)
 	pid = fork();
 	CHECK(pid >= 0);
 	if (!pid) {
-		if (store_open(path, &st) < 0 || add_job(st, "committed", 50) != 1 ||
+		if (open_at(dir, &st) < 0 || add_job(st, "committed", 50) != 1 ||
 		    store_begin(st) < 0 || add_job(st, "uncommitted", 50) != 2)
 			_exit(1);
 		kill(getpid(), SIGKILL);
@@ -760,7 +753,7 @@ TEST(test_store__sigkill)
 	}
 	CHECK(waitpid(pid, &status, 0) == pid);
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	CHECK(store_open(path, &st) == 0);
+	CHECK(open_at(dir, &st) == 0);
 	CHECK(store_job_count(st, JOB_STATE_QUEUED, &n) == 0);
 	CHECK_INT(n, ==, 1);
 	CHECK(store_job_get(st, 1, &rec) == 0);
@@ -770,180 +763,9 @@ TEST(test_store__sigkill)
 	store_close(st);
 }
 
-/* A value labd cannot read (someone edited the database) is -EIO, without leaks. */
-TEST(test_store__bad_value)
-{
-	const char *path = db_path("edited.db");
-	struct device_record dev = { .name = "qemu-01", .reason = "x" };
-	struct seen s = { 0 };
-	struct job_record rec;
-	struct store *st;
-	sqlite3 *db;
-
-	CHECK(store_open(path, &st) == 0);
-	CHECK(add_job(st, "edited", 50) == 1);
-	CHECK(add_job(st, "fine", 50) == 2);
-	CHECK(store_device_put(st, &dev) == 0);
-	st = store_close(st);
-	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-	CHECK(sqlite3_exec(db, "UPDATE jobs SET state = 'bogus' WHERE id = 1;"
-			   "UPDATE devices SET state = 'on fire'", NULL, NULL, NULL) == SQLITE_OK);
-	sqlite3_close(db);
-	CHECK(store_open(path, &st) == 0);
-	CHECK(store_job_get(st, 1, &rec) == -EIO);
-	CHECK(store_job_get(st, 2, &rec) == 0);
-	job_record_release(&rec);
-	CHECK(store_job_list(st, NULL, seen_job, &s) == -EIO);
-	CHECK_INT(s.n, ==, 0);
-	CHECK(store_device_get(st, "qemu-01", &dev) == -EIO);
-	CHECK(store_device_list(st, seen_device, &s) == -EIO);
-	store_close(st);
-}
-
-/* The version-1 schema, frozen here as labd shipped it (before jobs.last_error). */
-static const char schema_v1[] =
-	"CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied INTEGER NOT NULL);"
-	"INSERT INTO schema_version VALUES (1, 0);"
-	"CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT, device_type TEXT,"
-	" tags TEXT, priority INTEGER NOT NULL DEFAULT 50, submitted INTEGER NOT NULL DEFAULT 0,"
-	" started INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0,"
-	" state TEXT NOT NULL DEFAULT 'queued', health TEXT NOT NULL DEFAULT 'unknown',"
-	" error_type TEXT NOT NULL DEFAULT 'none', error_msg TEXT, device TEXT, definition TEXT,"
-	" format TEXT, filename TEXT, submitter TEXT, attempt INTEGER NOT NULL DEFAULT 1,"
-	" retries_left INTEGER NOT NULL DEFAULT 0, recovered INTEGER NOT NULL DEFAULT 0,"
-	" results_pass INTEGER NOT NULL DEFAULT 0, results_fail INTEGER NOT NULL DEFAULT 0,"
-	" results_skip INTEGER NOT NULL DEFAULT 0, results_unknown INTEGER NOT NULL DEFAULT 0);"
-	"CREATE INDEX jobs_queue ON jobs (state, priority DESC, id);"
-	"CREATE INDEX jobs_device ON jobs (device, id);"
-	"CREATE TABLE devices (name TEXT PRIMARY KEY, state TEXT NOT NULL, reason TEXT,"
-	" holder TEXT, hold_until INTEGER NOT NULL DEFAULT 0, job_id INTEGER,"
-	" changed INTEGER NOT NULL DEFAULT 0);"
-	"CREATE TABLE results (id INTEGER PRIMARY KEY,"
-	" job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE, suite TEXT, name TEXT,"
-	" result TEXT NOT NULL, measurement REAL, units TEXT, log_start INTEGER NOT NULL DEFAULT 0,"
-	" log_end INTEGER NOT NULL DEFAULT 0, extra TEXT, created INTEGER NOT NULL DEFAULT 0);"
-	"CREATE INDEX results_job ON results (job_id, id);"
-	"CREATE TABLE events (id INTEGER PRIMARY KEY,"
-	" job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,"
-	" seq INTEGER NOT NULL, ts INTEGER NOT NULL, kind TEXT NOT NULL, data TEXT,"
-	" UNIQUE (job_id, seq));"
-	"INSERT INTO jobs (name, state, device, error_msg, attempt)"
-	" VALUES ('old', 'running', 'rpi4-01', 'power control failed', 1);"
-	"INSERT INTO events (job_id, seq, ts, kind) VALUES (1, 1, 10, 'queued');";
-
-static int schema_version_of(const char *path)
-{
-	sqlite3 *db;
-	sqlite3_stmt *s;
-	int v = -1;
-
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "SELECT MAX(version) FROM schema_version", -1, &s,
-			       NULL) == SQLITE_OK) {
-		if (sqlite3_step(s) == SQLITE_ROW)
-			v = sqlite3_column_int(s, 0);
-		sqlite3_finalize(s);
-	}
-	sqlite3_close(db);
-	return v;
-}
-
-TEST(test_store__migrate_v1)
-{
-	const char *path = db_path("v1.db");
-	struct job_record rec;
-	struct store *st;
-	sqlite3 *db;
-	int64_t seq;
-
-	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-	CHECK(sqlite3_exec(db, schema_v1, NULL, NULL, NULL) == SQLITE_OK);
-	sqlite3_close(db);
-	CHECK_INT(schema_version_of(path), ==, 1);
-
-	CHECK(store_open(path, &st) == 0);
-	CHECK(store_job_get(st, 1, &rec) == 0);
-	CHECK_STR(rec.name, "old");
-	CHECK_INT(rec.state, ==, JOB_STATE_RUNNING);
-	CHECK(!rec.last_error);
-	job_record_release(&rec);
-	CHECK(store_job_requeue(st, 1, true, NULL) == 0);
-	CHECK(store_job_get(st, 1, &rec) == 0);
-	CHECK_STR(rec.last_error, "power control failed");
-	job_record_release(&rec);
-	CHECK(store_event_add(st, 1, 20, "requeued", NULL, &seq) == 0);
-	CHECK_INT(seq, ==, 2);
-	store_close(st);
-	CHECK_INT(schema_version_of(path), ==, 3);
-}
-
-TEST(test_store__newer_schema)
-{
-	const char *path = db_path("future.db");
-	struct store *st = NULL;
-	sqlite3 *db;
-
-	CHECK(store_open(path, &st) == 0);
-	st = store_close(st);
-	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-	CHECK(sqlite3_exec(db, "INSERT INTO schema_version VALUES (999, 0)", NULL, NULL,
-			   NULL) == SQLITE_OK);
-	sqlite3_close(db);
-	CHECK(store_open(path, &st) == -EIO);
-	CHECK(!st);
-}
-
-/* Run store_open() on @path with stderr captured into @log. */
-static int open_capturing(const char *path, struct store **st, char *log, size_t size)
-{
-	int saved = dup(2), fd, r;
-	ssize_t n;
-
-	fd = open(db_path("stderr.txt"), O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (saved < 0 || fd < 0)
-		abort();
-	fflush(stderr);
-	dup2(fd, 2);
-	r = store_open(path, st);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	n = pread(fd, log, size - 1, 0);
-	log[n > 0 ? n : 0] = '\0';
-	close(fd);
-	return r;
-}
-
-TEST(test_store__garbage_file)
-{
-	struct store *st = NULL;
-	char path[160], log[1024];
-	char junk[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s", db_path("garbage.db"));
-	memset(junk, 'x', sizeof(junk));
-	memcpy(junk, "this is not a database\n", 23);
-	f = fopen(path, "w");
-	CHECK(f);
-	CHECK(fwrite(junk, 1, sizeof(junk), f) == sizeof(junk));
-	fclose(f);
-	CHECK(open_capturing(path, &st, log, sizeof(log)) == -EIO);
-	CHECK(!st);
-	printf("# %s", log);
-	CHECK_CONTAINS(log, "file is not a database");
-	CHECK_CONTAINS(log, "garbage.db");
-
-	snprintf(path, sizeof(path), "%s", db_path("no-such-dir/labd.db"));
-	CHECK(open_capturing(path, &st, log, sizeof(log)) == -EIO);
-	CHECK(!st);
-	CHECK_CONTAINS(log, "unable to open database file");
-}
-
-TEST_LIST(test_store__null_safe, test_store__job_insert_get, test_store__job_list,
-	  test_store__queue_order, test_store__callback_reentry_and_stop, test_store__lifecycle,
-	  test_store__running_and_counts, test_store__devices, test_store__results,
-	  test_store__result_texts, test_store__finish_counts, test_store__events,
-	  test_store__events_bulk, test_store__transactions, test_store__reopen,
-	  test_store__sigkill, test_store__bad_value, test_store__migrate_v1, test_store__newer_schema,
-	  test_store__garbage_file);
+TEST_LIST(test_store__null_safe, test_store__drivers, test_store__job_insert_get,
+	  test_store__job_list, test_store__queue_order, test_store__callback_reentry_and_stop,
+	  test_store__lifecycle, test_store__running_and_counts, test_store__devices,
+	  test_store__results, test_store__result_texts, test_store__finish_counts,
+	  test_store__events, test_store__events_bulk, test_store__transactions,
+	  test_store__reopen, test_store__sigkill);

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* store_results.c -- the results table: test results of each job, in the order found */
-#include "store/store.h"
+/* sqlite_results.c -- the results table: test results of each job, in the order found */
+#include "store/sqlite_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "store/store_internal.h"
 
 #define RESULT_COLUMNS \
 	"id, job_id, suite, name, result, measurement, units, log_start, log_end, extra, created"
@@ -26,7 +24,7 @@ enum {
 };
 
 #define TEXT(c, field) { c, offsetof(struct result_record, field) }
-static const struct store_text result_texts[] = {
+static const struct sqlite_text result_texts[] = {
 	TEXT(COL_SUITE, suite),
 	TEXT(COL_NAME, name),
 	TEXT(COL_RESULT, result),
@@ -36,7 +34,7 @@ static const struct store_text result_texts[] = {
 #undef TEXT
 
 /* A result without a measurement has measurement NULL. */
-const struct store_sql store_results_sql[] = {
+const struct sqlite_sql sqlite_results_sql[] = {
 	{ STMT_RESULT_ADD,
 	  "INSERT INTO results (job_id, suite, name, result, measurement, units, log_start,"
 	  " log_end, extra, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)" },
@@ -45,16 +43,8 @@ const struct store_sql store_results_sql[] = {
 	{ 0, NULL },
 };
 
-void result_record_release(struct result_record *rec)
-{
-	if (!rec)
-		return;
-	store_free_texts(rec, result_texts, ARRAY_SIZE(result_texts));
-	memset(rec, 0, sizeof(*rec));
-}
-
 /* Read the current row into the zeroed @p; on failure @p stays releasable. */
-static int result_read(struct store *st, sqlite3_stmt *s, void *p)
+static int result_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
 {
 	struct result_record *rec = p;
 
@@ -65,19 +55,10 @@ static int result_read(struct store *st, sqlite3_stmt *s, void *p)
 	rec->log_start = sqlite3_column_int64(s, COL_LOG_START);
 	rec->log_end = sqlite3_column_int64(s, COL_LOG_END);
 	rec->created = (uint64_t)sqlite3_column_int64(s, COL_CREATED);
-	return store_read_texts(s, rec, result_texts, ARRAY_SIZE(result_texts));
+	return sqlite_read_texts(s, rec, result_texts, ARRAY_SIZE(result_texts));
 }
 
-static void result_release(void *rec)
-{
-	result_record_release(rec);
-}
-
-static const struct store_row_type result_rows = {
-	.size = sizeof(struct result_record),
-	.read = result_read,
-	.release = result_release,
-};
+static const struct sqlite_reader result_reader = { &store_result_rows, result_read };
 
 static int result_bind_measurement(sqlite3_stmt *s, const struct result_record *rec)
 {
@@ -86,13 +67,11 @@ static int result_bind_measurement(sqlite3_stmt *s, const struct result_record *
 	return sqlite3_bind_double(s, 5, rec->measurement);
 }
 
-int store_result_add(struct store *st, struct result_record *rec)
+int sqlite_result_add(struct store *st, struct result_record *rec)
 {
-	sqlite3_stmt *s = st->stmt[STMT_RESULT_ADD];
-	int r;
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_RESULT_ADD];
 
-	if (!rec->result)
-		return -EINVAL;
 	if (sqlite3_bind_int64(s, 1, rec->job_id) ||
 	    sqlite3_bind_text(s, 2, rec->suite, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(s, 3, rec->name, -1, SQLITE_STATIC) ||
@@ -102,36 +81,25 @@ int store_result_add(struct store *st, struct result_record *rec)
 	    sqlite3_bind_int64(s, 7, rec->log_start) || sqlite3_bind_int64(s, 8, rec->log_end) ||
 	    sqlite3_bind_text(s, 9, rec->extra, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_int64(s, 10, (int64_t)rec->created))
-		return store_fail(st, s, "add a result");
-	r = store_run(st, s, "add a result");
-	if (r < 0)
-		return r;
-	rec->id = sqlite3_last_insert_rowid(st->db);
-	return 0;
+		return sqlite_fail(sq, s, "add a result");
+	return sqlite_insert(sq, s, "add a result", &rec->id);
 }
 
-int store_result_list(struct store *st, int64_t job_id,
-		      int (*cb)(const struct result_record *rec, void *ud), void *ud)
+int sqlite_result_list(struct store *st, int64_t job_id, struct store_rows *rows)
 {
-	sqlite3_stmt *s = st->stmt[STMT_RESULT_LIST];
-	struct store_rows rows = { .type = &result_rows };
-	size_t i;
-	int r;
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_RESULT_LIST];
 
 	if (sqlite3_bind_int64(s, 1, job_id))
-		return store_fail(st, s, "list results");
-	r = store_rows_read(st, s, "list results", &rows);
-	for (i = 0; r >= 0 && i < rows.n; i++)
-		r = cb(store_rows_at(&rows, i), ud);
-	store_rows_release(&rows);
-	return r < 0 ? r : 0;
+		return sqlite_fail(sq, s, "list results");
+	return sqlite_read_rows(sq, s, "list results", &result_reader, rows);
 }
 
-int store_result_drop_job(struct store *st, int64_t job_id)
+int sqlite_result_drop_job(struct sqlite_store *sq, int64_t job_id)
 {
-	sqlite3_stmt *s = st->stmt[STMT_RESULT_DROP_JOB];
+	sqlite3_stmt *s = sq->stmt[STMT_RESULT_DROP_JOB];
 
 	if (sqlite3_bind_int64(s, 1, job_id))
-		return store_fail(st, s, "delete results");
-	return store_run(st, s, "delete results");
+		return sqlite_fail(sq, s, "delete results");
+	return sqlite_run(sq, s, "delete results");
 }

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* store_jobs.c -- the jobs table: queue, lifecycle and outcome of every job */
-#include "store/store.h"
+/* sqlite_jobs.c -- the jobs table: queue, lifecycle and outcome of every job */
+#include "store/sqlite_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "store/store_internal.h"
 
 /* store_job_list() without a limit. */
 #define STORE_JOB_LIST_DEFAULT 100
@@ -48,7 +46,7 @@ enum {
 };
 
 #define TEXT(c, field) { c, offsetof(struct job_record, field) }
-static const struct store_text job_texts[] = {
+static const struct sqlite_text job_texts[] = {
 	TEXT(COL_NAME, name),
 	TEXT(COL_DEVICE_TYPE, device_type),
 	TEXT(COL_TAGS, tags),
@@ -63,7 +61,7 @@ static const struct store_text job_texts[] = {
 #undef TEXT
 
 /* Queue order: higher priority first, then first submitted (ids only grow). */
-const struct store_sql store_jobs_sql[] = {
+const struct sqlite_sql sqlite_jobs_sql[] = {
 	{ STMT_JOB_INSERT,
 	  "INSERT INTO jobs (name, device_type, tags, priority, submitted, started, ended, state,"
 	  " health, error_type, error_msg, device, definition, format, filename, submitter,"
@@ -102,38 +100,23 @@ const struct store_sql store_jobs_sql[] = {
 	{ 0, NULL },
 };
 
-void job_record_release(struct job_record *rec)
-{
-	if (!rec)
-		return;
-	store_free_texts(rec, job_texts, ARRAY_SIZE(job_texts));
-	memset(rec, 0, sizeof(*rec));
-}
-
-static bool job_enums_valid(const struct job_record *rec)
-{
-	return (unsigned)rec->state <= JOB_STATE_FINISHED &&
-	       (unsigned)rec->health <= JOB_HEALTH_CANCELED &&
-	       (unsigned)rec->error_type <= ERROR_BUG;
-}
-
-static int job_read_enums(struct store *st, sqlite3_stmt *s, struct job_record *rec)
+static int job_read_enums(struct sqlite_store *sq, sqlite3_stmt *s, struct job_record *rec)
 {
 	const char *state = (const char *)sqlite3_column_text(s, COL_STATE);
 	const char *health = (const char *)sqlite3_column_text(s, COL_HEALTH);
 	const char *type = (const char *)sqlite3_column_text(s, COL_ERROR_TYPE);
 
 	if (job_state_from_name(state, &rec->state) < 0)
-		return store_bad_value(st, "job state", state);
+		return sqlite_bad_value(sq, "job state", state);
 	if (job_health_from_name(health, &rec->health) < 0)
-		return store_bad_value(st, "job health", health);
+		return sqlite_bad_value(sq, "job health", health);
 	if (error_type_from_name(type, &rec->error_type) < 0)
-		return store_bad_value(st, "error type", type);
+		return sqlite_bad_value(sq, "error type", type);
 	return 0;
 }
 
 /* Read the current row (JOB_COLUMNS) into the zeroed @p; on failure @p stays releasable. */
-static int job_read(struct store *st, sqlite3_stmt *s, void *p)
+static int job_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
 {
 	struct job_record *rec = p;
 
@@ -150,36 +133,12 @@ static int job_read(struct store *st, sqlite3_stmt *s, void *p)
 	rec->results_fail = sqlite3_column_int(s, COL_RESULTS_FAIL);
 	rec->results_skip = sqlite3_column_int(s, COL_RESULTS_SKIP);
 	rec->results_unknown = sqlite3_column_int(s, COL_RESULTS_UNKNOWN);
-	if (job_read_enums(st, s, rec) < 0)
+	if (job_read_enums(sq, s, rec) < 0)
 		return -EIO;
-	return store_read_texts(s, rec, job_texts, ARRAY_SIZE(job_texts));
+	return sqlite_read_texts(s, rec, job_texts, ARRAY_SIZE(job_texts));
 }
 
-static void job_release(void *rec)
-{
-	job_record_release(rec);
-}
-
-static const struct store_row_type job_rows = {
-	.size = sizeof(struct job_record),
-	.read = job_read,
-	.release = job_release,
-};
-
-/* Read every row of the bound query @s, then call @cb on each. */
-static int job_each(struct store *st, sqlite3_stmt *s, const char *op,
-		    int (*cb)(const struct job_record *rec, void *ud), void *ud)
-{
-	struct store_rows rows = { .type = &job_rows };
-	size_t i;
-	int r;
-
-	r = store_rows_read(st, s, op, &rows);
-	for (i = 0; r >= 0 && i < rows.n; i++)
-		r = cb(store_rows_at(&rows, i), ud);
-	store_rows_release(&rows);
-	return r < 0 ? r : 0;
-}
+static const struct sqlite_reader job_reader = { &store_job_rows, job_read };
 
 static int job_bind_texts(sqlite3_stmt *s, const struct job_record *rec)
 {
@@ -210,146 +169,128 @@ static int job_bind_values(sqlite3_stmt *s, const struct job_record *rec, int at
 	       sqlite3_bind_int(s, 21, rec->session);
 }
 
-int store_job_insert(struct store *st, struct job_record *rec)
+int sqlite_job_insert(struct store *st, struct job_record *rec)
 {
-	sqlite3_stmt *s = st->stmt[STMT_JOB_INSERT];
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_JOB_INSERT];
 	int attempt = rec->attempt > 1 ? rec->attempt : 1;
 	int r;
 
-	if (!job_enums_valid(rec))
-		return -EINVAL;
 	if (job_bind_texts(s, rec) || job_bind_values(s, rec, attempt))
-		return store_fail(st, s, "insert a job");
-	r = store_run(st, s, "insert a job");
-	if (r < 0)
-		return r;
-	rec->id = sqlite3_last_insert_rowid(st->db);
-	rec->attempt = attempt;
-	return 0;
+		return sqlite_fail(sq, s, "insert a job");
+	r = sqlite_insert(sq, s, "insert a job", &rec->id);
+	if (!r)
+		rec->attempt = attempt;
+	return r;
 }
 
-int store_job_get(struct store *st, int64_t id, struct job_record *ret)
+int sqlite_job_get(struct store *st, int64_t id, struct job_record *ret)
 {
-	sqlite3_stmt *s = st->stmt[STMT_JOB_GET];
-	struct job_record rec = { 0 };
-	int r;
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_JOB_GET];
 
 	if (sqlite3_bind_int64(s, 1, id))
-		return store_fail(st, s, "read a job");
-	r = store_row(st, s, "read a job");
-	if (r < 0)
-		return r;
-	r = job_read(st, s, &rec);
-	store_reset(s);
-	if (r < 0) {
-		job_record_release(&rec);
-		return r;
-	}
-	*ret = rec;
-	return 0;
+		return sqlite_fail(sq, s, "read a job");
+	return sqlite_read_one(sq, s, "read a job", &job_reader, ret);
 }
 
-int store_job_list(struct store *st, const struct job_filter *f,
-		   int (*cb)(const struct job_record *rec, void *ud), void *ud)
+int sqlite_job_list(struct store *st, const struct job_filter *f, struct store_rows *rows)
 {
-	static const struct job_filter all = { .state = -1 };
-	sqlite3_stmt *s = st->stmt[STMT_JOB_LIST];
-	const char *state;
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_JOB_LIST];
+	const char *state = f->state >= 0 ? job_state_name(f->state) : NULL;
 
-	if (!f)
-		f = &all;
-	if (f->state >= 0 && (unsigned)f->state > JOB_STATE_FINISHED)
-		return -EINVAL;
-	state = f->state >= 0 ? job_state_name(f->state) : NULL;
 	if (sqlite3_bind_text(s, 1, state, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(s, 2, f->device, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_int64(s, 3, f->before_id > 0 ? f->before_id : 0) ||
 	    sqlite3_bind_int64(s, 4, f->limit ? f->limit : STORE_JOB_LIST_DEFAULT))
-		return store_fail(st, s, "list jobs");
-	return job_each(st, s, "list jobs", cb, ud);
+		return sqlite_fail(sq, s, "list jobs");
+	return sqlite_read_rows(sq, s, "list jobs", &job_reader, rows);
 }
 
-int store_job_queued(struct store *st, int (*cb)(const struct job_record *rec, void *ud),
-		     void *ud)
+int sqlite_job_queued(struct store *st, struct store_rows *rows)
 {
-	return job_each(st, st->stmt[STMT_JOB_QUEUED], "list the queue", cb, ud);
+	struct sqlite_store *sq = sqlite_of(st);
+
+	return sqlite_read_rows(sq, sq->stmt[STMT_JOB_QUEUED], "list the queue", &job_reader, rows);
 }
 
-int store_job_running(struct store *st, int (*cb)(const struct job_record *rec, void *ud),
-		      void *ud)
+int sqlite_job_running(struct store *st, struct store_rows *rows)
 {
-	return job_each(st, st->stmt[STMT_JOB_RUNNING], "list running jobs", cb, ud);
+	struct sqlite_store *sq = sqlite_of(st);
+
+	return sqlite_read_rows(sq, sq->stmt[STMT_JOB_RUNNING], "list running jobs", &job_reader,
+				rows);
 }
 
-int store_job_start(struct store *st, int64_t id, const char *device, uint64_t when)
+int sqlite_job_start(struct store *st, int64_t id, const char *device, uint64_t when)
 {
-	sqlite3_stmt *s = st->stmt[STMT_JOB_START];
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_JOB_START];
 
 	if (sqlite3_bind_int64(s, 1, id) || sqlite3_bind_text(s, 2, device, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_int64(s, 3, (int64_t)when))
-		return store_fail(st, s, "start a job");
-	return store_update(st, s, "start a job");
+		return sqlite_fail(sq, s, "start a job");
+	return sqlite_update(sq, s, "start a job");
 }
 
-int store_job_set_state(struct store *st, int64_t id, enum job_state state)
+int sqlite_job_set_state(struct store *st, int64_t id, enum job_state state)
 {
-	sqlite3_stmt *s = st->stmt[STMT_JOB_SET_STATE];
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_JOB_SET_STATE];
 
-	if ((unsigned)state > JOB_STATE_FINISHED)
-		return -EINVAL;
 	if (sqlite3_bind_int64(s, 1, id) ||
 	    sqlite3_bind_text(s, 2, job_state_name(state), -1, SQLITE_STATIC))
-		return store_fail(st, s, "set a job's state");
-	return store_update(st, s, "set a job's state");
+		return sqlite_fail(sq, s, "set a job's state");
+	return sqlite_update(sq, s, "set a job's state");
 }
 
-int store_job_finish(struct store *st, int64_t id, enum job_health health,
-		     enum error_type type, const char *msg, uint64_t when)
+int sqlite_job_finish(struct store *st, int64_t id, enum job_health health,
+		      enum error_type type, const char *msg, uint64_t when)
 {
-	sqlite3_stmt *s = st->stmt[STMT_JOB_FINISH];
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_JOB_FINISH];
 
-	if ((unsigned)health > JOB_HEALTH_CANCELED || (unsigned)type > ERROR_BUG)
-		return -EINVAL;
 	if (sqlite3_bind_int64(s, 1, id) ||
 	    sqlite3_bind_text(s, 2, job_health_name(health), -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(s, 3, error_type_name(type), -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(s, 4, msg, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_int64(s, 5, (int64_t)when))
-		return store_fail(st, s, "finish a job");
-	return store_update(st, s, "finish a job");
+		return sqlite_fail(sq, s, "finish a job");
+	return sqlite_update(sq, s, "finish a job");
 }
 
-int store_job_requeue(struct store *st, int64_t id, bool recovered, const char *why)
+int sqlite_job_requeue(struct store *st, int64_t id, bool recovered, const char *why)
 {
-	sqlite3_stmt *s = st->stmt[STMT_JOB_REQUEUE];
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_JOB_REQUEUE];
 	int r;
 
-	r = store_savepoint_begin(st);
+	r = sqlite_savepoint_begin(sq);
 	if (r < 0)
 		return r;
 	if (sqlite3_bind_int64(s, 1, id) || sqlite3_bind_int(s, 2, recovered) ||
 	    sqlite3_bind_text(s, 3, why, -1, SQLITE_STATIC))
-		r = store_fail(st, s, "requeue a job");
+		r = sqlite_fail(sq, s, "requeue a job");
 	else
-		r = store_update(st, s, "requeue a job");
+		r = sqlite_update(sq, s, "requeue a job");
 	if (r >= 0)
-		r = store_result_drop_job(st, id);
-	return store_savepoint_end(st, r);
+		r = sqlite_result_drop_job(sq, id);
+	return sqlite_savepoint_end(sq, r);
 }
 
-int store_job_count(struct store *st, enum job_state state, int64_t *ret)
+int sqlite_job_count(struct store *st, enum job_state state, int64_t *ret)
 {
-	sqlite3_stmt *s = st->stmt[STMT_JOB_COUNT];
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_JOB_COUNT];
 	int64_t n;
 
-	if ((unsigned)state > JOB_STATE_FINISHED)
-		return -EINVAL;
 	if (sqlite3_bind_text(s, 1, job_state_name(state), -1, SQLITE_STATIC))
-		return store_fail(st, s, "count jobs");
+		return sqlite_fail(sq, s, "count jobs");
 	if (sqlite3_step(s) != SQLITE_ROW)
-		return store_fail(st, s, "count jobs");
+		return sqlite_fail(sq, s, "count jobs");
 	n = sqlite3_column_int64(s, 0);
-	store_reset(s);
+	sqlite_reset(s);
 	*ret = n;
 	return 0;
 }

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sqlite_internal.h -- the SQLite store: struct sqlite_store and what the
+ * sqlite*.c files share; only they include this file, and sqlite3.h
+ *
+ * sqlite.c opens the database, migrates the schema, prepares every
+ * statement listed in enum sqlite_stmt and holds the ops table; each
+ * sqlite_<table>.c supplies the SQL of its own statements
+ * (sqlite_<table>_sql[]), reads its own rows and implements its ops.
+ *
+ * Statement protocol, per call:
+ *   1. take sq->stmt[STMT_...] (always reset, no bindings),
+ *   2. bind the parameters (text with SQLITE_STATIC: the caller's strings),
+ *   3. run it with sqlite_run(), sqlite_update(), sqlite_read_one() or
+ *      sqlite_read_rows(), which step it, reset it and clear its bindings,
+ *      also on failure; when a bind fails, call sqlite_fail() instead.
+ * A statement is thus never left half-stepped (that would hold a read
+ * snapshot open and stall WAL checkpoints) nor pointing at freed strings.
+ */
+#ifndef LABD_SQLITE_INTERNAL_H
+#define LABD_SQLITE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "store/store.h"
+#include "store/store_internal.h"
+
+enum sqlite_stmt {
+	/* sqlite.c */
+	STMT_BEGIN,
+	STMT_COMMIT,
+	STMT_ROLLBACK,
+	STMT_SAVEPOINT,
+	STMT_RELEASE,
+	STMT_ROLLBACK_TO,
+	/* sqlite_jobs.c */
+	STMT_JOB_INSERT,
+	STMT_JOB_GET,
+	STMT_JOB_LIST,
+	STMT_JOB_QUEUED,
+	STMT_JOB_RUNNING,
+	STMT_JOB_START,
+	STMT_JOB_SET_STATE,
+	STMT_JOB_FINISH,
+	STMT_JOB_REQUEUE,
+	STMT_JOB_COUNT,
+	/* sqlite_devices.c */
+	STMT_DEVICE_GET,
+	STMT_DEVICE_PUT,
+	STMT_DEVICE_LIST,
+	/* sqlite_results.c */
+	STMT_RESULT_ADD,
+	STMT_RESULT_LIST,
+	STMT_RESULT_DROP_JOB,
+	/* sqlite_events.c */
+	STMT_EVENT_ADD,
+	STMT_EVENT_SEQ,
+	STMT_EVENT_LIST,
+	/* sqlite_reservations.c */
+	STMT_RESERVATION_INSERT,
+	STMT_RESERVATION_GET,
+	STMT_RESERVATION_WAITING,
+	STMT_RESERVATION_ACTIVE,
+	STMT_RESERVATION_RECENT,
+	STMT_RESERVATION_ACTIVATE,
+	STMT_RESERVATION_RENEW,
+	STMT_RESERVATION_END,
+	STMT__COUNT
+};
+
+/* The SQL text of one prepared statement. */
+struct sqlite_sql {
+	enum sqlite_stmt id;
+	const char *sql;
+};
+
+/* Terminated by an entry with a NULL sql. */
+extern const struct sqlite_sql sqlite_jobs_sql[];
+extern const struct sqlite_sql sqlite_devices_sql[];
+extern const struct sqlite_sql sqlite_results_sql[];
+extern const struct sqlite_sql sqlite_events_sql[];
+extern const struct sqlite_sql sqlite_reservations_sql[];
+
+struct sqlite_store {
+	struct store store;	/* first: the interface */
+	sqlite3 *db;
+	char *path;
+	sqlite3_stmt *stmt[STMT__COUNT];
+};
+
+/* sqlite_of() - the SQLite store behind @st. */
+static inline struct sqlite_store *sqlite_of(struct store *st)
+{
+	return (struct sqlite_store *)st;
+}
+
+/*
+ * sqlite_error() - turn the connection's last error into a negative errno:
+ * -ENOMEM, -ENOENT for a foreign key that points nowhere (a job that does not
+ * exist), otherwise -EIO after logging "cannot @op in '<path>': <sqlite msg>".
+ */
+int sqlite_error(struct sqlite_store *sq, const char *op);
+
+/* sqlite_reset() - reset @s and clear its bindings. */
+void sqlite_reset(sqlite3_stmt *s);
+
+/* sqlite_fail() - sqlite_error(), then sqlite_reset(@s); for failed binds. */
+int sqlite_fail(struct sqlite_store *sq, sqlite3_stmt *s, const char *op);
+
+/* sqlite_run() - step the bound write @s to its end and reset it. */
+int sqlite_run(struct sqlite_store *sq, sqlite3_stmt *s, const char *op);
+
+/* sqlite_insert() - sqlite_run() of the bound INSERT @s; the new row's id in *@ret_id. */
+int sqlite_insert(struct sqlite_store *sq, sqlite3_stmt *s, const char *op, int64_t *ret_id);
+
+/* sqlite_update() - sqlite_run(), and -ENOENT when no row was changed. */
+int sqlite_update(struct sqlite_store *sq, sqlite3_stmt *s, const char *op);
+
+/*
+ * sqlite_savepoint_begin() / sqlite_savepoint_end() - make the statements of
+ * one call atomic, inside or outside a store_begin() transaction.
+ * sqlite_savepoint_end() keeps the changes when @r >= 0, undoes them
+ * otherwise, and returns @r (or the release's own error).  Savepoints do not
+ * nest.
+ */
+int sqlite_savepoint_begin(struct sqlite_store *sq);
+int sqlite_savepoint_end(struct sqlite_store *sq, int r);
+
+/* A text column of a record type: its result column and where it goes. */
+struct sqlite_text {
+	int col;
+	size_t offset;		/* of a char * in the record */
+};
+
+/*
+ * sqlite_read_texts() - copy @n text columns of the current row of @s into
+ * @rec (NULL for SQL NULL).  On -ENOMEM the copies made so far stay in @rec
+ * for its release function.
+ */
+int sqlite_read_texts(sqlite3_stmt *s, void *rec, const struct sqlite_text *t, size_t n);
+
+/* sqlite_bad_value() - log a stored value labd cannot read (an unknown state name); -EIO. */
+int sqlite_bad_value(struct sqlite_store *sq, const char *what, const char *value);
+
+/* How the current row of a query becomes a record of store.h. */
+struct sqlite_reader {
+	const struct store_row_type *type;
+	/* fill the zeroed @rec; on failure leave it releasable by type->release */
+	int (*read)(struct sqlite_store *sq, sqlite3_stmt *s, void *rec);
+};
+
+/*
+ * sqlite_read_one() - step the bound query @s that reads one row into @ret
+ * (written only on success) and reset it: 0, -ENOENT when there is no row,
+ * or an error as sqlite_error().
+ */
+int sqlite_read_one(struct sqlite_store *sq, sqlite3_stmt *s, const char *op,
+		    const struct sqlite_reader *reader, void *ret);
+
+/*
+ * sqlite_read_rows() - step the bound query @s to its end, appending every
+ * row to @rows (of reader->type), and reset it.  On failure @rows is left
+ * empty.
+ */
+int sqlite_read_rows(struct sqlite_store *sq, sqlite3_stmt *s, const char *op,
+		     const struct sqlite_reader *reader, struct store_rows *rows);
+
+/* sqlite_result_drop_job() - delete the results of @job_id (sqlite_results.c). */
+int sqlite_result_drop_job(struct sqlite_store *sq, int64_t job_id);
+
+/* ---- the ops of each table (sqlite_<table>.c), listed in sqlite.c's ops table ---- */
+
+int sqlite_job_insert(struct store *st, struct job_record *rec);
+int sqlite_job_get(struct store *st, int64_t id, struct job_record *ret);
+int sqlite_job_list(struct store *st, const struct job_filter *f, struct store_rows *rows);
+int sqlite_job_queued(struct store *st, struct store_rows *rows);
+int sqlite_job_running(struct store *st, struct store_rows *rows);
+int sqlite_job_start(struct store *st, int64_t id, const char *device, uint64_t when);
+int sqlite_job_set_state(struct store *st, int64_t id, enum job_state state);
+int sqlite_job_finish(struct store *st, int64_t id, enum job_health health,
+		      enum error_type type, const char *msg, uint64_t when);
+int sqlite_job_requeue(struct store *st, int64_t id, bool recovered, const char *why);
+int sqlite_job_count(struct store *st, enum job_state state, int64_t *ret);
+
+int sqlite_device_get(struct store *st, const char *name, struct device_record *ret);
+int sqlite_device_put(struct store *st, const struct device_record *rec);
+int sqlite_device_list(struct store *st, struct store_rows *rows);
+
+int sqlite_result_add(struct store *st, struct result_record *rec);
+int sqlite_result_list(struct store *st, int64_t job_id, struct store_rows *rows);
+
+int sqlite_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
+		     const char *data, int64_t *ret_seq);
+int sqlite_event_list(struct store *st, int64_t job_id, int64_t after, struct store_rows *rows);
+
+int sqlite_reservation_insert(struct store *st, struct reservation_record *rec);
+int sqlite_reservation_get(struct store *st, int64_t id, struct reservation_record *ret);
+int sqlite_reservation_waiting(struct store *st, struct store_rows *rows);
+int sqlite_reservation_active(struct store *st, struct store_rows *rows);
+int sqlite_reservation_recent(struct store *st, unsigned limit, struct store_rows *rows);
+int sqlite_reservation_activate(struct store *st, int64_t id, const char *device,
+				uint64_t started, uint64_t until);
+int sqlite_reservation_renew(struct store *st, int64_t id, uint64_t until);
+int sqlite_reservation_end(struct store *st, int64_t id, uint64_t when, const char *reason);
+
+#endif
