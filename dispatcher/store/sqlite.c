@@ -416,6 +416,7 @@ static const struct store_ops sqlite_ops = {
 	.job_finish = sqlite_job_finish,
 	.job_requeue = sqlite_job_requeue,
 	.job_count = sqlite_job_count,
+	.job_count_matching = sqlite_job_count_matching,
 	.device_get = sqlite_device_get,
 	.device_put = sqlite_device_put,
 	.device_list = sqlite_device_list,

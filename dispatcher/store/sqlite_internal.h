@@ -47,6 +47,7 @@ enum sqlite_stmt {
 	STMT_JOB_FINISH,
 	STMT_JOB_REQUEUE,
 	STMT_JOB_COUNT,
+	STMT_JOB_COUNT_MATCHING,
 	/* sqlite_devices.c */
 	STMT_DEVICE_GET,
 	STMT_DEVICE_PUT,
@@ -184,6 +185,7 @@ int sqlite_job_finish(struct store *st, int64_t id, enum job_health health,
 		      enum error_type type, const char *msg, uint64_t when);
 int sqlite_job_requeue(struct store *st, int64_t id, bool recovered, const char *why);
 int sqlite_job_count(struct store *st, enum job_state state, int64_t *ret);
+int sqlite_job_count_matching(struct store *st, const struct job_filter *f, int64_t *ret);
 
 int sqlite_device_get(struct store *st, const char *name, struct device_record *ret);
 int sqlite_device_put(struct store *st, const struct device_record *rec);

@@ -3,6 +3,7 @@
 #include "store/sqlite_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,12 @@ static const struct sqlite_text job_texts[] = {
 };
 #undef TEXT
 
+/* The conditions of struct job_filter (?3, ?4 and ?8 page). */
+#define JOB_MATCHES                                                                          \
+	"(?1 IS NULL OR state = ?1) AND (?2 IS NULL OR device = ?2)"                         \
+	" AND (?5 IS NULL OR device_type = ?5) AND (?6 IS NULL OR submitter = ?6)"          \
+	" AND (?7 IS NULL OR instr(?7, ',' || health || ',') > 0)"
+
 /* Queue order: higher priority first, then first submitted (ids only grow). */
 const struct sqlite_sql sqlite_jobs_sql[] = {
 	{ STMT_JOB_INSERT,
@@ -70,8 +77,9 @@ const struct sqlite_sql sqlite_jobs_sql[] = {
 	  " ?18, ?19, ?20, ?21)" },
 	{ STMT_JOB_GET, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1" },
 	{ STMT_JOB_LIST,
-	  "SELECT " JOB_COLUMNS " FROM jobs WHERE (?1 IS NULL OR state = ?1)"
-	  " AND (?2 IS NULL OR device = ?2) AND (?3 = 0 OR id < ?3) ORDER BY id DESC LIMIT ?4" },
+	  "SELECT " JOB_COLUMNS " FROM jobs WHERE " JOB_MATCHES
+	  " AND (?3 = 0 OR id < ?3) ORDER BY id DESC LIMIT ?4 OFFSET ?8" },
+	{ STMT_JOB_COUNT_MATCHING, "SELECT count(*) FROM jobs WHERE " JOB_MATCHES },
 	{ STMT_JOB_QUEUED,
 	  "SELECT " JOB_COLUMNS " FROM jobs WHERE state = 'queued' ORDER BY priority DESC, id" },
 	{ STMT_JOB_RUNNING,
@@ -194,18 +202,57 @@ int sqlite_job_get(struct store *st, int64_t id, struct job_record *ret)
 	return sqlite_read_one(sq, s, "read a job", &job_reader, ret);
 }
 
+/* ",complete,canceled," of a health mask, or NULL for all (into @buf). */
+static const char *healths_text(unsigned mask, char *buf, size_t len)
+{
+	enum job_health h;
+
+	if (!mask)
+		return NULL;
+	snprintf(buf, len, ",");
+	for (h = JOB_HEALTH_UNKNOWN; h <= JOB_HEALTH_CANCELED; h++)
+		if (mask & (1U << h))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s,", job_health_name(h));
+	return buf;
+}
+
+/* Bind the conditions of @f (?1, ?2, ?5, ?6, ?7) to @s; @buf holds the health text. */
+static bool bind_filter(sqlite3_stmt *s, const struct job_filter *f, char *buf, size_t len)
+{
+	const char *state = f->state >= 0 ? job_state_name(f->state) : NULL;
+
+	return !sqlite3_bind_text(s, 1, state, -1, SQLITE_STATIC) &&
+	       !sqlite3_bind_text(s, 2, f->device, -1, SQLITE_STATIC) &&
+	       !sqlite3_bind_text(s, 5, f->device_type, -1, SQLITE_STATIC) &&
+	       !sqlite3_bind_text(s, 6, f->submitter, -1, SQLITE_STATIC) &&
+	       !sqlite3_bind_text(s, 7, healths_text(f->healths, buf, len), -1, SQLITE_STATIC);
+}
+
 int sqlite_job_list(struct store *st, const struct job_filter *f, struct store_rows *rows)
 {
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_JOB_LIST];
-	const char *state = f->state >= 0 ? job_state_name(f->state) : NULL;
+	char healths[64];
 
-	if (sqlite3_bind_text(s, 1, state, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_text(s, 2, f->device, -1, SQLITE_STATIC) ||
+	if (!bind_filter(s, f, healths, sizeof(healths)) ||
 	    sqlite3_bind_int64(s, 3, f->before_id > 0 ? f->before_id : 0) ||
-	    sqlite3_bind_int64(s, 4, f->limit ? f->limit : STORE_JOB_LIST_DEFAULT))
+	    sqlite3_bind_int64(s, 4, f->limit ? f->limit : STORE_JOB_LIST_DEFAULT) ||
+	    sqlite3_bind_int64(s, 8, f->offset))
 		return sqlite_fail(sq, s, "list jobs");
 	return sqlite_read_rows(sq, s, "list jobs", &job_reader, rows);
+}
+
+int sqlite_job_count_matching(struct store *st, const struct job_filter *f, int64_t *ret)
+{
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_JOB_COUNT_MATCHING];
+	char healths[64];
+
+	if (!bind_filter(s, f, healths, sizeof(healths)) || sqlite3_step(s) != SQLITE_ROW)
+		return sqlite_fail(sq, s, "count jobs");
+	*ret = sqlite3_column_int64(s, 0);
+	sqlite_reset(s);
+	return 0;
 }
 
 int sqlite_job_queued(struct store *st, struct store_rows *rows)

@@ -379,6 +379,13 @@ int store_job_count(struct store *st, enum job_state state, int64_t *ret)
 	return st->ops->job_count(st, state, ret);
 }
 
+int store_job_count_matching(struct store *st, const struct job_filter *f, int64_t *ret)
+{
+	if (f->state >= 0 && (unsigned)f->state > JOB_STATE_FINISHED)
+		return -EINVAL;
+	return st->ops->job_count_matching(st, f, ret);
+}
+
 /* ---- devices ---- */
 
 int store_device_get(struct store *st, const char *name, struct device_record *ret)

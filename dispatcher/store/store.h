@@ -169,7 +169,11 @@ struct reservation_record {
 struct job_filter {
 	int state;		/* enum job_state, or -1 for all */
 	const char *device;	/* or NULL */
+	const char *device_type;	/* or NULL */
+	const char *submitter;	/* or NULL */
+	unsigned healths;	/* jobs whose health h has bit (1 << h) set; 0 = all */
 	int64_t before_id;	/* paging: only ids < this, 0 = no limit */
+	unsigned offset;	/* paging: skip this many of the matching jobs */
 	unsigned limit;		/* 0 = 100 */
 };
 
@@ -216,6 +220,9 @@ int store_job_get(struct store *st, int64_t id, struct job_record *ret);
 /** store_job_list() - jobs matching @f, newest first; @cb returns <0 to stop. */
 int store_job_list(struct store *st, const struct job_filter *f,
 		   int (*cb)(const struct job_record *rec, void *ud), void *ud);
+
+/** store_job_count_matching() - how many jobs match @f (its paging ignored). */
+int store_job_count_matching(struct store *st, const struct job_filter *f, int64_t *ret);
 
 /** store_job_queued() - every queued job, in queue order (priority desc, then id). */
 int store_job_queued(struct store *st, int (*cb)(const struct job_record *rec, void *ud),

@@ -95,6 +95,7 @@ struct store_ops {
 			  enum error_type type, const char *msg, uint64_t when);
 	int (*job_requeue)(struct store *st, int64_t id, bool recovered, const char *why);
 	int (*job_count)(struct store *st, enum job_state state, int64_t *ret);
+	int (*job_count_matching)(struct store *st, const struct job_filter *f, int64_t *ret);
 
 	int (*device_get)(struct store *st, const char *name, struct device_record *ret);
 	int (*device_put)(struct store *st, const struct device_record *rec);

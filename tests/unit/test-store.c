@@ -189,6 +189,52 @@ TEST(test_store__job_list)
 	store_close(st);
 }
 
+/* LAVA's job filters: device type, submitter, healths, offset, and their count. */
+TEST(test_store__job_filter_count)
+{
+	struct store *st = open_new("filter.db");
+	struct job_filter f = { .state = -1 };
+	struct job_record rec = { .name = "x", .device_type = "sim", .definition = "x",
+				  .format = "yaml", .submitter = "alice" };
+	struct seen s = { 0 };
+	int64_t a, b, c, n;
+
+	CHECK(st);
+	a = add_job(st, "a", 50);
+	b = add_job(st, "b", 50);
+	CHECK(store_job_insert(st, &rec) == 0);
+	c = rec.id;
+	CHECK(store_job_start(st, b, "rpi4-01", 2000) == 0);
+	CHECK(store_job_finish(st, b, JOB_HEALTH_INCOMPLETE, ERROR_JOB, "x", 3000) == 0);
+	f.device_type = "qemu-arm64";
+	CHECK(store_job_count_matching(st, &f, &n) == 0);
+	CHECK_INT(n, ==, 2);
+	f.state = JOB_STATE_QUEUED;
+	CHECK(store_job_count_matching(st, &f, &n) == 0);
+	CHECK_INT(n, ==, 1);
+	f.state = -1;
+	f.device_type = NULL;
+	f.healths = 1U << JOB_HEALTH_INCOMPLETE | 1U << JOB_HEALTH_COMPLETE;
+	CHECK(store_job_list(st, &f, seen_job, &s) == 0);
+	CHECK(s.n == 1 && s.ids[0] == b);
+	f.healths = 1U << JOB_HEALTH_UNKNOWN;
+	f.offset = 1;
+	memset(&s, 0, sizeof(s));
+	CHECK(store_job_list(st, &f, seen_job, &s) == 0);
+	CHECK(s.n == 1 && s.ids[0] == a);
+	CHECK(store_job_count_matching(st, &f, &n) == 0);
+	CHECK_INT(n, ==, 2);
+	f.healths = 0;
+	f.offset = 0;
+	f.submitter = "alice";
+	memset(&s, 0, sizeof(s));
+	CHECK(store_job_list(st, &f, seen_job, &s) == 0);
+	CHECK(s.n == 1 && s.ids[0] == c);
+	f.state = 9;
+	CHECK(store_job_count_matching(st, &f, &n) == -EINVAL);
+	store_close(st);
+}
+
 TEST(test_store__queue_order)
 {
 	struct store *st = open_new("queue.db");
@@ -764,8 +810,8 @@ TEST(test_store__sigkill)
 }
 
 TEST_LIST(test_store__null_safe, test_store__drivers, test_store__job_insert_get,
-	  test_store__job_list, test_store__queue_order, test_store__callback_reentry_and_stop,
-	  test_store__lifecycle, test_store__running_and_counts, test_store__devices,
+	  test_store__job_list, test_store__job_filter_count, test_store__queue_order,
+	  test_store__callback_reentry_and_stop, test_store__lifecycle, test_store__running_and_counts, test_store__devices,
 	  test_store__results, test_store__result_texts, test_store__finish_counts,
 	  test_store__events, test_store__events_bulk, test_store__transactions,
 	  test_store__reopen, test_store__sigkill);
