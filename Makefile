@@ -7,10 +7,10 @@ PKGS := libserialport libusb-1.0 libgpiod libcurl jansson libconfig yaml-0.1 sql
 # Debian packages: build dependencies, then what the tests and the demo run.
 DEB_BUILD := build-essential pkg-config libserialport-dev libusb-1.0-0-dev libgpiod-dev \
 	libcurl4-openssl-dev libjansson-dev libconfig-dev libyaml-dev libsqlite3-dev \
-	libmicrohttpd-dev libpcre2-dev libssl-dev libarchive-dev zlib1g-dev
+	libmicrohttpd-dev libpcre2-dev libssl-dev libarchive-dev zlib1g-dev libxmlrpc-core-c3-dev
 DEB_TEST := qemu-system-x86 qemu-system-arm u-boot-qemu busybox-static cpio xz-utils socat \
 	umockdev libumockdev-dev ser2net pdudaemon telnet microcom tmux curl python3 python3-jsonschema \
-	sqlite3 libxml2-utils iproute2 procps git bzip2 zstd unzip
+	sqlite3 libxml2-utils iproute2 procps git bzip2 zstd unzip lavacli
 
 CC ?= cc
 SANITIZE ?=
@@ -19,12 +19,18 @@ OBJ := $(BUILD)/obj
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# xmlrpc-c (the /RPC2 API) ships no pkg-config file on Debian 12 (1.33), only
+# xmlrpc-c-config; newer releases have xmlrpc_server.pc, which is preferred.
+XMLRPC_CFLAGS := $(shell pkg-config --cflags xmlrpc_server 2>/dev/null || \
+	xmlrpc-c-config server-util --cflags 2>/dev/null)
+XMLRPC_LIBS := $(shell pkg-config --libs xmlrpc_server 2>/dev/null || \
+	xmlrpc-c-config server-util --libs 2>/dev/null)
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
 	-iquote dispatcher -iquote . $(PKG_CFLAGS)
-LDLIBS := $(PKG_LIBS) -lm
+LDLIBS := $(PKG_LIBS) $(XMLRPC_LIBS) -lm
 # Keep labd's symbols inside its programs: libconfig exports its private
 # strbuf_release(), and ours must not replace it (libconfig crashes parsing strings).
 CFLAGS += -fvisibility=hidden
@@ -116,6 +122,9 @@ $(BUILD)/tests/unit/test-gpio: LDLIBS := $(filter-out -lgpiod,$(LDLIBS))
 else
 $(OBJ)/tests/unit/test-gpio.o: CFLAGS += -DLABD_GPIOD_V2
 endif
+
+# Only the XML-RPC endpoint includes xmlrpc-c's headers.
+$(OBJ)/dispatcher/api/api_lava_rpc.o: CFLAGS += $(filter-out -I/usr/include,$(XMLRPC_CFLAGS))
 
 # test-sdmux drives the USB-SD-Mux driver through an emulated mux instead of /dev/sg.
 $(BUILD)/tests/unit/test-sdmux: $(OBJ)/tests/fakes/sg_fake.o

@@ -25,7 +25,7 @@
 #include "store/store.h"
 
 #define API_MAX_LISTENERS 2	/* http.listen and http.unix_socket */
-#define API_MAX_SEGMENTS 4	/* "/jobs/12/log" has 3 */
+#define API_MAX_SEGMENTS 6	/* "/jobs/12/suites/3/tests" (LAVA's) has 5 */
 #define API_MAX_TIMEOUT_MS (24ULL * 3600 * 1000)
 
 /*
@@ -48,16 +48,9 @@ struct api_listener {
 struct api {
 	struct api_deps d;
 	struct api_logs *logs;
+	struct api_rpc *rpc;
 	struct api_listener listeners[API_MAX_LISTENERS];
 	size_t n_listeners;
-};
-
-struct api_route {
-	const char *method;
-	const char *path;	/* below API_PREFIX; '*' matches one segment */
-	enum user_role role;
-	api_handler_fn fn;
-	const char *what;	/* for "may not ...": a format of the first '*' segment */
 };
 
 static const struct api_route routes[] = {
@@ -94,6 +87,18 @@ static const struct api_route routes[] = {
 	  "read reservation %s" },
 	{ "POST", "/reservations/*/cancel", USER_ROLE_DEVELOPER, api_reservations_cancel,
 	  "cancel reservation %s" },
+	{ NULL, NULL, 0, NULL, NULL },
+};
+
+/* The APIs one server answers, each with its routes and its way of answering errors. */
+static const struct {
+	const char *prefix;	/* "" matches every path */
+	const struct api_route *routes;
+	enum api_style style;
+} apis[] = {
+	{ API_PREFIX, routes, API_STYLE_JSON },
+	{ API_LAVA_PREFIX, api_lava_rest_routes, API_STYLE_DRF },
+	{ "", api_lava_rpc_routes, API_STYLE_XMLRPC },
 };
 
 /* ---- helpers for the handlers ---- */
@@ -106,6 +111,11 @@ const struct api_deps *api_deps_of(const struct api_request *r)
 struct api_logs *api_logs_of(const struct api_request *r)
 {
 	return r->listener->api->logs;
+}
+
+struct api_rpc *api_rpc_of(const struct api_request *r)
+{
+	return r->listener->api->rpc;
 }
 
 bool api_listener_is_unix(const struct api_listener *l)
@@ -255,6 +265,20 @@ enum MHD_Result api_reply_json(struct api_request *r, unsigned status, json_t *b
 	return api_reply(r, status, api_json_response(body ? body : json_object()));
 }
 
+struct MHD_Response *api_error_response(const struct api_request *r, unsigned status,
+					const char *msg)
+{
+	switch (r->style) {
+	case API_STYLE_XMLRPC:
+		return api_rpc_fault_response((int)status, msg);
+	case API_STYLE_DRF:
+		return api_json_response(json_pack("{s:o}", "detail", api_json_str(msg)));
+	case API_STYLE_JSON:
+		break;
+	}
+	return api_json_response(json_pack("{s:o}", "error", api_json_str(msg)));
+}
+
 enum MHD_Result api_reply_error(struct api_request *r, unsigned status, const char *fmt, ...)
 {
 	char msg[1024];
@@ -263,7 +287,7 @@ enum MHD_Result api_reply_error(struct api_request *r, unsigned status, const ch
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return api_reply_json(r, status, json_pack("{s:o}", "error", api_json_str(msg)));
+	return api_reply(r, status, api_error_response(r, status, msg));
 }
 
 enum MHD_Result api_reply_diag(struct api_request *r, unsigned status, const char *error,
@@ -341,8 +365,8 @@ static int split_path(char *path, char **segs)
 
 static enum MHD_Result reply_405(struct api_request *r, const char *allow)
 {
-	json_t *body = json_pack("{s:s}", "error", "method not allowed");
-	struct MHD_Response *resp = api_json_response(body);
+	struct MHD_Response *resp = api_error_response(r, MHD_HTTP_METHOD_NOT_ALLOWED,
+						       "method not allowed");
 
 	if (resp)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
@@ -359,6 +383,30 @@ static int authorize(struct api_request *r, const struct api_route *rt)
 	return api_authorize(r, rt->role, what);
 }
 
+/* Whether @url is below @prefix ("" is above every path). */
+static bool below(const char *url, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return !strncmp(url, prefix, n) && (!n || url[n] == '/' || !url[n]);
+}
+
+/* The route of @method and the segments in @rt (NULL-ended); fills @allow with the others. */
+static const struct api_route *find_route(const struct api_route *rt, const char *method,
+					  char *const *segs, int n, const char **params,
+					  char *allow, size_t len)
+{
+	for (; n >= 0 && rt->method; rt++) {
+		if (!route_matches(rt->path, segs, n, params))
+			continue;
+		if (!strcmp(rt->method, method))
+			return rt;
+		snprintf(allow + strlen(allow), len - strlen(allow), "%s%s", *allow ? ", " : "",
+			 rt->method);
+	}
+	return NULL;
+}
+
 /* Find the route of @r: answers 404, 405, 401 or 403 itself and returns NULL. */
 static const struct api_route *route(struct api_request *r, enum MHD_Result *ret)
 {
@@ -370,26 +418,25 @@ static const struct api_route *route(struct api_request *r, enum MHD_Result *ret
 	int n;
 
 	*ret = MHD_YES;
-	if (strncmp(r->url, API_PREFIX "/", strlen(API_PREFIX) + 1)) {
-		*ret = api_reply_error(r, MHD_HTTP_NOT_FOUND,
-				       "no such endpoint: API paths start with '%s/'", API_PREFIX);
-		return NULL;
-	}
-	r->path = strdup(r->url + strlen(API_PREFIX));
-	n = r->path ? split_path(r->path, segs) : -1;
-	for (i = 0; n >= 0 && i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (!route_matches(routes[i].path, segs, n, params))
+	for (i = 0; !found && i < sizeof(apis) / sizeof(apis[0]); i++) {
+		if (!below(r->url, apis[i].prefix))
 			continue;
-		if (!strcmp(routes[i].method, method)) {
-			found = &routes[i];
-			memcpy(r->params, params, sizeof(params));
+		free(r->path);
+		r->path = strdup(r->url + strlen(apis[i].prefix));
+		n = r->path ? split_path(r->path, segs) : -1;
+		found = find_route(apis[i].routes, method, segs, n, params, allow, sizeof(allow));
+		if (found || *allow || *apis[i].prefix)
+			r->style = apis[i].style;
+		if (*allow || *apis[i].prefix)
 			break;
-		}
-		snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
-			 *allow ? ", " : "", routes[i].method);
 	}
+	if (found)
+		memcpy(r->params, params, sizeof(params));
 	if (!found && *allow)
 		*ret = reply_405(r, allow);
+	else if (!found && i == sizeof(apis) / sizeof(apis[0]))
+		*ret = api_reply_error(r, MHD_HTTP_NOT_FOUND,
+				       "no such endpoint: API paths start with '%s/'", API_PREFIX);
 	else if (!found)
 		*ret = api_reply_error(r, MHD_HTTP_NOT_FOUND, "no such endpoint '%s'", r->url);
 	else if (authorize(r, found) < 0)
@@ -486,6 +533,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	if (st->req.pending && st->req.pending_gone)
 		st->req.pending_gone(&st->req);
 	api_log_request_done(&st->req);
+	if (st->req.ctx_free)
+		st->req.ctx_free(st->req.ctx);
 	strbuf_release(&st->req.body);
 	free(st->req.path);
 	free(st);
@@ -771,6 +820,8 @@ int api_new(const struct api_deps *deps, const char *listen, struct api **ret)
 	a->d = *deps;
 	err = api_logs_new(&a->d, &a->logs);
 	if (!err)
+		err = api_rpc_new(&a->rpc);
+	if (!err)
 		err = listener_start(a, listen ? listen : c->http.listen);
 	if (!err && c->http.unix_socket) {
 		if (asprintf(&unix_where, "unix:%s", c->http.unix_socket) < 0)
@@ -797,6 +848,7 @@ struct api *api_free(struct api *a)
 	for (i = 0; i < a->n_listeners; i++)
 		listener_stop(&a->listeners[i]);
 	api_logs_free(a->logs);
+	api_rpc_free(a->rpc);
 	free(a);
 	return NULL;
 }

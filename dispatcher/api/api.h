@@ -10,6 +10,9 @@
  * (api_auth.c) and one file per group of endpoints (api_jobs.c, api_log.c,
  * api_devices.c, api_reservations.c, api_sessions.c, api_console.c,
  * api_results.c); api_internal.h is what they share, private to api/.
+ * The same server answers LAVA's clients (doc/lava-compat.md): REST at
+ * /api/v0.2 (api_lava_rest.c) and XML-RPC at /RPC2 (api_lava_rpc.c, the
+ * only user of xmlrpc-c), sharing api_lava.c.
  */
 #ifndef LABD_API_H
 #define LABD_API_H

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 
 #include "api/api_internal.h"
@@ -15,6 +16,9 @@
 #include "core/strv.h"
 
 #define BEARER "Bearer "
+#define TOKEN "Token "		/* LAVA's REST clients (Django REST Framework's scheme) */
+#define BASIC "Basic "		/* XML-RPC clients: base64 of "user:token" */
+#define BASIC_MAX 512		/* bytes of decoded user:token */
 
 /*
  * Who is who, and what they get:
@@ -24,6 +28,10 @@
  *                 configured (labd as it always was), a reader otherwise
  *   bearer token  the user with that token, else one of http.tokens: an
  *                 admin "token:<8 hex>"; a token matching nothing is 401
+ *                 ("Authorization: Token <token>", LAVA's REST scheme, is
+ *                 the same; "Basic base64(user:token)", XML-RPC's, also
+ *                 needs the user to be the token's, unless it is one of
+ *                 http.tokens)
  *   no token      401 where the listener needs a token; else "anonymous", an
  *                 admin when no users are configured, a reader otherwise
  */
@@ -83,13 +91,51 @@ static void identify_peer(struct api_request *r, const struct users *users)
 	r->who.role = !cred.uid || !users_count(users) ? USER_ROLE_ADMIN : USER_ROLE_READER;
 }
 
+static bool starts_with(const char *s, const char *prefix)
+{
+	return !strncasecmp(s, prefix, strlen(prefix));
+}
+
+/*
+ * The token of an Authorization header, and for Basic the user it names
+ * (*ret_user, else NULL); NULL for a header that is none of the schemes.
+ * Basic credentials are decoded into @buf.
+ */
+static const char *header_token(const char *auth, unsigned char *buf, const char **ret_user)
+{
+	const char *b64 = auth + strlen(BASIC);
+	size_t len = strlen(b64);
+	char *colon;
+	int n;
+
+	*ret_user = NULL;
+	if (starts_with(auth, BEARER))
+		return auth + strlen(BEARER);
+	if (starts_with(auth, TOKEN))
+		return auth + strlen(TOKEN);
+	if (!starts_with(auth, BASIC) || !len || len % 4 || len / 4 * 3 >= BASIC_MAX)
+		return NULL;
+	n = EVP_DecodeBlock(buf, (const unsigned char *)b64, (int)len);
+	if (n < 0)
+		return NULL;
+	n -= (b64[len - 1] == '=') + (b64[len - 2] == '=');	/* padding decodes as zeros */
+	buf[n] = '\0';
+	colon = memchr(buf, ':', (size_t)n);
+	if (!colon || strlen((char *)buf) != (size_t)n)
+		return NULL;
+	*colon = '\0';
+	*ret_user = (const char *)buf;
+	return colon + 1;
+}
+
 void api_identify(struct api_request *r)
 {
 	const struct api_deps *d = api_deps_of(r);
 	const struct users *users = lab_users(d->lab);
 	unsigned char hash[SHA256_DIGEST_LENGTH];
+	unsigned char basic[BASIC_MAX];
+	const char *auth, *token, *user;
 	const struct user *u;
-	const char *auth, *token;
 
 	memset(&r->who, 0, sizeof(r->who));
 	if (api_listener_is_unix(r->listener)) {
@@ -100,61 +146,85 @@ void api_identify(struct api_request *r)
 					   MHD_HTTP_HEADER_AUTHORIZATION);
 	snprintf(r->who.name, sizeof(r->who.name), "anonymous");
 	if (!auth) {
+		r->who.anonymous = true;
 		r->who.role = users_count(users) ? USER_ROLE_READER : USER_ROLE_ADMIN;
 		if (api_listener_needs_token(r->listener))
 			r->who.role = USER_ROLE_NONE;
 		return;
 	}
-	token = auth + strlen(BEARER);
-	if (strncasecmp(auth, BEARER, strlen(BEARER)) || !*token) {
-		r->who.bad_token = true;
-		return;
-	}
-	u = users_find_token(users, token);
-	if (u) {
+	token = header_token(auth, basic, &user);
+	r->who.basic = user != NULL;
+	u = token && *token ? users_find_token(users, token) : NULL;
+	if (u && (!user || !strcmp(user, u->name)))
 		be_user(r, u);
-		return;
-	}
-	if (!token_valid(lab_current_config(d->lab)->http.tokens, token, hash)) {
+	else if (!u && token && *token &&
+		 token_valid(lab_current_config(d->lab)->http.tokens, token, hash))
+		snprintf(r->who.name, sizeof(r->who.name), "token:%02x%02x%02x%02x", hash[0],
+			 hash[1], hash[2], hash[3]);
+	else
 		r->who.bad_token = true;
-		return;
-	}
-	snprintf(r->who.name, sizeof(r->who.name), "token:%02x%02x%02x%02x", hash[0], hash[1],
-		 hash[2], hash[3]);
-	r->who.role = USER_ROLE_ADMIN;
-}
-
-static enum MHD_Result reply_401(struct api_request *r, const char *msg)
-{
-	struct MHD_Response *resp = api_json_response(json_pack("{s:s}", "error", msg));
-
-	if (resp)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-	return api_reply(r, MHD_HTTP_UNAUTHORIZED, resp);
+	if (!r->who.bad_token && !r->who.is_user)
+		r->who.role = USER_ROLE_ADMIN;
+	OPENSSL_cleanse(basic, sizeof(basic));
 }
 
 /* "user 'alice' (developer) may not <what><why>" */
-static int reply_403(struct api_request *r, const char *what, const char *why)
+static int deny_403(const struct api_request *r, const char *what, const char *why,
+		    struct api_denial *d)
 {
-	api_reply_error(r, MHD_HTTP_FORBIDDEN, "%s%s%s (%s) may not %s%s",
-			r->who.is_user ? "user '" : "'", r->who.name, "'",
-			user_role_name(r->who.role), what, why ? why : "");
+	d->status = MHD_HTTP_FORBIDDEN;
+	snprintf(d->msg, sizeof(d->msg), "%s%s%s (%s) may not %s%s",
+		 r->who.is_user ? "user '" : "'", r->who.name, "'", user_role_name(r->who.role),
+		 what, why ? why : "");
 	return -EACCES;
 }
 
-int api_authorize(struct api_request *r, enum user_role need, const char *what)
+int api_check(const struct api_request *r, enum user_role need, const char *what,
+	      struct api_denial *d)
 {
+	static const char *const how[] = {
+		[API_STYLE_JSON] = "send 'Authorization: Bearer <token>'",
+		[API_STYLE_DRF] = "send 'Authorization: Token <token>'",
+		[API_STYLE_XMLRPC] = "authenticate with user and token (http://USER:TOKEN@HOST/RPC2)",
+	};
+
+	d->status = MHD_HTTP_UNAUTHORIZED;
 	if (r->who.bad_token) {
-		reply_401(r, "invalid token");
+		snprintf(d->msg, sizeof(d->msg), "invalid token");
 		return -EACCES;
 	}
 	if (r->who.role >= need)
 		return 0;
-	if (r->who.role == USER_ROLE_NONE) {
-		reply_401(r, "this API needs a token: send 'Authorization: Bearer <token>'");
+	/* no credentials: authenticating may help (LAVA's "Authentication ... required") */
+	if (r->who.role == USER_ROLE_NONE || r->who.anonymous) {
+		snprintf(d->msg, sizeof(d->msg), "this API needs a token: %s", how[r->style]);
 		return -EACCES;
 	}
-	return reply_403(r, what, NULL);
+	return deny_403(r, what, NULL, d);
+}
+
+enum MHD_Result api_reply_denial(struct api_request *r, const struct api_denial *d)
+{
+	static const char *const schemes[] = {
+		[API_STYLE_JSON] = "Bearer",
+		[API_STYLE_DRF] = "Token",
+		[API_STYLE_XMLRPC] = "Basic realm=\"XML-RPC Authentication token\"",
+	};
+	struct MHD_Response *resp = api_error_response(r, d->status, d->msg);
+
+	if (resp && d->status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, schemes[r->style]);
+	return api_reply(r, d->status, resp);
+}
+
+int api_authorize(struct api_request *r, enum user_role need, const char *what)
+{
+	struct api_denial d;
+
+	if (!api_check(r, need, what, &d))
+		return 0;
+	api_reply_denial(r, &d);
+	return -EACCES;
 }
 
 bool api_is_holder(const struct api_request *r, const struct board *b)
@@ -166,6 +236,7 @@ bool api_is_holder(const struct api_request *r, const struct board *b)
 
 int api_authorize_holder(struct api_request *r, struct board *b, const char *what)
 {
+	struct api_denial d;
 	char why[128];
 
 	if (r->who.role == USER_ROLE_ADMIN || api_is_holder(r, b))
@@ -174,15 +245,28 @@ int api_authorize_holder(struct api_request *r, struct board *b, const char *wha
 		snprintf(why, sizeof(why), ": '%s' holds it", board_holder(b));
 	else
 		snprintf(why, sizeof(why), ": reserve it first (labctl reserve %s)", board_name(b));
-	return reply_403(r, what, why);
+	deny_403(r, what, why, &d);
+	api_reply_denial(r, &d);
+	return -EACCES;
 }
 
-int api_authorize_owner(struct api_request *r, const char *owner, const char *what)
+int api_check_owner(const struct api_request *r, const char *owner, const char *what,
+		    struct api_denial *d)
 {
 	char why[128];
 
 	if (r->who.role == USER_ROLE_ADMIN || (owner && !strcmp(owner, r->who.name)))
 		return 0;
 	snprintf(why, sizeof(why), ": it belongs to '%s'", owner ? owner : "nobody");
-	return reply_403(r, what, why);
+	return deny_403(r, what, why, d);
+}
+
+int api_authorize_owner(struct api_request *r, const char *owner, const char *what)
+{
+	struct api_denial d;
+
+	if (!api_check_owner(r, owner, what, &d))
+		return 0;
+	api_reply_denial(r, &d);
+	return -EACCES;
 }

@@ -28,10 +28,12 @@
 struct api;
 struct api_listener;
 struct api_logs;
+struct api_rpc;
 struct board;
 struct diag;
 
 #define API_PREFIX "/api/v1"
+#define API_LAVA_PREFIX "/api/v0.2"		/* LAVA's REST API (api_lava_rest.c) */
 #define API_MAX_BODY JOB_MAX_SIZE		/* bytes of a request body */
 #define API_MAX_DISCARD (16 * 1024 * 1024)	/* of a too large body, read before closing */
 #define API_MAX_CONNECTIONS 256			/* per listener, followers included */
@@ -52,6 +54,19 @@ struct api_identity {
 	enum user_role role;
 	bool is_user;		/* a user of labd.conf's `users` */
 	bool bad_token;		/* a token was given and matched none */
+	bool basic;		/* it came as HTTP Basic user:token (XML-RPC clients) */
+	bool anonymous;		/* no credentials at all (TCP without Authorization) */
+};
+
+/*
+ * How a request's errors are answered, by the API it addresses: labd's own
+ * {"error": ...}; LAVA's REST API (Django REST Framework) {"detail": ...};
+ * XML-RPC (/RPC2) a <fault> with the HTTP status as faultCode.
+ */
+enum api_style {
+	API_STYLE_JSON,
+	API_STYLE_DRF,
+	API_STYLE_XMLRPC,
 };
 
 struct api_request {
@@ -64,7 +79,12 @@ struct api_request {
 	struct api_identity who;
 	char *path;		/* copy of the URL path, split at '/' for params */
 	const char *params[API_MAX_PARAMS];	/* segments matched by '*' */
+	enum api_style style;
 	void *stream;		/* a log follower (api_log.c), or NULL */
+	/* a handler's own state for the request's lifetime (a streamed
+	 * response), freed with ctx_free() when the request ends */
+	void *ctx;
+	void (*ctx_free)(void *ctx);
 	/* an operation the handler waits for with the connection suspended */
 	void *pending;
 	void (*pending_gone)(struct api_request *r);	/* the connection ended first */
@@ -72,11 +92,20 @@ struct api_request {
 
 typedef enum MHD_Result (*api_handler_fn)(struct api_request *r);
 
+struct api_route {
+	const char *method;
+	const char *path;	/* below its API's prefix; '*' matches one segment */
+	enum user_role role;
+	api_handler_fn fn;
+	const char *what;	/* for "may not ...": a format of the first '*' segment */
+};
+
 /* ---- api.c: listeners, replies and request helpers ---- */
 
 /** api_deps_of() - what the API serves (api.h): store, scheduler, lab ... */
 const struct api_deps *api_deps_of(const struct api_request *r);
 struct api_logs *api_logs_of(const struct api_request *r);
+struct api_rpc *api_rpc_of(const struct api_request *r);
 bool api_listener_is_unix(const struct api_listener *l);
 bool api_listener_needs_token(const struct api_listener *l);
 
@@ -86,9 +115,17 @@ void api_listener_poke(struct api_listener *l);
 /** api_reply_json() - answer @status with @body (reference stolen; NULL: "{}"). */
 enum MHD_Result api_reply_json(struct api_request *r, unsigned status, json_t *body);
 
-/** api_reply_error() - answer {"error": "<message>"}. */
+/**
+ * api_reply_error() - answer an error in the request's style: {"error":
+ * "<message>"}, {"detail": "<message>"} (LAVA's REST API) or an XML-RPC
+ * fault whose code is @status.
+ */
 enum MHD_Result api_reply_error(struct api_request *r, unsigned status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/** api_error_response() - the response api_reply_error() sends, or NULL (ENOMEM). */
+struct MHD_Response *api_error_response(const struct api_request *r, unsigned status,
+					const char *msg);
 
 /** api_reply_diag() - answer {"error": @error, "errors": [every message of @diag]}. */
 enum MHD_Result api_reply_diag(struct api_request *r, unsigned status, const char *error,
@@ -130,6 +167,29 @@ char *api_base_url(const struct api_request *r);
 
 /** api_identify() - fill r->who from the connection and its Authorization header. */
 void api_identify(struct api_request *r);
+
+/* Why a request may not do something: 401 (no or a bad token) or 403, and why. */
+struct api_denial {
+	unsigned status;
+	char msg[384];
+};
+
+/**
+ * api_check() - the role check of every request: may r->who act with @need?
+ * @what: what it would do, for the 403 message ("submit jobs")
+ *
+ * Returns 0, or -EACCES with @d filled.  api_authorize() answers @d at once;
+ * XML-RPC methods answer it as a fault.
+ */
+int api_check(const struct api_request *r, enum user_role need, const char *what,
+	      struct api_denial *d);
+
+/** api_check_owner() - api_authorize_owner()'s check, without answering. */
+int api_check_owner(const struct api_request *r, const char *owner, const char *what,
+		    struct api_denial *d);
+
+/** api_reply_denial() - answer @d in the request's style (401 with WWW-Authenticate). */
+enum MHD_Result api_reply_denial(struct api_request *r, const struct api_denial *d);
 
 /**
  * api_authorize() - the role check of every request (api.c calls it with the
@@ -202,6 +262,21 @@ void api_sessions_shutdown(const struct api_deps *d);
 
 /* api_console.c: the live console over an upgraded connection (doc/console.md) */
 enum MHD_Result api_console_attach(struct api_request *r);
+
+/* ---- api_lava_rest.c, api_lava_rpc.c: LAVA's APIs for LAVA's clients (doc/lava-compat.md) ---- */
+
+/* Routes below API_LAVA_PREFIX, and the /RPC2 route; both end with a NULL method. */
+extern const struct api_route api_lava_rest_routes[];
+extern const struct api_route api_lava_rpc_routes[];
+
+/** api_rpc_new() - the XML-RPC method registry (one per API). */
+int api_rpc_new(struct api_rpc **ret);
+
+/** api_rpc_free() - accepts NULL; returns NULL. */
+struct api_rpc *api_rpc_free(struct api_rpc *rpc);
+
+/** api_rpc_fault_response() - an XML-RPC fault response {faultCode, faultString}, or NULL. */
+struct MHD_Response *api_rpc_fault_response(int code, const char *msg);
 
 /* ---- api_log.c: console logs, whole or followed live ---- */
 

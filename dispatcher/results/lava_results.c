@@ -34,6 +34,95 @@ const char *lava_error_type_name(enum error_type t)
 	return NULL;
 }
 
+const char *lava_job_state_name(enum job_state s)
+{
+	static const char *const names[] = { "Submitted", "Running", "Canceling", "Finished" };
+
+	return (unsigned)s < 4 ? names[s] : "Submitted";
+}
+
+const char *lava_job_health_name(enum job_health h)
+{
+	static const char *const names[] = { "Unknown", "Complete", "Incomplete", "Canceled" };
+
+	return (unsigned)h < 4 ? names[h] : "Unknown";
+}
+
+int lava_job_state_int(enum job_state s)
+{
+	static const int ints[] = { 0, 3, 4, 5 };
+
+	return (unsigned)s < 4 ? ints[s] : 0;
+}
+
+int lava_job_health_int(enum job_health h)
+{
+	return (unsigned)h < 4 ? (int)h : 0;
+}
+
+int lava_job_state_from_name(const char *name, enum job_state *ret)
+{
+	enum job_state s;
+
+	if (!strcmp(name, "Scheduling") || !strcmp(name, "Scheduled")) {
+		*ret = JOB_STATE_QUEUED;
+		return 0;
+	}
+	for (s = JOB_STATE_QUEUED; s <= JOB_STATE_FINISHED; s++) {
+		if (!strcmp(name, lava_job_state_name(s))) {
+			*ret = s;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int lava_job_health_from_name(const char *name, enum job_health *ret)
+{
+	enum job_health h;
+
+	for (h = JOB_HEALTH_UNKNOWN; h <= JOB_HEALTH_CANCELED; h++) {
+		if (!strcmp(name, lava_job_health_name(h))) {
+			*ret = h;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int lava_job_status(enum job_state s, enum job_health h)
+{
+	switch (s) {
+	case JOB_STATE_QUEUED:
+		return 0;
+	case JOB_STATE_RUNNING:
+		return 1;
+	case JOB_STATE_CANCELING:
+		return 5;
+	case JOB_STATE_FINISHED:
+		break;
+	}
+	return h == JOB_HEALTH_COMPLETE ? 2 : h == JOB_HEALTH_CANCELED ? 4 : 3;
+}
+
+const char *lava_job_status_name(int status)
+{
+	static const char *const names[] = { "Submitted", "Running",  "Complete",
+					     "Incomplete", "Canceled", "Canceling" };
+
+	return status >= 0 && status < 6 ? names[status] : "Incomplete";
+}
+
+const char *lava_device_health_name(enum device_state s)
+{
+	return s == DEVICE_STATE_MAINTENANCE ? "Maintenance" : s == DEVICE_STATE_BAD ? "Bad" : "Good";
+}
+
+const char *lava_device_state_name(enum device_state s)
+{
+	return s == DEVICE_STATE_RUNNING ? "Running" : s == DEVICE_STATE_RESERVED ? "Reserved" : "Idle";
+}
+
 long lava_results_suite(const struct lava_results *lr, const char *name)
 {
 	size_t i;

@@ -85,8 +85,52 @@ struct lava_results *lava_results_free(struct lava_results *lr);
 /** lava_results_suite() - the index of suite @name, or -1. */
 long lava_results_suite(const struct lava_results *lr, const char *name);
 
+/* ---- LAVA's names of labd's states (doc/lava-compat.md has the tables) ---- */
+
 /** lava_error_type_name() - LAVA's name of @t ("Infrastructure" ...), NULL for none. */
 const char *lava_error_type_name(enum error_type t);
+
+/** lava_job_state_name() - "Submitted" (queued), "Running", "Canceling", "Finished". */
+const char *lava_job_state_name(enum job_state s);
+
+/** lava_job_health_name() - "Unknown", "Complete", "Incomplete", "Canceled". */
+const char *lava_job_health_name(enum job_health h);
+
+/**
+ * lava_job_state_int(), lava_job_health_int() - LAVA's numbers of those
+ * (TestJob.STATE_* 0..5: Submitted 0, Running 3, Canceling 4, Finished 5;
+ * TestJob.HEALTH_* 0..3), as notify callbacks send them.
+ */
+int lava_job_state_int(enum job_state s);
+int lava_job_health_int(enum job_health h);
+
+/**
+ * lava_job_state_from_name(), lava_job_health_from_name() - the display
+ * names above (exact case, as LAVA's filters want them) back to labd's;
+ * LAVA's "Scheduling" and "Scheduled" are labd's queued.  0 or -EINVAL.
+ */
+int lava_job_state_from_name(const char *name, enum job_state *ret);
+int lava_job_health_from_name(const char *name, enum job_health *ret);
+
+/**
+ * lava_job_status() - LAVA's legacy status: 0 Submitted, 1 Running,
+ * 2 Complete, 3 Incomplete, 4 Canceled, 5 Canceling (a finished job of
+ * unknown health counts as Incomplete).
+ */
+int lava_job_status(enum job_state s, enum job_health h);
+
+/** lava_job_status_name() - "Submitted", "Running", "Complete" ... of lava_job_status(). */
+const char *lava_job_status_name(int status);
+
+/**
+ * lava_device_health_name() - a board's health as LAVA names a device's:
+ * idle, running and reserved boards are "Good" (they run jobs), maintenance
+ * is "Maintenance", bad is "Bad".
+ */
+const char *lava_device_health_name(enum device_state s);
+
+/** lava_device_state_name() - "Idle", "Running" or "Reserved" (others are Idle). */
+const char *lava_device_state_name(enum device_state s);
 
 /**
  * lava_results_export_yaml() - cases as a YAML list of LAVA's export dicts

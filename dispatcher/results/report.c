@@ -89,21 +89,31 @@ static int load_testdefs(struct report *r, const struct job *job)
 	return 0;
 }
 
-static int load_metadata(struct report *r, const struct job_record *rec)
+struct job *report_parse_job(const struct job_record *rec)
 {
 	struct diag diag = DIAG_INIT;
 	struct job *job = NULL;
+
+	if (rec->definition)
+		job_parse(rec->definition, strlen(rec->definition),
+			  rec->filename ? rec->filename : "job",
+			  rec->format && !strcmp(rec->format, "json") ? JOB_FORMAT_JSON :
+									JOB_FORMAT_YAML,
+			  &job, &diag);
+	diag_release(&diag);
+	return job;
+}
+
+static int load_metadata(struct report *r, const struct job_record *rec)
+{
+	struct job *job = report_parse_job(rec);
 	int err = 0;
 
-	if (rec->definition &&
-	    !job_parse(rec->definition, strlen(rec->definition), rec->filename ? rec->filename : "job",
-		       rec->format && !strcmp(rec->format, "json") ? JOB_FORMAT_JSON : JOB_FORMAT_YAML,
-		       &job, &diag)) {
+	if (job) {
 		r->metadata = json_incref(job->metadata);
 		err = load_testdefs(r, job);
 	}
 	job_free(job);
-	diag_release(&diag);
 	return err;
 }
 

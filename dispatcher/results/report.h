@@ -21,6 +21,8 @@
 
 #include "core/jobstate.h"
 
+struct job;
+struct job_record;
 struct lab_config;
 struct store;
 
@@ -79,6 +81,12 @@ struct report {
  */
 int report_load(struct store *st, const struct lab_config *c, int64_t id,
 		const char *log_url_base, struct report **ret);
+
+/**
+ * report_parse_job() - the stored document of @rec parsed again (free with
+ * job_free()), or NULL when it does not parse any more (labd changed)
+ */
+struct job *report_parse_job(const struct job_record *rec);
 
 /** report_free() - accepts NULL; returns NULL. */
 struct report *report_free(struct report *r);

@@ -1,0 +1,734 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * api_lava_rpc.c -- LAVA's XML-RPC API at /RPC2, as lavacli, Mesa's CI and squad call it
+ *
+ * xmlrpc-c parses each call and serializes each answer (its method
+ * registry, xmlrpc_registry_process_call2()); labd's own HTTP server and
+ * loop carry them: no thread, no XML written here.  Every method passes
+ * the API's role check (api_check()) first; a refusal, like every error,
+ * is a fault whose code is LAVA's: 400 bad data, 401 authentication
+ * needed, 403 not allowed, 404 no such job.  Job ids come as strings from
+ * lavacli and as integers from others: both are taken.
+ *
+ * Times are XML-RPC dateTime (whole seconds, UTC), logs base64 of LAVA's
+ * YAML log (lava_log.h).  scheduler.jobs.logs answers at most
+ * LAVA_RPC_LOG_MAX bytes of YAML per call and says `finished` only with
+ * the last record of a finished job's log, so lavacli's loop reads a log
+ * of any size in bounded pieces.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xmlrpc-c/base.h>
+#include <xmlrpc-c/server.h>
+
+#include "api/api_lava.h"
+#include "board/board.h"
+#include "config/config.h"
+#include "core/strv.h"
+#include "results/lava_log.h"
+#include "results/lava_results.h"
+#include "results/utf8.h"
+
+#define XML_TYPE "application/xml; charset=utf-8"
+
+struct api_rpc {
+	xmlrpc_registry *registry;
+};
+
+struct rpc_method {
+	const char *name;
+	enum user_role role;
+	const char *what;	/* for "may not ..." */
+	xmlrpc_value *(*fn)(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r);
+};
+
+/* ---- values ---- */
+
+/* A string as XML 1.0 allows it (what is not becomes U+FFFD); NULL is nil. */
+static xmlrpc_value *str_value(xmlrpc_env *env, const char *s)
+{
+	struct strbuf clean = STRBUF_INIT;
+	xmlrpc_value *v;
+
+	if (!s)
+		return xmlrpc_nil_new(env);
+	if (utf8_sanitize(s, strlen(s), UTF8_XML | UTF8_DROP_NUL, 0, &clean) < 0) {
+		xmlrpc_faultf(env, "out of memory");
+		return NULL;
+	}
+	v = xmlrpc_string_new_lp(env, clean.len, clean.buf);
+	strbuf_release(&clean);
+	return v;
+}
+
+static xmlrpc_value *time_value(xmlrpc_env *env, uint64_t usec)
+{
+	return usec ? xmlrpc_datetime_new_sec(env, (time_t)(usec / 1000000)) : xmlrpc_nil_new(env);
+}
+
+/* @st[@key] = @v, the reference to @v given up. */
+static void put(xmlrpc_env *env, xmlrpc_value *st, const char *key, xmlrpc_value *v)
+{
+	if (!env->fault_occurred && v)
+		xmlrpc_struct_set_value(env, st, key, v);
+	if (v)
+		xmlrpc_DECREF(v);
+}
+
+/* The value, or NULL and no fault-less leak: what methods return. */
+static xmlrpc_value *done(xmlrpc_env *env, xmlrpc_value *v)
+{
+	if (env->fault_occurred && v) {
+		xmlrpc_DECREF(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* ---- parameters ---- */
+
+/* Parameter @i: a new reference, or NULL when absent or nil. */
+static xmlrpc_value *param(xmlrpc_env *env, xmlrpc_value *params, int i)
+{
+	xmlrpc_value *v = NULL;
+
+	if (xmlrpc_array_size(env, params) <= i)
+		return NULL;
+	xmlrpc_array_read_item(env, params, i, &v);
+	if (v && xmlrpc_value_type(v) == XMLRPC_TYPE_NIL) {
+		xmlrpc_DECREF(v);
+		v = NULL;
+	}
+	return v;
+}
+
+/* Parameter @i as an integer (sent as one, or as its text): 1, 0 when absent, or -EINVAL. */
+static int param_int(xmlrpc_env *env, xmlrpc_value *params, int i, int64_t *ret)
+{
+	xmlrpc_value *v = param(env, params, i);
+	const char *text = NULL;
+	int n = 0, err = -EINVAL;
+
+	if (!v)
+		return 0;
+	if (xmlrpc_value_type(v) == XMLRPC_TYPE_INT) {
+		xmlrpc_read_int(env, v, &n);
+		*ret = n;
+		err = n >= 0 ? 1 : -EINVAL;
+	} else if (xmlrpc_value_type(v) == XMLRPC_TYPE_STRING) {
+		xmlrpc_read_string(env, v, &text);
+		err = text && api_lava_job_id(text, ret) == 0 ? 1 : -EINVAL;
+		if (text && !strcmp(text, "0")) {
+			*ret = 0;
+			err = 1;
+		}
+		free((char *)text);
+	}
+	xmlrpc_DECREF(v);
+	return env->fault_occurred ? -EINVAL : err;
+}
+
+/* Parameter @i as a string (caller frees): 0, or a fault 400. */
+static int param_str(xmlrpc_env *env, xmlrpc_value *params, int i, const char *name,
+		     char **ret, size_t *ret_len)
+{
+	xmlrpc_value *v = param(env, params, i);
+	const char *s = NULL;
+	size_t len = 0;
+
+	if (v && xmlrpc_value_type(v) == XMLRPC_TYPE_STRING)
+		xmlrpc_read_string_lp(env, v, &len, &s);
+	if (v)
+		xmlrpc_DECREF(v);
+	if (!s) {
+		if (!env->fault_occurred)
+			xmlrpc_env_set_fault_formatted(env, 400, "'%s' must be a string", name);
+		return -EINVAL;
+	}
+	*ret = (char *)s;
+	if (ret_len)
+		*ret_len = len;
+	return 0;
+}
+
+/* The job named by parameter @i: 0, or a fault (400 not an id, 404 no such job). */
+static int param_job(xmlrpc_env *env, xmlrpc_value *params, int i, struct api_request *r,
+		     struct job_record *rec)
+{
+	int64_t id = 0;
+	int err = param_int(env, params, i, &id);
+
+	if (err <= 0 || id < 1) {
+		if (!env->fault_occurred)
+			xmlrpc_env_set_fault(env, 404, "Job was not found.");
+		return -EINVAL;
+	}
+	err = api_lava_job(r, id, rec);
+	if (err == -ENOENT)
+		xmlrpc_env_set_fault_formatted(env, 404, "Job '%lld' was not found.",
+					       (long long)id);
+	else if (err < 0)
+		xmlrpc_env_set_fault_formatted(env, 500, "cannot read job %lld: %s", (long long)id,
+					       strerror(-err));
+	return err;
+}
+
+/* ---- system ---- */
+
+static xmlrpc_value *system_version(xmlrpc_env *env, xmlrpc_value *params,
+				    struct api_request *r)
+{
+	return xmlrpc_string_new(env, LAVA_API_VERSION);
+}
+
+static xmlrpc_value *system_whoami(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	return r->who.is_user ? str_value(env, r->who.name) : xmlrpc_nil_new(env);
+}
+
+/* ---- jobs ---- */
+
+static xmlrpc_value *jobs_submit(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	char *def = NULL, *why = NULL;
+	int64_t id = 0;
+	size_t len;
+	int err;
+
+	if (param_str(env, params, 0, "definition", &def, &len) < 0)
+		return NULL;
+	err = api_lava_submit(r, def, len, &id, &why);
+	free(def);
+	if (err == -EINVAL || err == -E2BIG)
+		xmlrpc_env_set_fault_formatted(env, 400, "Problem with submitted job data: %s",
+					       why ? why : "invalid job");
+	else if (err < 0)
+		xmlrpc_env_set_fault_formatted(env, 500, "job submission failed: %s",
+					       why ? why : strerror(-err));
+	free(why);
+	return err < 0 ? NULL : xmlrpc_int_new(env, (int)id);
+}
+
+/* {} when valid, else {path, msg} (Mesa checks it before submitting). */
+static xmlrpc_value *jobs_validate(xmlrpc_env *env, xmlrpc_value *params,
+				   struct api_request *r)
+{
+	char *def = NULL, *why = NULL;
+	xmlrpc_value *st;
+	size_t len;
+	int err;
+
+	if (param_str(env, params, 0, "definition", &def, &len) < 0)
+		return NULL;
+	err = api_lava_check(r, def, len, &why);
+	free(def);
+	st = xmlrpc_struct_new(env);
+	if (err) {
+		put(env, st, "path", xmlrpc_string_new(env, ""));
+		put(env, st, "msg", str_value(env, why ? why : strerror(-err)));
+	}
+	free(why);
+	return done(env, st);
+}
+
+static xmlrpc_value *tags_value(xmlrpc_env *env, const struct job_record *rec)
+{
+	json_t *tags = api_lava_tags(rec), *t;
+	xmlrpc_value *a = xmlrpc_array_new(env), *v;
+	size_t i;
+
+	json_array_foreach(tags, i, t) {
+		v = str_value(env, json_string_value(t));
+		if (v && !env->fault_occurred)
+			xmlrpc_array_append_item(env, a, v);
+		if (v)
+			xmlrpc_DECREF(v);
+	}
+	json_decref(tags);
+	return a;
+}
+
+/* What scheduler.jobs.show and scheduler.job_details share. */
+static void job_common(xmlrpc_env *env, xmlrpc_value *st, const struct job_record *rec)
+{
+	const char *type = rec->health == JOB_HEALTH_CANCELED ? "Canceled" :
+			   lava_error_type_name(rec->error_type);
+
+	put(env, st, "id", xmlrpc_int_new(env, (int)rec->id));
+	put(env, st, "description", str_value(env, rec->name));
+	put(env, st, "health_check", xmlrpc_bool_new(env, 0));
+	put(env, st, "state", xmlrpc_string_new(env, lava_job_state_name(rec->state)));
+	put(env, st, "health", xmlrpc_string_new(env, lava_job_health_name(rec->health)));
+	put(env, st, "submit_time", time_value(env, rec->submitted));
+	put(env, st, "start_time", time_value(env, rec->started));
+	put(env, st, "end_time", time_value(env, rec->ended));
+	put(env, st, "failure_comment", str_value(env, rec->error_msg));
+	put(env, st, "error_msg", str_value(env, rec->error_msg));
+	put(env, st, "error_type", str_value(env, type));
+}
+
+/* Every key lavacli's `jobs show` prints. */
+static xmlrpc_value *jobs_show(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	struct job_record rec = { 0 };
+	xmlrpc_value *st;
+
+	if (param_job(env, params, 0, r, &rec) < 0)
+		return NULL;
+	st = xmlrpc_struct_new(env);
+	job_common(env, st, &rec);
+	put(env, st, "device", str_value(env, rec.device));
+	put(env, st, "device_type", str_value(env, rec.device_type));
+	put(env, st, "pipeline", xmlrpc_bool_new(env, 1));
+	put(env, st, "submitter", str_value(env, rec.submitter));
+	put(env, st, "tags", tags_value(env, &rec));
+	put(env, st, "visibility", xmlrpc_string_new(env, "Public"));
+	job_record_release(&rec);
+	return done(env, st);
+}
+
+/* The legacy TestJob dict squad reads: status, start_time, end_time, definition. */
+static xmlrpc_value *job_details(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	struct job_record rec = { 0 };
+	xmlrpc_value *st;
+	char url[64];
+
+	if (param_job(env, params, 0, r, &rec) < 0)
+		return NULL;
+	snprintf(url, sizeof(url), "/scheduler/job/%lld", (long long)rec.id);
+	st = xmlrpc_struct_new(env);
+	job_common(env, st, &rec);
+	put(env, st, "status", xmlrpc_string_new(env, lava_job_status_name(
+							       lava_job_status(rec.state, rec.health))));
+	put(env, st, "submitter_username", str_value(env, rec.submitter));
+	put(env, st, "absolute_url", xmlrpc_string_new(env, url));
+	put(env, st, "is_pipeline", xmlrpc_bool_new(env, 1));
+	put(env, st, "definition", str_value(env, rec.definition));
+	put(env, st, "original_definition", str_value(env, rec.definition));
+	put(env, st, "multinode_definition", xmlrpc_string_new(env, ""));
+	put(env, st, "requested_device_type_id", str_value(env, rec.device_type));
+	put(env, st, "actual_device_id", str_value(env, rec.device));
+	put(env, st, "priority", xmlrpc_int_new(env, rec.priority));
+	job_record_release(&rec);
+	return done(env, st);
+}
+
+static xmlrpc_value *jobs_definition(xmlrpc_env *env, xmlrpc_value *params,
+				     struct api_request *r)
+{
+	struct job_record rec = { 0 };
+	xmlrpc_value *v;
+
+	if (param_job(env, params, 0, r, &rec) < 0)
+		return NULL;
+	v = str_value(env, rec.definition);
+	job_record_release(&rec);
+	return v;
+}
+
+static xmlrpc_value *job_state(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	struct job_record rec = { 0 };
+	xmlrpc_value *v;
+
+	if (param_job(env, params, 0, r, &rec) < 0)
+		return NULL;
+	v = xmlrpc_build_value(env, "{s:i,s:s}", "job_id", (int)rec.id, "job_state",
+			       lava_job_state_name(rec.state));
+	job_record_release(&rec);
+	return v;
+}
+
+static xmlrpc_value *job_health(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	struct job_record rec = { 0 };
+	xmlrpc_value *v;
+
+	if (param_job(env, params, 0, r, &rec) < 0)
+		return NULL;
+	v = xmlrpc_build_value(env, "{s:i,s:s}", "job_id", (int)rec.id, "job_health",
+			       lava_job_health_name(rec.health));
+	job_record_release(&rec);
+	return v;
+}
+
+static xmlrpc_value *jobs_cancel(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	struct job_record rec = { 0 };
+	struct api_denial d;
+	int err;
+
+	if (param_job(env, params, 0, r, &rec) < 0)
+		return NULL;
+	err = api_lava_cancel(r, &rec, &d);
+	job_record_release(&rec);
+	if (err == -EACCES)
+		xmlrpc_env_set_fault(env, (int)d.status, d.msg);
+	else if (err < 0)
+		xmlrpc_env_set_fault_formatted(env, 500, "cannot cancel: %s", strerror(-err));
+	return err < 0 ? NULL : xmlrpc_bool_new(env, 1);
+}
+
+/* [start, end) of the YAML log, at most LAVA_RPC_LOG_MAX bytes of it. */
+static int read_log(struct api_request *r, const struct job_record *rec, int64_t start,
+		    int64_t end, struct strbuf *out, bool *finished)
+{
+	bool complete = rec->state == JOB_STATE_FINISHED;
+	char *dir = api_lava_job_dir(r, rec->id);
+	char **suites = api_lava_suites(r, rec->id);
+	struct lava_log *lg = NULL;
+	long n = 0;
+	int err;
+
+	err = dir ? lava_log_open(dir, suites, complete, &lg) : -ENOMEM;
+	if (!err)
+		err = lava_log_seek(lg, (uint64_t)start);
+	if (!err && (!end || end > start))
+		n = lava_log_read(lg, LAVA_RPC_LOG_MAX, end ? (uint64_t)(end - start) : 0, out);
+	if (n < 0)
+		err = (int)n;
+	*finished = complete && lg && (lava_log_at_end(lg) || (end && start + n >= end));
+	lava_log_close(lg);
+	strv_free(suites);
+	free(dir);
+	return err;
+}
+
+/* scheduler.jobs.logs(id, start=0, end=None) -> [finished, base64 YAML] */
+static xmlrpc_value *jobs_logs(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	struct job_record rec = { 0 };
+	struct strbuf yaml = STRBUF_INIT;
+	int64_t start = 0, end = 0;
+	xmlrpc_value *v = NULL;
+	bool finished = false;
+	int err;
+
+	if (param_job(env, params, 0, r, &rec) < 0)
+		return NULL;
+	if (param_int(env, params, 1, &start) < 0 || param_int(env, params, 2, &end) < 0) {
+		xmlrpc_env_set_fault(env, 400, "'start' and 'end' must be line numbers");
+		goto out;
+	}
+	err = read_log(r, &rec, start, end, &yaml, &finished);
+	if (err < 0)
+		xmlrpc_env_set_fault_formatted(env, 500, "cannot read the log: %s", strerror(-err));
+	else
+		v = xmlrpc_build_value(env, "(b6)", (xmlrpc_bool)finished,
+				       (const unsigned char *)yaml.buf, yaml.len);
+out:
+	strbuf_release(&yaml);
+	job_record_release(&rec);
+	return v;
+}
+
+/* ---- devices ---- */
+
+/* scheduler.devices.list(all=False): hostname, type, health, state, current_job, pipeline */
+static xmlrpc_value *devices_list(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	xmlrpc_value *list = xmlrpc_array_new(env), *st;
+	struct board **boards;
+	size_t n, i;
+
+	boards = api_lava_boards(r, &n);
+	for (i = 0; i < n && !env->fault_occurred; i++) {
+		int64_t job = board_job(boards[i]);
+
+		st = xmlrpc_struct_new(env);
+		put(env, st, "hostname", str_value(env, board_name(boards[i])));
+		put(env, st, "type", str_value(env, board_device(boards[i])->type_name));
+		put(env, st, "health", xmlrpc_string_new(env, lava_device_health_name(
+								      board_state(boards[i]))));
+		put(env, st, "state", xmlrpc_string_new(env, lava_device_state_name(
+								     board_state(boards[i]))));
+		put(env, st, "current_job", job ? xmlrpc_int_new(env, (int)job) :
+						  xmlrpc_nil_new(env));
+		put(env, st, "pipeline", xmlrpc_bool_new(env, 1));
+		if (!env->fault_occurred)
+			xmlrpc_array_append_item(env, list, st);
+		xmlrpc_DECREF(st);
+	}
+	return done(env, list);
+}
+
+/* scheduler.device_types.list(all=False): name, devices (count), installed, template */
+static xmlrpc_value *device_types_list(xmlrpc_env *env, xmlrpc_value *params,
+				       struct api_request *r)
+{
+	xmlrpc_value *list = xmlrpc_array_new(env), *st;
+	char **types = NULL;
+	struct board **boards;
+	size_t n, i, j;
+	int count;
+
+	boards = api_lava_boards(r, &n);
+	for (i = 0; i < n; i++)
+		if (!strv_contains(types, board_device(boards[i])->type_name))
+			strv_push(&types, board_device(boards[i])->type_name);
+	STRV_FOREACH(t, types) {
+		for (j = 0, count = 0; j < n; j++)
+			count += !strcmp(*t, board_device(boards[j])->type_name);
+		st = xmlrpc_struct_new(env);
+		put(env, st, "name", str_value(env, *t));
+		put(env, st, "devices", xmlrpc_int_new(env, count));
+		put(env, st, "installed", xmlrpc_bool_new(env, 1));
+		put(env, st, "template", xmlrpc_bool_new(env, 1));
+		if (!env->fault_occurred)
+			xmlrpc_array_append_item(env, list, st);
+		xmlrpc_DECREF(st);
+	}
+	strv_free(types);
+	return done(env, list);
+}
+
+/* ---- results ---- */
+
+/* The results of the job of parameter 0; or a fault. */
+static struct lava_results *results_of(xmlrpc_env *env, xmlrpc_value *params,
+				       struct api_request *r)
+{
+	struct job_record rec = { 0 };
+	struct lava_results *lr = NULL;
+	int err;
+
+	if (param_job(env, params, 0, r, &rec) < 0)
+		return NULL;
+	err = api_lava_results(r, rec.id, &lr);
+	job_record_release(&rec);
+	if (err < 0)
+		xmlrpc_env_set_fault_formatted(env, 500, "cannot read results: %s", strerror(-err));
+	return lr;
+}
+
+static xmlrpc_value *yaml_value(xmlrpc_env *env, int err, struct strbuf *yaml)
+{
+	xmlrpc_value *v = NULL;
+
+	if (err < 0)
+		xmlrpc_env_set_fault_formatted(env, 500, "cannot write results: %s", strerror(-err));
+	else
+		v = xmlrpc_string_new_lp(env, yaml->len, yaml->buf);	/* ASCII: yaml_out.h */
+	strbuf_release(yaml);
+	return v;
+}
+
+static xmlrpc_value *testjob_results(xmlrpc_env *env, xmlrpc_value *params,
+				     struct api_request *r)
+{
+	struct lava_results *lr = results_of(env, params, r);
+	struct strbuf yaml = STRBUF_INIT;
+	int err;
+
+	if (!lr)
+		return NULL;
+	err = lava_results_export_yaml(lr, -1, 0, 0, &yaml);
+	lava_results_free(lr);
+	return yaml_value(env, err, &yaml);
+}
+
+static xmlrpc_value *testjob_suites(xmlrpc_env *env, xmlrpc_value *params,
+				    struct api_request *r)
+{
+	struct lava_results *lr = results_of(env, params, r);
+	struct strbuf yaml = STRBUF_INIT;
+	int err;
+
+	if (!lr)
+		return NULL;
+	err = lava_results_suites_yaml(lr, &yaml);
+	lava_results_free(lr);
+	return yaml_value(env, err, &yaml);
+}
+
+/* get_testsuite_results_yaml(id, suite, limit=None, offset=None); squad pages by 500. */
+static xmlrpc_value *testsuite_results(xmlrpc_env *env, xmlrpc_value *params,
+				       struct api_request *r)
+{
+	struct strbuf yaml = STRBUF_INIT;
+	struct lava_results *lr;
+	int64_t limit = 0, offset = 0;
+	char *suite = NULL;
+	long s;
+	int err;
+
+	if (param_str(env, params, 1, "suite", &suite, NULL) < 0)
+		return NULL;
+	if (param_int(env, params, 2, &limit) < 0 || param_int(env, params, 3, &offset) < 0) {
+		free(suite);
+		xmlrpc_env_set_fault(env, 400, "'limit' and 'offset' must be counts");
+		return NULL;
+	}
+	lr = results_of(env, params, r);
+	s = lr ? lava_results_suite(lr, suite) : -1;
+	if (lr && s < 0)
+		xmlrpc_env_set_fault_formatted(env, 404, "Suite '%s' was not found.", suite);
+	free(suite);
+	if (s < 0) {
+		lava_results_free(lr);
+		return NULL;
+	}
+	err = lava_results_export_yaml(lr, s, (size_t)offset, (size_t)limit, &yaml);
+	lava_results_free(lr);
+	return yaml_value(env, err, &yaml);
+}
+
+/* ---- the registry ---- */
+
+static const struct rpc_method methods[] = {
+	{ "system.version", USER_ROLE_NONE, "ask", system_version },
+	{ "system.whoami", USER_ROLE_NONE, "ask", system_whoami },
+	{ "scheduler.jobs.submit", USER_ROLE_CI, "submit jobs", jobs_submit },
+	{ "scheduler.submit_job", USER_ROLE_CI, "submit jobs", jobs_submit },
+	{ "scheduler.jobs.validate", USER_ROLE_READER, "validate jobs", jobs_validate },
+	{ "scheduler.jobs.show", USER_ROLE_READER, "read jobs", jobs_show },
+	{ "scheduler.job_details", USER_ROLE_READER, "read jobs", job_details },
+	{ "scheduler.jobs.definition", USER_ROLE_READER, "read jobs", jobs_definition },
+	{ "scheduler.job_state", USER_ROLE_READER, "read jobs", job_state },
+	{ "scheduler.job_health", USER_ROLE_READER, "read jobs", job_health },
+	{ "scheduler.jobs.logs", USER_ROLE_READER, "read logs", jobs_logs },
+	{ "scheduler.jobs.cancel", USER_ROLE_CI, "cancel jobs", jobs_cancel },
+	{ "scheduler.cancel_job", USER_ROLE_CI, "cancel jobs", jobs_cancel },
+	{ "scheduler.devices.list", USER_ROLE_READER, "list boards", devices_list },
+	{ "scheduler.device_types.list", USER_ROLE_READER, "list device types",
+	  device_types_list },
+	{ "results.get_testjob_results_yaml", USER_ROLE_READER, "read results",
+	  testjob_results },
+	{ "results.get_testjob_suites_list_yaml", USER_ROLE_READER, "read results",
+	  testjob_suites },
+	{ "results.get_testsuite_results_yaml", USER_ROLE_READER, "read results",
+	  testsuite_results },
+};
+
+/* Every method: the role check, then the method. */
+static xmlrpc_value *dispatch(xmlrpc_env *env, xmlrpc_value *params, void *server_info,
+			      void *call_info)
+{
+	const struct rpc_method *m = server_info;
+	struct api_request *r = call_info;
+	struct api_denial d;
+
+	if (api_check(r, m->role, m->what, &d) < 0) {
+		xmlrpc_env_set_fault(env, (int)d.status, d.msg);
+		return NULL;
+	}
+	return m->fn(env, params, r);
+}
+
+int api_rpc_new(struct api_rpc **ret)
+{
+	struct api_rpc *rpc = calloc(1, sizeof(*rpc));
+	xmlrpc_env env;
+	size_t i;
+
+	if (!rpc)
+		return -ENOMEM;
+	xmlrpc_env_init(&env);
+	/* the HTTP server already bounds the body: let the parser take all of it */
+	xmlrpc_limit_set(XMLRPC_XML_SIZE_LIMIT_ID, API_MAX_BODY);
+	rpc->registry = xmlrpc_registry_new(&env);
+	for (i = 0; !env.fault_occurred && i < sizeof(methods) / sizeof(methods[0]); i++) {
+		struct xmlrpc_method_info3 info = {
+			.methodName = methods[i].name,
+			.methodFunction = dispatch,
+			.serverInfo = (void *)&methods[i],
+		};
+
+		xmlrpc_registry_add_method3(&env, rpc->registry, &info);
+	}
+	if (env.fault_occurred) {
+		xmlrpc_env_clean(&env);
+		api_rpc_free(rpc);
+		return -ENOMEM;
+	}
+	xmlrpc_env_clean(&env);
+	*ret = rpc;
+	return 0;
+}
+
+struct api_rpc *api_rpc_free(struct api_rpc *rpc)
+{
+	if (!rpc)
+		return NULL;
+	if (rpc->registry)
+		xmlrpc_registry_free(rpc->registry);
+	free(rpc);
+	return NULL;
+}
+
+/* ---- HTTP ---- */
+
+static void free_block(void *cls)
+{
+	xmlrpc_mem_block_free(cls);
+}
+
+static struct MHD_Response *xml_response(xmlrpc_mem_block *out)
+{
+	struct MHD_Response *resp;
+
+	resp = MHD_create_response_from_buffer_with_free_callback_cls(
+		xmlrpc_mem_block_size(out), xmlrpc_mem_block_contents(out), free_block, out);
+	if (!resp) {
+		xmlrpc_mem_block_free(out);
+		return NULL;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, XML_TYPE);
+	return resp;
+}
+
+struct MHD_Response *api_rpc_fault_response(int code, const char *msg)
+{
+	xmlrpc_env env, fault;
+	xmlrpc_mem_block *out;
+	struct strbuf clean = STRBUF_INIT;
+
+	xmlrpc_env_init(&env);
+	xmlrpc_env_init(&fault);
+	if (utf8_sanitize(msg, strlen(msg), UTF8_XML | UTF8_DROP_NUL, 0, &clean) < 0)
+		return NULL;
+	xmlrpc_env_set_fault(&fault, code, clean.buf);
+	strbuf_release(&clean);
+	out = XMLRPC_MEMBLOCK_NEW(char, &env, 0);
+	if (!env.fault_occurred)
+		xmlrpc_serialize_fault(&env, out, &fault);
+	xmlrpc_env_clean(&fault);
+	if (env.fault_occurred) {
+		if (out)
+			xmlrpc_mem_block_free(out);
+		xmlrpc_env_clean(&env);
+		return NULL;
+	}
+	return xml_response(out);
+}
+
+/* POST /RPC2 (also /RPC2/ and //RPC2): one call, answered with 200 and a result or a fault. */
+static enum MHD_Result rpc_call(struct api_request *r)
+{
+	xmlrpc_mem_block *out = NULL;
+	xmlrpc_env env;
+
+	if (!r->body.len)
+		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "empty XML-RPC call");
+	xmlrpc_env_init(&env);
+	xmlrpc_registry_process_call2(&env, api_rpc_of(r)->registry, r->body.buf, r->body.len,
+				      r, &out);
+	if (env.fault_occurred) {
+		enum MHD_Result ret = api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s",
+						      env.fault_string);
+
+		xmlrpc_env_clean(&env);
+		return ret;
+	}
+	xmlrpc_env_clean(&env);
+	return api_reply(r, MHD_HTTP_OK, xml_response(out));
+}
+
+const struct api_route api_lava_rpc_routes[] = {
+	{ "POST", "/RPC2", USER_ROLE_READER, rpc_call, "call XML-RPC methods" },
+	{ NULL, NULL, 0, NULL, NULL },
+};

@@ -1,0 +1,291 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t4300-lava-api.sh -- LAVA's clients against labd, unchanged: Debian's lavacli
+# over XML-RPC (/RPC2), KernelCI's and squad's REST and XML-RPC calls replayed
+# (tests/helper/lava-clients.py), tokens and roles, errors in each API's form.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/session-lib.sh"
+
+if ! command -v lavacli >/dev/null; then
+	test_skip 'lavacli against labd' 'lavacli is not installed (make deps)'
+	test_done
+	exit 0
+fi
+
+sim_lab 1
+add_users
+labd_start
+export HOME=$TMP/home XDG_CONFIG_HOME=$TMP/home/.config
+mkdir -p "$HOME"
+HOSTPORT=127.0.0.1:$LABD_PORT
+CLIENTS="$PY $TOP/tests/helper/lava-clients.py"
+
+# lava USER ARGS...: lavacli as USER ("anonymous": no credentials)
+lava() {
+	local who=$1; shift
+	if [ "$who" = anonymous ]; then
+		lavacli --uri "http://$HOSTPORT/RPC2" "$@"
+	else
+		lavacli --uri "http://$who:$(token_of "$who")@$HOSTPORT/RPC2" "$@"
+	fi
+}
+
+# req METHOD PATH [CURL ARGS...]: $status; the body in $TMP/body, headers in $TMP/headers
+req() {
+	local m=$1 p=$2
+	shift 2
+	status=$(curl -s -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' -X "$m" "$@" \
+		"$LABD_URL$p")
+}
+expect_status() {
+	[ "$status" = "$1" ] || { echo "status $status, expected $1"; cat "$TMP/body"; return 1; }
+}
+jget() {
+	$PY -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(str(eval(e)) for e in sys.argv[2:]))' "$TMP/body" "$@"
+}
+# rpc XML: POST an XML-RPC call as gitlab; $status, the body in $TMP/body
+rpc() {
+	req POST /RPC2 -u "gitlab:$(token_of gitlab)" -H 'Content-Type: text/xml' --data-binary "$1"
+}
+set_board() {
+	api_as boss POST /devices/sim-01/state -d "{\"state\": \"$1\"}" >/dev/null
+}
+
+write_job "$TMP/job.yaml" <<JOB
+job_name: lava clients
+device_type: sim-uboot
+timeouts:
+  job: {minutes: 3}
+  action: {seconds: 60}
+  connection: {seconds: 20}
+actions:
+$(sim_uboot_boot)
+- test:
+    definitions:
+    - from: inline
+      name: smoke
+      path: inline/smoke.yaml
+      repository:
+        metadata: {format: Lava-Test Test Definition 1.0, name: smoke}
+        run:
+          steps:
+          - lava-test-case pass-case --result pass
+          - lava-test-case speed --result pass --measurement 12.5 --units MB/s
+          - lava-test-case fail-case --result fail
+          - printf 'caf\\xc3\\xa9 <&> "q" \\\\ tab\\there \\e[0m\\n'
+JOB
+sed -i 's/\\xc3\\xa9/é/' "$TMP/job.yaml"
+
+t_version() {
+	[ "$(lava gitlab system version)" = 2026.07 ] &&
+	[ "$(lava anonymous system version)" = 2026.07 ] &&
+	! lavacli --uri "http://gitlab:wrong-token@$HOSTPORT/RPC2" system version >"$TMP/out" 2>&1 &&
+	grep -q "401" "$TMP/out" &&
+	! lavacli --uri "http://rita:$(token_of gitlab)@$HOSTPORT/RPC2" system version \
+		>"$TMP/out" 2>&1 &&
+	grep -q "401" "$TMP/out"
+}
+test_expect_success 'lavacli system version: a good token, a bad one, a token of another user' \
+	t_version
+
+t_submit_wait_show() {
+	id=$(lava gitlab jobs submit "$TMP/job.yaml") &&
+	echo "$id" >"$TMP/id" &&
+	lava gitlab jobs wait --polling 1 --timeout 120 "$id" &&
+	lava rita jobs show "$id" >"$TMP/show" &&
+	cat "$TMP/show" &&
+	grep -q "^state       : Finished" "$TMP/show" &&
+	grep -q "^Health      : Complete" "$TMP/show" &&
+	grep -q "^submitter   : gitlab" "$TMP/show" &&
+	grep -q "^device      : sim-01" "$TMP/show" &&
+	grep -Eq "^end time    : 20[0-9]{6}T[0-9:]{8}$" "$TMP/show" &&
+	lava rita jobs show --yaml "$id" >"$TMP/show.yaml" &&
+	grep -q "^end_time: 20" "$TMP/show.yaml" &&
+	grep -q "^error_type: null" "$TMP/show.yaml"
+}
+test_expect_success 'lavacli jobs submit, wait and show' t_submit_wait_show
+id=$(cat "$TMP/id" 2>/dev/null || echo 0)
+
+t_logs() {
+	log=$LAB/state/jobs/$id/console.log &&
+	lava rita jobs logs --filters target "$id" >"$TMP/logs.out" &&
+	cut -c21- "$TMP/logs.out" >"$TMP/logs.txt" &&
+	cp "$log" "$TMP/console.txt" &&
+	{ [ -z "$(tail -c 1 "$log")" ] || echo >>"$TMP/console.txt"; } &&
+	cmp "$TMP/logs.txt" "$TMP/console.txt" &&
+	grep -q "café <&> \"q\" \\\\ tab	here" "$TMP/logs.txt" &&
+	lava rita jobs logs "$id" >"$TMP/all.out" &&
+	grep -q "power-on at" "$TMP/all.out" &&
+	[ "$(wc -l <"$TMP/all.out")" -gt "$(wc -l <"$TMP/logs.out")" ] &&
+	lava rita jobs logs --raw --filters results "$id" >"$TMP/raw.out" &&
+	grep -q '"msg": {"case": "speed", "definition": "0_smoke", "measurement": ! "12.5", "result": "pass", "units": "MB/s"}' "$TMP/raw.out"
+}
+test_expect_success 'lavacli jobs logs: every console byte, labd lines, results' t_logs
+
+t_results() {
+	lava rita results "$id" >"$TMP/results" &&
+	cat "$TMP/results" &&
+	grep -q '^\* 0_smoke.pass-case \[pass\]' "$TMP/results" &&
+	grep -q '^\* 0_smoke.fail-case \[fail\]' "$TMP/results" &&
+	grep -q '^\* lava.job \[pass\]' "$TMP/results" &&
+	grep -q '^\* lava.auto-login-action \[pass\]' "$TMP/results" &&
+	grep -q '^\* lava.0_smoke \[pass\]' "$TMP/results" &&
+	lava rita results --yaml "$id" >"$TMP/results.yaml" &&
+	$PY -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+speed = [c for c in d if c["name"] == "speed"][0]
+assert speed["measurement"] == "12.5000000000" and speed["unit"] == "MB/s", speed
+assert speed["metadata"]["units"] == "MB/s", speed' "$TMP/results.yaml"
+}
+test_expect_success 'lavacli results: the suites and the lava suite' t_results
+
+t_devices() {
+	lava rita devices list >"$TMP/devices" &&
+	grep -q '^\* sim-01 (sim-uboot): Idle,Good$' "$TMP/devices" &&
+	lava anonymous device-types list >"$TMP/types" &&
+	grep -q '^\* sim-uboot (1)$' "$TMP/types" &&
+	set_board maintenance &&
+	lava rita devices list | grep -q '^\* sim-01 (sim-uboot): Idle,Maintenance$' &&
+	set_board idle
+}
+test_expect_success 'lavacli devices list and device-types list' t_devices
+
+t_cancel() {
+	set_board maintenance &&
+	qid=$(lava gitlab jobs submit "$TMP/job.yaml") &&
+	{ lava rita jobs cancel "$qid" >"$TMP/out" 2>&1 || true; } &&
+	grep -q "Fault 403: \"user 'rita' (reader) may not cancel jobs\"" "$TMP/out" &&
+	{ lava anonymous jobs cancel "$qid" >"$TMP/out" 2>&1 || true; } &&
+	grep -q "Fault 401" "$TMP/out" &&
+	lava gitlab jobs cancel "$qid" >"$TMP/out" 2>&1 &&
+	! grep -q Unable "$TMP/out" &&
+	lava rita jobs show "$qid" | grep -q "^Health      : Canceled" &&
+	lava rita results "$qid" | grep -q '^\* lava.job \[fail\]' &&
+	set_board idle
+}
+test_expect_success 'lavacli jobs cancel: by its submitter, not by a reader or anonymous' t_cancel
+
+t_kernelci() {
+	set_board maintenance &&
+	[ "$($CLIENTS kernelci-devices "$LABD_URL" "$(token_of gitlab)" sim-uboot)" = "" ] &&
+	base=$($CLIENTS kernelci-queue "$LABD_URL" "$(token_of gitlab)" sim-uboot) &&
+	kid=$($CLIENTS kernelci-submit "$LABD_URL" "$(token_of gitlab)" "$TMP/job.yaml") &&
+	[ "$($CLIENTS kernelci-queue "$LABD_URL" "$(token_of gitlab)" sim-uboot)" = \
+	  $((base + 1)) ] &&
+	[ "$($CLIENTS kernelci-queue "$LABD_URL" "$(token_of gitlab)" no-such-type)" = 0 ] &&
+	set_board idle &&
+	[ "$($CLIENTS kernelci-devices "$LABD_URL" "$(token_of gitlab)" sim-uboot)" = sim-01 ] &&
+	[ "$($CLIENTS kernelci-wait "$LABD_URL" "$(token_of gitlab)" "$kid")" = Complete ] &&
+	[ "$($CLIENTS kernelci-queue "$LABD_URL" "$(token_of gitlab)" sim-uboot)" = 0 ]
+}
+test_expect_success 'KernelCI: submit, wait, queue depth and device availability' t_kernelci
+
+t_squad() {
+	$CLIENTS squad-rest "$LABD_URL" "$(token_of gitlab)" "$TMP/job.yaml" &&
+	$CLIENTS squad-rpc "$LABD_URL" gitlab "$(token_of gitlab)" "$TMP/job.yaml" &&
+	set_board maintenance &&
+	sid=$($CLIENTS kernelci-submit "$LABD_URL" "$(token_of gitlab)" "$TMP/job.yaml") &&
+	[ "$($CLIENTS squad-cancel "$LABD_URL" "$(token_of gitlab)" "$sid")" = \
+	  "Job cancel signal sent." ] &&
+	set_board idle &&
+	req GET "/api/v0.2/jobs/$sid" && expect_status 200 &&
+	[ "$(jget 'd["state"]' 'd["health"]')" = "Finished Canceled" ]
+}
+test_expect_success 'squad: REST (form submit, suites, tests) and XML-RPC at //RPC2' t_squad
+
+t_rest_shapes() {
+	req GET "/api/v0.2/jobs/$id/?format=json" && expect_status 200 &&
+	[ "$(jget 'd["id"]' 'd["state"]' 'd["health"]' 'd["actual_device"]')" = \
+	  "$id Finished Complete sim-01" ] &&
+	req GET "/api/v0.2/jobs/?limit=1&offset=1&format=json" && expect_status 200 &&
+	[ "$(jget 'len(d["results"])' 'd["count"] > 2' '"offset=2" in d["next"]' \
+		'"offset=0" in d["previous"]' '"format=json" in d["next"]')" = \
+	  "1 True True True True" ] &&
+	req GET "/api/v0.2/jobs/?health=Canceled" &&
+	[ "$(jget 'set(j["health"] for j in d["results"])')" = "{'Canceled'}" ] &&
+	req GET "/api/v0.2/jobs/?state=Bogus" && expect_status 400 &&
+	req GET "/api/v0.2/jobs/$id/tests/?result=fail" && expect_status 200 &&
+	[ "$(jget 'd["count"]' 'd["results"][0]["name"]')" = "1 fail-case" ] &&
+	req GET "/api/v0.2/jobs/$id/junit/" && expect_status 200 &&
+	xmllint --noout "$TMP/body" &&
+	req GET /api/v0.2/devicetypes/ && expect_status 200 &&
+	[ "$(jget 'd["results"][0]["name"]')" = sim-uboot ] &&
+	req GET /api/v0.2/workers/ && [ "$(jget 'd["results"][0]["state"]')" = Online ] &&
+	req GET /api/v0.2/system/version/ && [ "$(jget 'd["version"]')" = 2026.07 ] &&
+	req GET /api/v0.2/system/whoami/ -H "Authorization: Token $(token_of rita)" &&
+	[ "$(jget 'd["user"]')" = rita ] &&
+	req GET "/api/v0.2/jobs/$id/metadata" && expect_status 200 &&
+	req POST /api/v0.2/jobs/validate/ -H "Authorization: Token $(token_of rita)" \
+		--data-urlencode "definition@$TMP/job.yaml" &&
+	[ "$(jget 'd["message"]')" = "Job valid." ]
+}
+test_expect_success 'REST: job, list paging and filters, tests, junit, devices, system' \
+	t_rest_shapes
+
+t_log_ranges() {
+	req GET "/api/v0.2/jobs/$id/logs/" && expect_status 200 &&
+	grep -qi '^content-type: application/yaml' "$TMP/headers" &&
+	grep -qi "^content-disposition: attachment; filename=job_$id.yaml" "$TMP/headers" &&
+	total=$(wc -l <"$TMP/body") && cp "$TMP/body" "$TMP/whole.yaml" &&
+	req GET "/api/v0.2/jobs/$id/logs/?start=2&end=5" && expect_status 200 &&
+	[ "$(wc -l <"$TMP/body")" = 3 ] &&
+	[ "$(cat "$TMP/body")" = "$(sed -n 3,5p "$TMP/whole.yaml")" ] &&
+	req GET "/api/v0.2/jobs/$id/logs/?start=$((total - 1))" && expect_status 200 &&
+	[ "$(wc -l <"$TMP/body")" = 1 ] &&
+	req GET "/api/v0.2/jobs/$id/logs/?start=$total" && expect_status 404 &&
+	[ "$(jget 'd["detail"]')" = "Not found." ] &&
+	$PY - "$HOSTPORT" "$id" "$(token_of rita)" "$total" <<'PY'
+import base64, sys, xmlrpc.client, yaml
+host, job, token, total = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+p = xmlrpc.client.ServerProxy("http://rita:%s@%s/RPC2" % (token, host), allow_none=True)
+done, data = p.scheduler.jobs.logs(job, 3, 7)
+assert len(yaml.safe_load(str(data))) == 4 and done, (done, data)
+done, data = p.scheduler.jobs.logs(job, total - 2, None)   # Mesa sends two args
+assert len(yaml.safe_load(str(data))) == 2 and done
+assert p.scheduler.job_state(job) == {"job_id": int(job), "job_state": "Finished"}
+PY
+}
+test_expect_success 'logs: [start, end) of the YAML log; an empty slice is 404' t_log_ranges
+
+t_errors() {
+	req GET /RPC2 && expect_status 405 &&
+	grep -qi '^content-type: application/xml' "$TMP/headers" &&
+	grep -q '<name>faultCode</name>' "$TMP/body" &&
+	rpc '<methodCall><methodName>scheduler.jobs.show</methodName><params><param><value><string>999999</string></value></param></params></methodCall>' &&
+	expect_status 200 && grep -q '<i4>404</i4>' "$TMP/body" &&
+	grep -q "Job &apos;999999&apos; was not found\|Job '999999' was not found" "$TMP/body" &&
+	rpc '<methodCall><methodName>no.such.method</methodName></methodCall>' &&
+	expect_status 200 && grep -q '<fault>' "$TMP/body" &&
+	rpc '<methodCall><methodName>x' && expect_status 200 && grep -q '<fault>' "$TMP/body" &&
+	req POST /RPC2 -H 'Content-Type: text/xml' --data-binary '<methodCall><methodName>scheduler.jobs.submit</methodName><params><param><value><string>x</string></value></param></params></methodCall>' &&
+	expect_status 200 && grep -q '<i4>401</i4>' "$TMP/body" &&
+	req POST //RPC2 -u "rita:$(token_of rita)" --data-binary '<methodCall><methodName>scheduler.submit_job</methodName><params><param><value><string>x</string></value></param></params></methodCall>' &&
+	expect_status 200 && grep -q '<i4>403</i4>' "$TMP/body" &&
+	rpc '<methodCall><methodName>scheduler.jobs.submit</methodName><params><param><value><string>job_name: x</string></value></param></params></methodCall>' &&
+	expect_status 200 && grep -q '<i4>400</i4>' "$TMP/body" &&
+	head -c 2000000 /dev/zero | tr '\0' x >"$TMP/big" &&
+	req POST /RPC2/ -u "gitlab:$(token_of gitlab)" --data-binary "@$TMP/big" &&
+	expect_status 413 && grep -q '<i4>413</i4>' "$TMP/body" &&
+	req GET /api/v0.2/jobs/999999/ && expect_status 404 &&
+	[ "$(jget 'd["detail"]')" = "Not found." ] &&
+	req POST /api/v0.2/jobs/ -H 'Content-Type: application/json' -d '{"definition": "x"}' &&
+	expect_status 401 && grep -qi '^www-authenticate: Token' "$TMP/headers" &&
+	req POST /api/v0.2/jobs/ -H "Authorization: Token $(token_of gitlab)" \
+		-H 'Content-Type: application/json' -d '{"definition": "job_name: x"}' &&
+	expect_status 400 && jget 'd["message"]' | grep -q "^Problem with submitted job data" &&
+	req POST /api/v0.2/jobs/ -H "Authorization: Token $(token_of gitlab)" \
+		-H 'Content-Type: application/json' -d '{}' &&
+	expect_status 400 && [ "$(jget 'd["definition"][0]')" = "This field is required." ] &&
+	req POST /api/v0.2/jobs/ -H "Authorization: Token $(token_of rita)" \
+		-H 'Content-Type: application/json' -d '{"definition": "x"}' &&
+	expect_status 403 && jget 'd["detail"]' | grep -q "may not submit jobs" &&
+	req GET /api/v0.2/no/such/thing && expect_status 404 && jget 'd["detail"]' &&
+	req DELETE "/api/v0.2/jobs/$id" && expect_status 405 && jget 'd["detail"]' &&
+	! grep -qi '<html' "$TMP/body"
+}
+test_expect_success 'errors: faults on /RPC2 with LAVA codes, {"detail"} on REST, never HTML' \
+	t_errors
+
+test_done
