@@ -162,6 +162,9 @@ static int gpio_parse(struct power *p, const config_setting_t *s, struct diag *d
 	r = cfg_check_keys(s, known, diag);
 	if (cfg_get_string(s, "chip", true, &chip, diag) < 0)
 		r = -EINVAL;
+	else if (!*chip && r != -ENOMEM)
+		r = diag_add(diag, cfg_file(s), cfg_line(config_setting_get_member(s, "chip")),
+			     "'chip' must not be empty");
 	e = gpio_parse_line(g, s, diag);
 	if (e < 0 && r != -ENOMEM)
 		r = e;

@@ -335,6 +335,9 @@ TEST(test_gpio__config_errors)
 	CHECK_CONTAINS(f.diag.msgs[2], "'line' must not be empty");
 	CHECK_CONTAINS(f.diag.msgs[3], "'active_low'");
 	CHECK_CONTAINS(f.diag.msgs[4], "'reset_pulse' must be more than 0 and at most 60 seconds");
+	CHECK_INT(fixture_power(&f, 1, "chip = \"\"; line = 17;"), ==, -EINVAL);
+	CHECK_INT(f.diag.n, ==, 6);
+	CHECK_CONTAINS(f.diag.msgs[5], "'chip' must not be empty");
 	CHECK_STR(gpiod_fake_log(), "");
 	fixture_release(&f);
 }
