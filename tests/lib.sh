@@ -102,7 +102,7 @@ sim_ctl() {
 # write_lab_conf [EXTRA]: labd.conf in $LAB with state in $LAB/state.
 write_lab_conf() {
 	mkdir -p "$LAB/devices"
-	cp "$TOP/contrib/lab/sim-types.conf" "$LAB/devices/00-sim-types.conf"
+	cp "$TOP/devices/sim.conf" "$LAB/devices/00-sim-types.conf"
 	cat >"$LAB/labd.conf" <<CONF
 lab_name = "test-lab";
 state_dir = "state";

@@ -38,7 +38,7 @@ pids+=($!)
 	--directory "$top/contrib/lab/artifacts" >"$DEMO/artifacts.log" 2>&1 &
 pids+=($!)
 
-cp "$top/contrib/lab/sim-types.conf" "$DEMO/devices/00-sim-types.conf"
+cp "$top/devices/sim.conf" "$DEMO/devices/00-sim-types.conf"
 for i in 0 1 2; do
 	cat >"$DEMO/devices/10-sim-0$((i + 1)).conf" <<CONF
 device = {

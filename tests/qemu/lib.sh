@@ -38,7 +38,7 @@ qemu_fixtures() {
 # qemu_lab: labd.conf and boards in $LAB, and the artifact server.
 qemu_lab() {
 	mkdir -p "$LAB/devices"
-	cp "$TOP/contrib/lab/qemu-types.conf" "$LAB/devices/00-qemu-types.conf"
+	cp "$TOP/devices/qemu.conf" "$LAB/devices/00-qemu-types.conf"
 	cat >"$LAB/devices/10-boards.conf" <<CONF
 devices = (
 	{
