@@ -7,8 +7,8 @@
 #   labd_start
 #   qemu_job jobs/qemu-x86_64.yaml "$TMP/x86.yaml"   # the example job, on our server
 #
-# Boards: qemu-x86-01 (qemu-x86_64), qemu-arm64-01 (qemu-arm64), qemu-armhf-01
-# (qemu-armhf), tagged "qemu".
+# Boards: those of devices/qemu.conf: qemu-x86-01 (qemu-x86_64), qemu-arm64-01
+# (qemu-arm64), qemu-armhf-01 (qemu-armhf), tagged "qemu".
 # The artifact server serves the fixture cache ($QEMU_FIX) at $ART_URL; its
 # access log is $TMP/artifacts.log.
 
@@ -38,32 +38,8 @@ qemu_fixtures() {
 # qemu_lab: labd.conf and boards in $LAB, and the artifact server.
 qemu_lab() {
 	mkdir -p "$LAB/devices"
-	cp "$TOP/devices/qemu.conf" "$LAB/devices/00-qemu-types.conf"
-	cat >"$LAB/devices/10-boards.conf" <<CONF
-devices = (
-	{
-		name = "qemu-x86-01";
-		type = "qemu-x86_64";
-		tags = [ "qemu" ];
-		console = { driver = "qemu"; };
-		power = { driver = "qemu"; };
-	},
-	{
-		name = "qemu-arm64-01";
-		type = "qemu-arm64";
-		tags = [ "qemu" ];
-		console = { driver = "qemu"; };
-		power = { driver = "qemu"; };
-	},
-	{
-		name = "qemu-armhf-01";
-		type = "qemu-armhf";
-		tags = [ "qemu" ];
-		console = { driver = "qemu"; };
-		power = { driver = "qemu"; };
-	}
-);
-CONF
+	# the QEMU types and one board of each, as an admin would start from them
+	cp "$TOP/devices/qemu.conf" "$LAB/devices/00-qemu.conf"
 	cat >"$LAB/labd.conf" <<CONF
 lab_name = "qemu-test-lab";
 state_dir = "state";
