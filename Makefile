@@ -153,6 +153,8 @@ install: all
 	install -D -m 0644 contrib/systemd/labd.service $(DESTDIR)/lib/systemd/system/labd.service
 	install -D -m 0644 contrib/labd.conf.example $(DESTDIR)/etc/labd/labd.conf.example
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/labd/README.md
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/doc/labd/examples/devices devices/README.md \
+		devices/*.conf
 	[ ! -f contrib/labctl.bash-completion ] || install -D -m 0644 contrib/labctl.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/labctl
 
