@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "config/config.h"
 #include "core/cfg.h"
 #include "core/diag.h"
 #include "core/log.h"

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config.h"
 #include "core/cfg.h"
 #include "core/diag.h"
 #include "core/loop.h"

@@ -9,6 +9,7 @@
 
 #include "board/consolebuf.h"
 #include "config/config.h"
+#include "config/qemu_cmdline.h"
 #include "core/diag.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -92,12 +93,28 @@ static void on_presence(const char *part, bool present, const char *what, void *
 	board_set_part_missing(userdata, part, present ? NULL : what);
 }
 
+/* driver_ctx.qemu_argv: the command line of a QEMU board, from its definition. */
+static int on_qemu_argv(void *userdata, const struct kv *job_vars, int serial_fd,
+			const char *serial_log, char ***ret, char *err, size_t errlen)
+{
+	struct board *b = userdata;
+	struct qemu_cmdline_in in = {
+		.config = b->cfg,
+		.dev = b->dev,
+		.job_vars = job_vars,
+		.serial_fd = serial_fd,
+		.serial_log = serial_log,
+	};
+
+	return qemu_cmdline_build(&in, ret, err, errlen);
+}
+
 int board_new(const struct board_deps *deps, struct lab_config *cfg, const struct device *dev,
 	      struct board **ret)
 {
 	struct driver_ctx ctx = {
 		.loop = deps->loop, .http = deps->http, .config = cfg, .device_name = dev->name,
-		.presence = on_presence,
+		.state_dir = cfg->state_dir, .presence = on_presence, .qemu_argv = on_qemu_argv,
 	};
 	struct diag diag = DIAG_INIT;
 	struct board *b;
@@ -106,7 +123,7 @@ int board_new(const struct board_deps *deps, struct lab_config *cfg, const struc
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	ctx.presence_userdata = b;
+	ctx.board_userdata = b;
 	b->refcount = 1;
 	b->deps = *deps;
 	b->cfg = config_ref(cfg);

@@ -44,6 +44,7 @@
 #include "core/cfg.h"
 #include "core/diag.h"
 #include "core/kv.h"
+#include "drivers/driver.h"	/* struct driver_config */
 
 /* Defaults for labd.conf */
 #define CONFIG_DEFAULT_PATH "/etc/labd/labd.conf"
@@ -116,14 +117,6 @@ struct device_type {
 	char **context_allowed;	/* strv: job context keys this type accepts */
 	uint64_t power_on_delay;	/* wait after power-off before power-on (cycle) */
 	char *fingerprint;	/* canonical text of the type and its parents */
-};
-
-/** A driver instance's settings: the driver name and its libconfig group. */
-struct driver_config {
-	char *driver;		/* "pty", "command", ... */
-	const config_setting_t *settings;	/* borrowed from the lab_config's parsed files */
-	char *file;
-	int line;
 };
 
 struct device {

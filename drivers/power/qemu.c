@@ -6,10 +6,11 @@
  *	console = { driver = "qemu"; };
  *	power = { driver = "qemu"; timeout = 10; };	// timeout optional, seconds
  *
- * Power on starts QEMU (qemu_cmdline.h builds its argv from the device type,
- * the running job's allowed variables and the board's serial line) as a child
- * of labd watched through a pidfd; it is on as soon as QEMU runs, and its
- * serial line has been connected since before it started (qemu_line.h).
+ * Power on starts QEMU (the board builds its argv from the device type, the
+ * running job's allowed variables and the serial line: driver_ctx.qemu_argv,
+ * config/qemu_cmdline.h) as a child of labd watched through a pidfd; it is
+ * on as soon as QEMU runs, and its serial line has been connected since
+ * before it started (qemu_line.h).
  * Power off sends SIGTERM, then SIGKILL after QEMU_KILL_GRACE, and is done
  * when the loop has reaped QEMU.  Cycle is off then on, with no delay.  On
  * when QEMU runs and off when it does not are no-ops, as with a PDU.
@@ -33,7 +34,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config/config.h"
 #include "core/cfg.h"
 #include "core/child.h"
 #include "core/diag.h"
@@ -43,7 +43,6 @@
 #include "core/strv.h"
 #include "drivers/power.h"
 #include "drivers/power/drivers.h"
-#include "drivers/power/qemu_cmdline.h"
 #include "drivers/qemu_line.h"
 
 #define QEMU_KILL_GRACE (3 * USEC_PER_SEC)	/* SIGTERM to SIGKILL */
@@ -135,15 +134,15 @@ static void qemu_describe_exit(const struct qemu *q, int code, int status, char 
 
 static int qemu_board_dir(struct power *p, char **ret)
 {
-	const struct lab_config *c = power_ctx(p)->config;
+	const char *state = power_ctx(p)->state_dir;
 	char *dir;
 
-	if (asprintf(&dir, "%s/boards", c->state_dir) < 0)
+	if (asprintf(&dir, "%s/boards", state) < 0)
 		return -ENOMEM;
-	mkdir(c->state_dir, 0755);
+	mkdir(state, 0755);
 	mkdir(dir, 0755);
 	free(dir);
-	if (asprintf(&dir, "%s/boards/%s", c->state_dir, qemu_name(p)) < 0)
+	if (asprintf(&dir, "%s/boards/%s", state, qemu_name(p)) < 0)
 		return -ENOMEM;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		free(dir);
@@ -153,27 +152,21 @@ static int qemu_board_dir(struct power *p, char **ret)
 	return 0;
 }
 
+/* The board builds QEMU's argv from its definition (driver_ctx.qemu_argv). */
 static int qemu_argv(struct power *p, char ***ret, char *err, size_t errlen)
 {
 	const struct driver_ctx *ctx = power_ctx(p);
-	const struct device *dev = config_find_device(ctx->config, qemu_name(p));
-	struct qemu_cmdline_in in = {
-		.config = ctx->config,
-		.dev = dev,
-		.job_vars = power_vars(p),
-		.serial_fd = QEMU_SERIAL_FD,
-	};
 	char *dir = NULL, *log = NULL;
 	int r;
 
-	if (!dev) {
+	if (!ctx->qemu_argv || !ctx->state_dir) {
 		snprintf(err, errlen, "no device '%s' in the lab configuration", qemu_name(p));
 		return -EINVAL;
 	}
 	if (qemu_board_dir(p, &dir) == 0 && asprintf(&log, "%s/%s", dir, QEMU_SERIAL_LOG) < 0)
 		log = NULL;
-	in.serial_log = log;
-	r = qemu_cmdline_build(&in, ret, err, errlen);
+	r = ctx->qemu_argv(ctx->board_userdata, power_vars(p), QEMU_SERIAL_FD, log, ret, err,
+			   errlen);
 	free(log);
 	free(dir);
 	return r;

@@ -100,7 +100,7 @@ static void usbhub_presence(bool present, void *userdata)
 	struct usbhub *h = power_priv(p);
 	const struct driver_ctx *ctx = power_ctx(p);
 
-	ctx->presence("power", present, h->what, ctx->presence_userdata);
+	ctx->presence("power", present, h->what, ctx->board_userdata);
 }
 
 static int usbhub_parse_options(struct usbhub *h, const config_setting_t *s, struct diag *diag)

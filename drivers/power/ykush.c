@@ -76,7 +76,7 @@ static void ykush_presence(bool present, void *userdata)
 	struct ykush *y = power_priv(p);
 	const struct driver_ctx *ctx = power_ctx(p);
 
-	ctx->presence("power", present, y->what, ctx->presence_userdata);
+	ctx->presence("power", present, y->what, ctx->board_userdata);
 }
 
 /* `port`: 1..3 or "all". */

@@ -115,7 +115,7 @@ static void usbsdmux_presence(bool present, void *userdata)
 	char what[128];
 
 	snprintf(what, sizeof(what), "USB-SD-Mux '%s'", u->match.serial);
-	ctx->presence("sdmux", present, what, ctx->presence_userdata);
+	ctx->presence("sdmux", present, what, ctx->board_userdata);
 }
 
 static int usbsdmux_parse_model(struct usbsdmux *u, const config_setting_t *s, struct diag *diag)

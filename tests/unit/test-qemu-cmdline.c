@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "config/qemu_cmdline.h"
 #include "core/kv.h"
 #include "core/strv.h"
-#include "drivers/power/qemu_cmdline.h"
 #include "tap.h"
 
 static char *x86_args[] = {

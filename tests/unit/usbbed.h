@@ -271,7 +271,7 @@ static inline int bed_power_new(struct bed_power *f, const char *driver, bool wa
 
 	if (watch) {
 		ctx.presence = bed_on_presence;
-		ctx.presence_userdata = f;
+		ctx.board_userdata = f;
 	}
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* qemu_cmdline.c -- QEMU's argv from the device type and the job's allowed variables */
-#include "drivers/power/qemu_cmdline.h"
+#include "config/qemu_cmdline.h"
 
 #include <ctype.h>
 #include <errno.h>
