@@ -14,7 +14,9 @@ always named by its folder: "store/store.h", "drivers/power.h") and checks:
   2. a folder's private headers (*_internal.h, *_priv.h) are included only
      from inside that folder (tests/unit may include them);
   3. nothing below the daemon calls daemon_*(): only the top of dispatcher/
-     names it.
+     names it;
+  4. doc/architecture.md names every folder of dispatcher/ ("`store/`"), so
+     the map stays true when a folder is added.
 
 Prints TAP.  With --graph, prints the folder graph instead (A -> B, ...).
 """
@@ -105,6 +107,13 @@ def cycles(edges):
     return out
 
 
+def undocumented():
+    """Folders of dispatcher/ that doc/architecture.md does not name as `folder/`."""
+    doc = open('doc/architecture.md', encoding='utf-8').read()
+    folders = sorted({folder(p) for p in sources() if p.startswith('dispatcher/')} - {'daemon'})
+    return [f for f in folders if f'`{f}/`' not in doc]
+
+
 def main():
     edges, problems = build()
     if '--graph' in sys.argv:
@@ -112,7 +121,7 @@ def main():
             print(f'{a} -> {", ".join(sorted(edges[a]))}')
         return 0
     comps = cycles(edges)
-    print('1..2')
+    print('1..3')
     for comp in comps:
         print(f'# circle between folders: {" ".join(comp)}')
         for a in comp:
@@ -123,7 +132,11 @@ def main():
     for p in problems:
         print(f'# {p}')
     print(f'{"not " if problems else ""}ok 2 - private headers stay in their folder; only the daemon calls daemon_*()')
-    return 1 if comps or problems else 0
+    missing = undocumented()
+    for f in missing:
+        print(f'# doc/architecture.md does not name dispatcher/{f}/')
+    print(f'{"not " if missing else ""}ok 3 - doc/architecture.md names every folder of dispatcher/')
+    return 1 if comps or problems or missing else 0
 
 
 if __name__ == '__main__':

@@ -2,6 +2,10 @@
 /*
  * board.h -- a board of the lab at run time
  *
+ * board/ owns the boards at run time: this header, the scrollback ring of a
+ * console (consolebuf.h), and the lab as the other modules see it, the
+ * configuration, users and boards of now (lab.h).
+ *
  * A board is a device of the configuration brought to life: its console is
  * opened at start and kept open for as long as labd runs (every byte goes to
  * the board's own log, the scrollback ring and whoever subscribes: a running

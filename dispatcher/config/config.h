@@ -2,6 +2,11 @@
 /*
  * config.h -- labd's configuration: the daemon settings and the lab's boards
  *
+ * config/ owns labd.conf and the board directory: this header, and QEMU's
+ * command line as a board definition gives it (qemu_cmdline.h).  It asks the
+ * drivers (drivers/console.h, power.h ...) to check their own groups;
+ * config_priv.h is shared by the config files only.
+ *
  * Lab admins describe boards once, in libconfig files:
  *
  *   labd.conf          daemon settings (state directory, HTTP listener, TFTP

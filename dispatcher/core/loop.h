@@ -2,6 +2,13 @@
 /*
  * loop.h -- the single-threaded event loop of labd
  *
+ * core/ is labd's toolbox, below everything else: this loop and the child
+ * processes it runs (child.h), the HTTP client inside it (http_client.h),
+ * logging (log.h), strings (strbuf.h, strv.h, kv.h), problems as "file:line:
+ * cause" (diag.h), typed libconfig reads (cfg.h), the states and outcomes
+ * every layer shares (jobstate.h) and the version (version.h).  Each header
+ * stands alone; nothing in core/ includes anything outside it.
+ *
  * Every file descriptor of the daemon (consoles, sockets, pipes of child
  * processes, libcurl's and libmicrohttpd's sockets) and every timer, signal
  * and child process is a "source" registered here.  The loop runs in one

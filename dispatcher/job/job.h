@@ -2,6 +2,11 @@
 /*
  * job.h -- a job definition, parsed and validated into typed structs
  *
+ * job/ owns the job document: its two front ends and the document tree
+ * they build (job_yaml.c, job_json.c, job_doc.h), this typed struct job and
+ * its schema (job.c, job_boot.c, job_deploy.c, job_test.c), and LAVA test
+ * definitions (testdef.h).  labctl links job/ to check jobs without labd.
+ *
  * CI systems and people submit jobs as YAML or JSON; both front ends
  * (job_yaml.c with libyaml, job_json.c with jansson) feed one schema walker
  * (job.c), so both formats accept exactly the same documents.  The schema

@@ -2,6 +2,10 @@
 /*
  * events.h -- job events: stored, then handed to live listeners
  *
+ * journal/ owns what a job leaves behind while it runs: its events (this
+ * header; stored in the store, then handed to listeners) and its console log
+ * files (joblog.h).
+ *
  * Everything that happens to a job (queued, started, phase, result,
  * finished, canceled, requeued) is an event: a kind and a JSON object.
  * events_emit() stores it (store_event_add gives it a per-job sequence

@@ -2,6 +2,13 @@
 /*
  * report.h -- everything about one finished job that result documents need
  *
+ * results/ owns what the console says about tests and what a finished job
+ * becomes: parsers of the console (kmsg.h kernel reports, ktap.h KTAP,
+ * lava_signals.h LAVA's test signals), documents built from a job (this
+ * report; kcidb.h, junit.h, lava_log.h, lava_results.h, with utf8.h,
+ * yaml_out.h, resultfile.h), and in results/backends/ the backends that
+ * deliver them (backend.h).
+ *
  * KCIDB documents (kcidb.h) and JUnit files (junit.h) are built from a
  * struct report, not from the store directly, so their builders are pure
  * functions that unit tests feed by hand.  report_load() fills one from

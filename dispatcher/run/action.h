@@ -2,7 +2,7 @@
 /*
  * action.h -- the interface between the job runner and its actions
  *
- * A running job (struct run, runner.c) executes the job's actions in order.
+ * A running job (struct run, run.c) executes the job's actions in order.
  * Each action kind is one file (action_deploy.c, action_boot_uboot.c, ...)
  * defining a `const struct action_ops`.  An action is a small state machine:
  * the runner calls ->start() once, then ->event() for every event the action

@@ -2,6 +2,13 @@
 /*
  * run.h -- one running job: the job runner as the scheduler sees it
  *
+ * run/ owns running one job: this runner (run.c; run_io.c the console
+ * stream, run_report.c results and the outcome), the interface of actions
+ * (action.h) with one file per action kind in run/actions/, and what actions
+ * share: console pattern matching (match.h), logging in and prompts
+ * (boot_login.h), the artifact cache (deploy_cache.h), card images
+ * (image_writer.h).
+ *
  * A run executes a validated job on one board: deploy, boot and test actions
  * in order, each under its timeout, inside the whole job's timeout.  It owns
  * the board's console stream for the job (log file, pattern matching, line

@@ -2,6 +2,10 @@
 /*
  * sched.h -- the scheduler: queued jobs onto idle boards
  *
+ * sched/ owns the queue: what enters it (sched_submit.c: a job checked
+ * against this lab, stored, queued) and what leaves it (sched.c: jobs and
+ * reservations onto boards, runs, retries, recovery).
+ *
  * The queue lives in the store; the scheduler plans whenever something
  * changed (a job submitted or finished, a board freed, a reload), at most
  * once per loop iteration.  Order: priority, then submission.  A job runs on

@@ -3,6 +3,11 @@
  * reservations.h -- developers holding boards: grant, expiry, release, and
  * what a holder does with its board (power, telnet port)
  *
+ * session/ owns what people do with boards besides jobs: who they are
+ * (users.h), holding a board (this header), its live console (viewer.h,
+ * viewer_proto.h, which labctl shares), a telnet port to it (telnetd.h) and
+ * booting it by hand (bootjob.h).
+ *
  * A reservation asks for one board by name, or for any board of a device
  * type with tags, for a while.  It waits in the queue with the jobs, in the
  * same order (sched.h), and holds the first board that matches when its turn

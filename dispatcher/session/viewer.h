@@ -20,10 +20,7 @@
  * logged the same way.
  *
  * The daemon owns one struct viewers; everything runs on the loop.
- *
- * session/ owns what people do with boards besides jobs: users.h (who they
- * are), reservations.h (holding a board), viewer.h (its live console),
- * telnetd.h (a telnet port to it) and bootjob.h (booting it by hand).
+
  */
 #ifndef LABD_VIEWER_H
 #define LABD_VIEWER_H
