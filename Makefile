@@ -7,10 +7,13 @@ PKGS := libserialport libusb-1.0 libgpiod libcurl jansson libconfig yaml-0.1 sql
 # Debian packages: build dependencies, then what the tests and the demo run.
 DEB_BUILD := build-essential pkg-config libserialport-dev libusb-1.0-0-dev libgpiod-dev \
 	libcurl4-openssl-dev libjansson-dev libconfig-dev libyaml-dev libsqlite3-dev \
-	libmicrohttpd-dev libpcre2-dev libssl-dev libarchive-dev zlib1g-dev libxmlrpc-core-c3-dev
+	libmicrohttpd-dev libpcre2-dev libssl-dev libarchive-dev zlib1g-dev libxmlrpc-core-c3-dev libwslay-dev
 DEB_TEST := qemu-system-x86 qemu-system-arm u-boot-qemu busybox-static cpio xz-utils socat \
 	umockdev libumockdev-dev ser2net pdudaemon telnet microcom tmux curl python3 python3-jsonschema \
 	sqlite3 libxml2-utils iproute2 procps git bzip2 zstd unzip lavacli
+# The dashboard's library (Chart.js, served from /usr/share/javascript) and its browser tests.
+DEB_WEB := libjs-chart.js
+DEB_WEB_TEST := chromium chromium-driver python3-selenium prometheus
 
 CC ?= cc
 SANITIZE ?=
@@ -30,7 +33,8 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
 	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
 	-iquote dispatcher -iquote . $(PKG_CFLAGS)
-LDLIBS := $(PKG_LIBS) $(XMLRPC_LIBS) -lm
+# libwslay (the browser console's WebSocket framing) has no pkg-config file in Debian 12.
+LDLIBS := $(PKG_LIBS) $(XMLRPC_LIBS) -lwslay -lm
 # Keep labd's symbols inside its programs: libconfig exports its private
 # strbuf_release(), and ours must not replace it (libconfig crashes parsing strings).
 CFLAGS += -fvisibility=hidden
@@ -131,7 +135,8 @@ $(BUILD)/tests/unit/test-sdmux: $(OBJ)/tests/fakes/sg_fake.o
 
 # Install the Debian packages this tree needs (only the missing ones).
 deps:
-	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST)
+	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_WEB) $(DEB_WEB_TEST)
+	@contrib/web-deps.sh
 
 check: deps
 	$(MAKE) tests
@@ -147,6 +152,9 @@ bench: deps
 
 PREFIX ?= /usr
 DESTDIR ?=
+WEB_FILES := $(wildcard web/*.html web/*.js web/*.css web/*.svg)
+# labd serves the dashboard from here once installed (doc/dashboard.md)
+$(OBJ)/dispatcher/api_web.o: CFLAGS += -DLABD_WEB_DIR='"$(PREFIX)/share/labd/web"'
 install: all
 	install -D -m 0755 $(BUILD)/labd $(DESTDIR)$(PREFIX)/bin/labd
 	install -D -m 0755 $(BUILD)/labctl $(DESTDIR)$(PREFIX)/bin/labctl
@@ -155,6 +163,9 @@ install: all
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/labd/README.md
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/doc/labd/examples/devices devices/README.md \
 		devices/*.conf
+	install -d $(DESTDIR)$(PREFIX)/share/labd/web
+	install -m 0644 $(WEB_FILES) $(DESTDIR)$(PREFIX)/share/labd/web/
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/labd/web/vendor/xterm web/vendor/xterm/*
 	[ ! -f contrib/labctl.bash-completion ] || install -D -m 0644 contrib/labctl.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/labctl
 

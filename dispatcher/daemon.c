@@ -456,6 +456,7 @@ static int start_api(struct daemon *d, const char *listen)
 		.reservations = d->reservations,
 		.viewers = d->viewers,
 		.lab = &d->lab,
+		.backends = d->backends,
 	};
 
 	return api_new(&ad, listen, &d->api);

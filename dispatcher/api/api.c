@@ -49,12 +49,19 @@ struct api {
 	struct api_deps d;
 	struct api_logs *logs;
 	struct api_rpc *rpc;
+	struct api_metrics *metrics;	/* api_metrics.c: request counters, loop lag */
+	struct api_streams *streams;	/* api_stream.c: Server-Sent Events */
+	struct api_ws *ws;		/* api_ws.c: browser consoles */
 	struct api_listener listeners[API_MAX_LISTENERS];
 	size_t n_listeners;
 };
 
 static const struct api_route routes[] = {
 	{ "GET", "/health", USER_ROLE_NONE, api_health, "ask" },
+	{ "GET", "/whoami", USER_ROLE_NONE, api_whoami, "ask" },
+	{ "GET", "/queue", USER_ROLE_READER, api_queue_get, "read the queue" },
+	{ "GET", "/device-types", USER_ROLE_READER, api_device_types, "list device types" },
+	{ "GET", "/stream", USER_ROLE_READER, api_stream_get, "watch the lab" },
 	{ "GET", "/jobs", USER_ROLE_READER, api_jobs_list, "list jobs" },
 	{ "POST", "/jobs", USER_ROLE_CI, api_jobs_submit, "submit jobs" },
 	{ "GET", "/jobs/*", USER_ROLE_READER, api_jobs_show, "read job %s" },
@@ -64,6 +71,8 @@ static const struct api_route routes[] = {
 	{ "GET", "/jobs/*/results", USER_ROLE_READER, api_jobs_results,
 	  "read the results of job %s" },
 	{ "GET", "/jobs/*/junit", USER_ROLE_READER, api_results_junit,
+	  "read the results of job %s" },
+	{ "GET", "/jobs/*/kcidb", USER_ROLE_READER, api_results_kcidb,
 	  "read the results of job %s" },
 	{ "GET", "/devices", USER_ROLE_READER, api_devices_list, "list boards" },
 	{ "GET", "/devices/*", USER_ROLE_READER, api_devices_show, "read board '%s'" },
@@ -90,6 +99,15 @@ static const struct api_route routes[] = {
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
+/* Outside the APIs: Prometheus' /metrics; any other GET is the dashboard (api_web.c). */
+static const struct api_route site_routes[] = {
+	{ "GET", "/metrics", USER_ROLE_READER, api_metrics_get, "read the metrics" },
+	{ NULL, NULL, 0, NULL, NULL },
+};
+static const struct api_route web_route = {
+	"GET", "/", USER_ROLE_NONE, api_web_get, "read the dashboard",
+};
+
 /* The APIs one server answers, each with its routes and its way of answering errors. */
 static const struct {
 	const char *prefix;	/* "" matches every path */
@@ -99,6 +117,7 @@ static const struct {
 	{ API_PREFIX, routes, API_STYLE_JSON },
 	{ API_LAVA_PREFIX, api_lava_rest_routes, API_STYLE_DRF },
 	{ "", api_lava_rpc_routes, API_STYLE_XMLRPC },
+	{ "", site_routes, API_STYLE_JSON },
 };
 
 /* ---- helpers for the handlers ---- */
@@ -116,6 +135,21 @@ struct api_logs *api_logs_of(const struct api_request *r)
 struct api_rpc *api_rpc_of(const struct api_request *r)
 {
 	return r->listener->api->rpc;
+}
+
+struct api_metrics *api_metrics_of(const struct api_request *r)
+{
+	return r->listener->api->metrics;
+}
+
+struct api_streams *api_streams_of(const struct api_request *r)
+{
+	return r->listener->api->streams;
+}
+
+struct api_ws *api_ws_of(const struct api_request *r)
+{
+	return r->listener->api->ws;
 }
 
 bool api_listener_is_unix(const struct api_listener *l)
@@ -224,6 +258,7 @@ enum MHD_Result api_reply(struct api_request *r, unsigned status, struct MHD_Res
 	if (!resp)
 		return MHD_NO;	/* out of memory: libmicrohttpd closes the connection */
 	r->replied = true;
+	r->status = status;
 	ret = MHD_queue_response(r->conn, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -432,6 +467,10 @@ static const struct api_route *route(struct api_request *r, enum MHD_Result *ret
 	}
 	if (found)
 		memcpy(r->params, params, sizeof(params));
+	if (!found && !*allow && !below(r->url, "/api") && !strcmp(method, "GET")) {
+		found = &web_route;
+		r->style = API_STYLE_JSON;
+	}
 	if (!found && *allow)
 		*ret = reply_405(r, allow);
 	else if (!found && i == sizeof(apis) / sizeof(apis[0]))
@@ -442,6 +481,17 @@ static const struct api_route *route(struct api_request *r, enum MHD_Result *ret
 	else if (authorize(r, found) < 0)
 		found = NULL;
 	return found;
+}
+
+/* The prefix of the API @url is below, for the request counters ("" outside them). */
+static const char *route_prefix(const char *url)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(apis) / sizeof(apis[0]); i++)
+		if (*apis[i].prefix && below(url, apis[i].prefix))
+			return apis[i].prefix;
+	return "";
 }
 
 /* ---- the request life cycle ---- */
@@ -532,9 +582,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 		return;
 	if (st->req.pending && st->req.pending_gone)
 		st->req.pending_gone(&st->req);
+	api_metrics_count(st->req.listener->api->metrics, st->route ? st->route->path : NULL,
+			  route_prefix(st->req.url), st->req.status);
 	api_log_request_done(&st->req);
 	if (st->req.ctx_free)
 		st->req.ctx_free(st->req.ctx);
+	api_stream_request_done(&st->req);
 	strbuf_release(&st->req.body);
 	free(st->req.path);
 	free(st);
@@ -822,6 +875,12 @@ int api_new(const struct api_deps *deps, const char *listen, struct api **ret)
 	if (!err)
 		err = api_rpc_new(&a->rpc);
 	if (!err)
+		err = api_metrics_new(&a->d, &a->metrics);
+	if (!err)
+		err = api_streams_new(&a->d, &a->streams);
+	if (!err)
+		err = api_ws_new(&a->d, &a->ws);
+	if (!err)
 		err = listener_start(a, listen ? listen : c->http.listen);
 	if (!err && c->http.unix_socket) {
 		if (asprintf(&unix_where, "unix:%s", c->http.unix_socket) < 0)
@@ -844,11 +903,16 @@ struct api *api_free(struct api *a)
 	if (!a)
 		return NULL;
 	api_logs_shutdown(a->logs);
+	api_streams_shutdown(a->streams);
+	api_ws_shutdown(a->ws);
 	api_sessions_shutdown(&a->d);
 	for (i = 0; i < a->n_listeners; i++)
 		listener_stop(&a->listeners[i]);
 	api_logs_free(a->logs);
 	api_rpc_free(a->rpc);
+	api_streams_free(a->streams);
+	api_ws_free(a->ws);
+	api_metrics_free(a->metrics);
 	free(a);
 	return NULL;
 }

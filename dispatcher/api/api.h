@@ -18,6 +18,7 @@
 #define LABD_API_H
 
 struct api;
+struct backends;
 struct events;
 struct lab;
 struct loop;
@@ -40,6 +41,7 @@ struct api_deps {
 	struct reservations *reservations;
 	struct viewers *viewers;	/* live consoles */
 	const struct lab *lab;		/* boards, configuration, users (board/lab.h) */
+	struct backends *backends;	/* results backends, for /metrics (or NULL) */
 };
 
 /**

@@ -19,6 +19,8 @@
 #define TOKEN "Token "		/* LAVA's REST clients (Django REST Framework's scheme) */
 #define BASIC "Basic "		/* XML-RPC clients: base64 of "user:token" */
 #define BASIC_MAX 512		/* bytes of decoded user:token */
+#define WS_TOKEN "labd-token."	/* a browser's WebSocket: the token as a subprotocol */
+#define WS_TOKEN_MAX 256
 
 /*
  * Who is who, and what they get:
@@ -128,8 +130,31 @@ static const char *header_token(const char *auth, unsigned char *buf, const char
 	return colon + 1;
 }
 
+/*
+ * A browser cannot set headers on a WebSocket: its token comes as the
+ * subprotocol "labd-token.<token>" of Sec-WebSocket-Protocol (api_ws.c),
+ * made into "Bearer <token>" in @buf.  NULL when there is none.
+ */
+static const char *ws_token(struct api_request *r, char *buf, size_t size)
+{
+	const char *p = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+						    "Sec-WebSocket-Protocol");
+	size_t n;
+
+	p = p ? strstr(p, WS_TOKEN) : NULL;
+	if (!p)
+		return NULL;
+	p += strlen(WS_TOKEN);
+	n = strcspn(p, " ,\t");
+	if (n + strlen(BEARER) >= size)
+		n = size - strlen(BEARER) - 1;
+	snprintf(buf, size, BEARER "%.*s", (int)n, p);
+	return buf;
+}
+
 void api_identify(struct api_request *r)
 {
+	char ws_auth[sizeof(BEARER) + WS_TOKEN_MAX];
 	const struct api_deps *d = api_deps_of(r);
 	const struct users *users = lab_users(d->lab);
 	unsigned char hash[SHA256_DIGEST_LENGTH];
@@ -144,6 +169,8 @@ void api_identify(struct api_request *r)
 	}
 	auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
 					   MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!auth)
+		auth = ws_token(r, ws_auth, sizeof(ws_auth));
 	snprintf(r->who.name, sizeof(r->who.name), "anonymous");
 	if (!auth) {
 		r->who.anonymous = true;

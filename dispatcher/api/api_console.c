@@ -97,6 +97,8 @@ enum MHD_Result api_console_attach(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
 				       "'replay' must be a number of bytes from 0 to %d",
 				       VIEWER_MAX_REPLAY);
+	if (api_ws_wanted(r))
+		return api_ws_console(r, b);
 	upgrade = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
 	connection = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
 						 MHD_HTTP_HEADER_CONNECTION);

@@ -14,7 +14,7 @@
 
 #define API_MAX_REASON 512
 
-static json_t *board_json(const struct api_deps *d, const struct board *b)
+json_t *api_board_json(const struct api_deps *d, const struct board *b)
 {
 	const struct device *dev = board_device(b);
 	json_t *o = json_object(), *tags = json_array();
@@ -45,13 +45,23 @@ static json_t *board_json(const struct api_deps *d, const struct board *b)
 
 enum MHD_Result api_devices_list(struct api_request *r)
 {
-	json_t *list = json_array();
+	json_t *list = json_array(), *o;
 	struct board **boards;
+	int64_t recent = 0;
 	size_t n, i;
 
+	if (api_query_int(r, "recent", 0, API_MAX_RECENT, &recent) < 0)
+		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
+				       "'recent' must be a number of jobs from 0 to %d", API_MAX_RECENT);
 	boards = lab_boards(api_deps_of(r)->lab, &n);
-	for (i = 0; i < n; i++)
-		json_array_append_new(list, board_json(api_deps_of(r), boards[i]));
+	for (i = 0; i < n; i++) {
+		o = api_board_json(api_deps_of(r), boards[i]);
+		if (recent)
+			json_object_set_new(o, "recent", api_board_recent(api_deps_of(r),
+									  board_name(boards[i]),
+									  (unsigned)recent));
+		json_array_append_new(list, o);
+	}
 	return api_reply_json(r, MHD_HTTP_OK, list);
 }
 
@@ -61,7 +71,7 @@ enum MHD_Result api_devices_show(struct api_request *r)
 
 	if (!b)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
-	return api_reply_json(r, MHD_HTTP_OK, board_json(api_deps_of(r), b));
+	return api_reply_json(r, MHD_HTTP_OK, api_board_json(api_deps_of(r), b));
 }
 
 /* {"state": "maintenance"|"idle", "reason": "..."}; answers 400 itself. */
@@ -138,5 +148,5 @@ enum MHD_Result api_devices_set_state(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				       "cannot set the state of board '%s': %s", r->params[0],
 				       strerror(-err));
-	return api_reply_json(r, MHD_HTTP_OK, board_json(d, b));
+	return api_reply_json(r, MHD_HTTP_OK, api_board_json(d, lab_board(d->lab, r->params[0])));
 }

@@ -23,12 +23,16 @@
 #include "board/lab.h"
 #include "core/strbuf.h"
 #include "job/job.h"
+#include "core/jobstate.h"
 #include "session/users.h"
 
 struct api;
 struct api_listener;
 struct api_logs;
 struct api_rpc;
+struct api_metrics;
+struct api_streams;
+struct api_ws;
 struct board;
 struct diag;
 
@@ -76,6 +80,7 @@ struct api_request {
 	const char *url;
 	struct strbuf body;
 	bool replied;
+	unsigned status;	/* of the answer, for the request counters */
 	struct api_identity who;
 	char *path;		/* copy of the URL path, split at '/' for params */
 	const char *params[API_MAX_PARAMS];	/* segments matched by '*' */
@@ -85,6 +90,7 @@ struct api_request {
 	 * response), freed with ctx_free() when the request ends */
 	void *ctx;
 	void (*ctx_free)(void *ctx);
+	void *sse;		/* a Server-Sent Events client (api_stream.c), or NULL */
 	/* an operation the handler waits for with the connection suspended */
 	void *pending;
 	void (*pending_gone)(struct api_request *r);	/* the connection ended first */
@@ -106,6 +112,9 @@ struct api_route {
 const struct api_deps *api_deps_of(const struct api_request *r);
 struct api_logs *api_logs_of(const struct api_request *r);
 struct api_rpc *api_rpc_of(const struct api_request *r);
+struct api_metrics *api_metrics_of(const struct api_request *r);
+struct api_streams *api_streams_of(const struct api_request *r);
+struct api_ws *api_ws_of(const struct api_request *r);
 bool api_listener_is_unix(const struct api_listener *l);
 bool api_listener_needs_token(const struct api_listener *l);
 
@@ -234,8 +243,11 @@ enum MHD_Result api_jobs_results(struct api_request *r);
 
 /* api_results.c */
 enum MHD_Result api_results_junit(struct api_request *r);
+enum MHD_Result api_results_kcidb(struct api_request *r);
 
 /* api_devices.c */
+/** api_board_json() - a board as GET /devices shows it (new reference). */
+json_t *api_board_json(const struct api_deps *d, const struct board *b);
 enum MHD_Result api_devices_list(struct api_request *r);
 enum MHD_Result api_devices_show(struct api_request *r);
 enum MHD_Result api_devices_set_state(struct api_request *r);
@@ -277,6 +289,15 @@ struct api_rpc *api_rpc_free(struct api_rpc *rpc);
 
 /** api_rpc_fault_response() - an XML-RPC fault response {faultCode, faultString}, or NULL. */
 struct MHD_Response *api_rpc_fault_response(int code, const char *msg);
+/* api_ws.c: the same console in a browser, over a WebSocket */
+int api_ws_new(const struct api_deps *d, struct api_ws **ret);
+/** api_ws_shutdown() - close every browser console (before the listeners stop). */
+void api_ws_shutdown(struct api_ws *set);
+struct api_ws *api_ws_free(struct api_ws *set);
+/** api_ws_wanted() - whether @r asks for a WebSocket ("Upgrade: websocket"). */
+bool api_ws_wanted(struct api_request *r);
+/** api_ws_console() - answer 101 and bridge the WebSocket to a viewer of @b. */
+enum MHD_Result api_ws_console(struct api_request *r, struct board *b);
 
 /* ---- api_log.c: console logs, whole or followed live ---- */
 
@@ -297,5 +318,63 @@ struct api_logs *api_logs_free(struct api_logs *logs);
 
 /** api_log_request_done() - the connection of @r is gone: forget its follower. */
 void api_log_request_done(struct api_request *r);
+
+/* ---- api_queue.c: the queue per device type (GET /queue, /device-types, /metrics) ---- */
+
+#define DEVICE_STATE_COUNT (DEVICE_STATE_BAD + 1)
+
+/** What one device type has: its boards by state and its queue. */
+struct api_type_stat {
+	const char *name;		/* borrowed from the configuration */
+	size_t boards[DEVICE_STATE_COUNT];	/* by enum device_state */
+	size_t console_down;
+	int64_t queued;			/* jobs waiting for a board of the type */
+	uint64_t oldest;		/* submission time (realtime usec) of the oldest, or 0 */
+};
+
+struct api_type_stats {
+	struct api_type_stat *types;	/* every configured type, by name */
+	size_t n;
+};
+
+/** api_type_stats_collect() - one pass over the boards and the queue; -ENOMEM, -EIO. */
+int api_type_stats_collect(const struct api_deps *d, struct api_type_stats *ret);
+void api_type_stats_release(struct api_type_stats *s);
+
+#define API_MAX_RECENT 100	/* GET /devices?recent=N */
+
+/** api_board_recent() - the last @n finished jobs of board @name: [{"id", "health"}...]. */
+json_t *api_board_recent(const struct api_deps *d, const char *name, unsigned n);
+
+enum MHD_Result api_queue_get(struct api_request *r);
+enum MHD_Result api_device_types(struct api_request *r);
+enum MHD_Result api_whoami(struct api_request *r);
+
+/* ---- api_metrics.c: GET /metrics (Prometheus' text format) ---- */
+
+int api_metrics_new(const struct api_deps *d, struct api_metrics **ret);
+struct api_metrics *api_metrics_free(struct api_metrics *m);
+
+/**
+ * api_metrics_count() - one request answered: @route is the route's pattern
+ * below @prefix ("/jobs/ *"), NULL when no route matched; @status 0 when
+ * nothing was answered (the client went away).
+ */
+void api_metrics_count(struct api_metrics *m, const char *route, const char *prefix,
+		       unsigned status);
+enum MHD_Result api_metrics_get(struct api_request *r);
+
+/* ---- api_web.c: the dashboard's files ---- */
+
+enum MHD_Result api_web_get(struct api_request *r);
+
+/* ---- api_stream.c: GET /stream, the lab's changes as Server-Sent Events ---- */
+
+int api_streams_new(const struct api_deps *d, struct api_streams **ret);
+/** api_streams_shutdown() - end every stream (resumes their connections). */
+void api_streams_shutdown(struct api_streams *s);
+struct api_streams *api_streams_free(struct api_streams *s);
+enum MHD_Result api_stream_get(struct api_request *r);
+void api_stream_request_done(struct api_request *r);
 
 #endif

@@ -157,8 +157,9 @@ static int add_summary(const struct job_record *rec, void *ud)
 enum MHD_Result api_jobs_list(struct api_request *r)
 {
 	struct job_filter f = { .state = -1 };
-	const char *state = api_query(r, "state");
+	const char *state = api_query(r, "state"), *health = api_query(r, "health");
 	int64_t limit = API_DEFAULT_LIST, before = 0;
+	enum job_health h = JOB_HEALTH_UNKNOWN;
 	enum job_state s;
 	json_t *list;
 	int err;
@@ -167,6 +168,9 @@ enum MHD_Result api_jobs_list(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
 				       "unknown state '%s' (queued, running, canceling, finished)",
 				       state);
+	if (health && (job_health_from_name(health, &h) < 0 || h == JOB_HEALTH_UNKNOWN))
+		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
+				       "unknown health '%s' (complete, incomplete, canceled)", health);
 	if (api_query_int(r, "limit", 1, API_MAX_LIST, &limit) < 0)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "'limit' must be 1 to %d",
 				       API_MAX_LIST);
@@ -175,6 +179,9 @@ enum MHD_Result api_jobs_list(struct api_request *r)
 	if (state)
 		f.state = (int)s;
 	f.device = api_query(r, "device");
+	f.device_type = api_query(r, "device_type");
+	f.submitter = api_query(r, "submitter");
+	f.healths = health ? 1u << h : 0;
 	f.limit = (unsigned)limit;
 	f.before_id = before;
 	list = json_array();

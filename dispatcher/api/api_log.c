@@ -19,6 +19,9 @@
 #define STREAM_BLOCK (32 * 1024)	/* libmicrohttpd's buffer for a streamed log */
 #define STREAM_CHUNK (16 * 1024)	/* bytes rendered per refill */
 #define FOLLOW_HOLD (1 * USEC_PER_SEC)	/* labd lines wait this long for a console line's end */
+#define LOG_LINES_HEADER "X-Log-Lines"		/* ?tail= and ?lines=: lines in the log */
+#define LOG_FIRST_HEADER "X-Log-First-Line"	/* the number of the first line sent */
+#define LOG_MAX_LINES 100000			/* of one ?tail= or ?lines= answer */
 
 /*
  * A stream sends a rendered log (timestamps, labd's lines) or a followed one
@@ -214,11 +217,27 @@ static enum MHD_Result start_stream(struct api_request *r, const struct job_reco
 				 (unsigned long long)joblog_reader_console_end(f->rd));
 			MHD_add_response_header(resp, LOG_SIZE_HEADER, size);
 		}
+		/* not kept alive: a browser leaving the page closes it instead of draining it */
+		if (follow)
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	}
 	return api_reply(r, MHD_HTTP_OK, resp);
 }
 
 /* ---- whole logs ---- */
+
+/* The line headers of ?tail= and ?lines=: the first line sent, of how many. */
+static void add_line_headers(struct MHD_Response *resp, int64_t first, int64_t count)
+{
+	char buf[32];
+
+	if (!first)
+		return;
+	snprintf(buf, sizeof(buf), "%lld", (long long)first);
+	MHD_add_response_header(resp, LOG_FIRST_HEADER, buf);
+	snprintf(buf, sizeof(buf), "%lld", (long long)count);
+	MHD_add_response_header(resp, LOG_LINES_HEADER, buf);
+}
 
 static enum MHD_Result reply_text(struct api_request *r, struct strbuf *text, uint64_t size)
 {
@@ -240,7 +259,8 @@ static enum MHD_Result reply_text(struct api_request *r, struct strbuf *text, ui
 }
 
 /* console.log from @offset, straight from the file (byte-exact, nothing copied). */
-static enum MHD_Result reply_raw(struct api_request *r, const char *dir, uint64_t offset)
+static enum MHD_Result reply_raw(struct api_request *r, const char *dir, uint64_t offset,
+				 int64_t first_line, int64_t lines)
 {
 	struct strbuf empty = STRBUF_INIT;
 	struct MHD_Response *resp;
@@ -267,6 +287,61 @@ static enum MHD_Result reply_raw(struct api_request *r, const char *dir, uint64_
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)size);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, LOG_CONTENT_TYPE);
 	MHD_add_response_header(resp, LOG_SIZE_HEADER, buf);
+	add_line_headers(resp, first_line, lines);
+	return api_reply(r, MHD_HTTP_OK, resp);
+}
+
+/*
+ * ?tail=N: the last N lines, to the end of the file; ?lines=A-B: lines A to
+ * B (to the end without B).  A dashboard shows a 50 MB log this way: the
+ * tail first, earlier pages as the reader scrolls back.
+ */
+static enum MHD_Result reply_lines(struct api_request *r, const char *dir, const char *tail,
+				   const char *lines)
+{
+	int64_t count = joblog_line_count(dir), first, last = INT64_MAX, n;
+	struct strbuf text = STRBUF_INIT;
+	struct MHD_Response *resp;
+	uint64_t offset;
+	char *end;
+	int err;
+
+	if (tail) {
+		n = strtoll(tail, &end, 10);
+		if (*end || n < 1 || n > LOG_MAX_LINES)
+			return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
+					       "'tail' must be a number of lines from 1 to %d",
+					       LOG_MAX_LINES);
+		first = count > n ? count - n + 1 : 1;
+		if (!count || joblog_line_offset(dir, first, &offset) < 0)
+			offset = 0;
+		return reply_raw(r, dir, offset, first, count);
+	}
+	first = strtoll(lines, &end, 10);
+	if (*end == '-' && end[1])
+		last = strtoll(end + 1, &end, 10);
+	else if (*end == '-')
+		end++;
+	if (*end || first < 1 || last < first)
+		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
+				       "'lines' must be FIRST-LAST or FIRST- (line numbers from 1)");
+	if (first > count)
+		return api_reply_error(r, MHD_HTTP_RANGE_NOT_SATISFIABLE,
+				       "the log has %lld lines", (long long)count);
+	if (last > count || last - first >= LOG_MAX_LINES)
+		last = first + LOG_MAX_LINES - 1 < count ? first + LOG_MAX_LINES - 1 : count;
+	err = joblog_line_range(dir, first, last, &text);
+	if (err < 0) {
+		strbuf_release(&text);
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the log: %s",
+				       strerror(-err));
+	}
+	resp = MHD_create_response_from_buffer(text.len, strbuf_detach(&text, NULL),
+					       MHD_RESPMEM_MUST_FREE);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, LOG_CONTENT_TYPE);
+	add_line_headers(resp, first, count);
 	return api_reply(r, MHD_HTTP_OK, resp);
 }
 
@@ -274,6 +349,7 @@ static enum MHD_Result reply_raw(struct api_request *r, const char *dir, uint64_
 enum MHD_Result api_log_get(struct api_request *r)
 {
 	bool follow = api_query_bool(r, "follow");
+	const char *tail = api_query(r, "tail"), *lines = api_query(r, "lines");
 	struct job_record rec = { 0 };
 	unsigned flags = 0;
 	enum MHD_Result ret;
@@ -294,6 +370,9 @@ enum MHD_Result api_log_get(struct api_request *r)
 	if (has_offset && flags)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
 				       "'offset' works on the raw log only (no timestamps, labd)");
+	if ((tail || lines) && (flags || follow || has_offset || (tail && lines)))
+		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
+				       "'tail' and 'lines' work on the raw log alone");
 	if (follow && (flags & JOBLOG_RENDER_TIMESTAMPS))
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
 				       "'follow' streams the log without timestamps");
@@ -302,10 +381,12 @@ enum MHD_Result api_log_get(struct api_request *r)
 	dir = joblog_job_dir(lab_current_config(api_deps_of(r)->lab)->state_dir, id);
 	if (!dir)
 		ret = MHD_NO;
+	else if (tail || lines)
+		ret = reply_lines(r, dir, tail, lines);
 	else if (follow || flags)
 		ret = start_stream(r, &rec, dir, (uint64_t)offset, flags, follow);
 	else
-		ret = reply_raw(r, dir, (uint64_t)offset);
+		ret = reply_raw(r, dir, (uint64_t)offset, 0, 0);
 	free(dir);
 	job_record_release(&rec);
 	return ret;

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* api_results.c -- result documents of a job over HTTP: JUnit XML for CI systems */
+/* api_results.c -- result documents of a job over HTTP: JUnit XML for CI systems, KCIDB */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "api/api_internal.h"
+#include "config/config.h"
 #include "core/strbuf.h"
 #include "results/junit.h"
+#include "journal/joblog.h"
 #include "results/report.h"
 
 #define JUNIT_CONTENT_TYPE "application/xml; charset=utf-8"
@@ -46,5 +51,37 @@ enum MHD_Result api_results_junit(struct api_request *r)
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, JUNIT_CONTENT_TYPE);
+	return api_reply(r, MHD_HTTP_OK, resp);
+}
+
+/* GET /jobs/{id}/kcidb: the document a kcidb backend wrote (doc/backends.md), as it is. */
+enum MHD_Result api_results_kcidb(struct api_request *r)
+{
+	struct MHD_Response *resp;
+	struct stat st;
+	char *dir, *path = NULL;
+	int64_t id;
+	int fd = -1;
+
+	if (api_param_id(r, 0, &id) < 0)
+		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid job id '%s'", r->params[0]);
+	dir = joblog_job_dir(lab_current_config(api_deps_of(r)->lab)->state_dir, id);
+	if (dir && asprintf(&path, "%s/kcidb.json", dir) >= 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(dir);
+	free(path);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return api_reply_error(r, MHD_HTTP_NOT_FOUND,
+				       "no KCIDB document for job %lld (labd writes one with a kcidb backend)",
+				       (long long)id);
+	}
+	resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+	if (!resp) {
+		close(fd);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	return api_reply(r, MHD_HTTP_OK, resp);
 }

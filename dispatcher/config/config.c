@@ -21,6 +21,8 @@
  *		unix_socket = "/run/labd.sock";	# optional second listener
  *		tokens = [ "sha256:<64 hex digits>" ];
  *		require_token = false;		# default: true unless loopback/unix
+ *		web_root = "/usr/share/labd/web";	# the dashboard's files (api_web.c)
+ *		javascript_dir = "/usr/share/javascript";	# xterm.js, Chart.js
  *	};
  *
  *	store = { driver = "sqlite"; };		# optional; store/store.h
@@ -121,7 +123,7 @@ static const char *const main_keys[] = {
 static const char *const config_sections[] = { "backends", "users", "store", NULL };
 
 static const char *const http_keys[] = {
-	"listen", "unix_socket", "tokens", "require_token", NULL
+	"listen", "unix_socket", "tokens", "require_token", "web_root", "javascript_dir", NULL
 };
 
 static const char *const board_keys[] = {
@@ -484,7 +486,9 @@ static int parse_http(struct lab_config *c, const char *dir, struct diag *diag)
 		return -ENOMEM;
 	if (config_oom(get_str(g, "listen", CONFIG_DEFAULT_LISTEN, &h->listen, diag)) ||
 	    config_oom(get_path(g, "unix_socket", dir, NULL, &h->unix_socket, diag)) ||
-	    config_oom(cfg_get_strv(g, "tokens", false, &h->tokens, diag)))
+	    config_oom(cfg_get_strv(g, "tokens", false, &h->tokens, diag)) ||
+	    config_oom(get_path(g, "web_root", dir, NULL, &h->web_root, diag)) ||
+	    config_oom(get_path(g, "javascript_dir", dir, NULL, &h->javascript_dir, diag)))
 		return -ENOMEM;
 	h->require_token = !listen_is_local(h->listen);
 	if (config_oom(cfg_get_bool(g, "require_token", false, &h->require_token, diag)) ||
@@ -733,6 +737,8 @@ static void http_release(struct http_config *h)
 {
 	free(h->listen);
 	free(h->unix_socket);
+	free(h->web_root);
+	free(h->javascript_dir);
 	strv_free(h->tokens);
 }
 

@@ -150,6 +150,8 @@ struct http_config {
 	char *unix_socket;	/* optional second listener on a Unix socket */
 	char **tokens;		/* strv of accepted bearer tokens (hashed "sha256:<hex>" or plain) */
 	bool require_token;	/* default: true unless listening on loopback only */
+	char *web_root;		/* the dashboard's files, or NULL: see api_web.c */
+	char *javascript_dir;	/* Debian's /usr/share/javascript, or NULL: that */
 };
 
 struct lab_config {

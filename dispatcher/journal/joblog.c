@@ -716,3 +716,24 @@ int joblog_line_range(const char *dir, int64_t first, int64_t last, struct strbu
 		return -EIO;
 	return joblog_read(dir, JOBLOG_CONSOLE, start, (size_t)(end - start), out);
 }
+
+int64_t joblog_line_count(const char *dir)
+{
+	return (int64_t)(joblog_file_size(dir, JOBLOG_INDEX) / IDX_RECORD);
+}
+
+int joblog_line_offset(const char *dir, int64_t line, uint64_t *ret)
+{
+	struct strbuf rec = STRBUF_INIT;
+	int r;
+
+	if (line < 1)
+		return -EINVAL;
+	r = joblog_read(dir, JOBLOG_INDEX, (uint64_t)(line - 1) * IDX_RECORD, IDX_RECORD, &rec);
+	if (r >= 0 && rec.len < IDX_RECORD)
+		r = -ENOENT;
+	if (r >= 0)
+		*ret = get_le64((const uint8_t *)rec.buf);
+	strbuf_release(&rec);
+	return r < 0 ? r : 0;
+}

@@ -167,6 +167,12 @@ struct joblog_labd_line {
 int joblog_parse_labd(const char *line, size_t len, struct joblog_labd_line *ret,
 		      struct strbuf *text);
 
+/** joblog_line_count() - console lines in the index of @dir (a last one may be incomplete). */
+int64_t joblog_line_count(const char *dir);
+
+/** joblog_line_offset() - where console line @line (1-based) starts in console.log. */
+int joblog_line_offset(const char *dir, int64_t line, uint64_t *ret);
+
 /** joblog_format_time() - "2026-12-03T10:00:00.123456Z" into @buf (>= 32 bytes). */
 void joblog_format_time(uint64_t realtime_usec, char *buf, size_t len);
 

@@ -429,3 +429,20 @@ bool backends_draining(struct backends *set, uint64_t now)
 			return true;
 	return false;
 }
+
+int backends_stats(struct backends *set, int (*fn)(const struct backend_stats *bs, void *ud),
+		   void *ud)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; set && r >= 0 && i < set->n; i++) {
+		struct backend_stats bs = { .name = set->list[i]->name };
+
+		if (!set->list[i]->ops->stats)
+			continue;
+		set->list[i]->ops->stats(set->list[i], &bs);
+		r = fn(&bs, ud);
+	}
+	return r < 0 ? r : 0;
+}

@@ -69,6 +69,13 @@ struct backend {
 	const struct backends_deps *deps;	/* the set's; NULL when only checked */
 };
 
+/** What /metrics shows of a backend. */
+struct backend_stats {
+	const char *name;
+	uint64_t spool_bytes;	/* spooled, not yet delivered */
+	uint64_t lag_usec;	/* how long items have waited without a delivery, 0: none */
+};
+
 /** A backend type: one file per type (backend_http.c, ...), listed in backend.c. */
 struct backend_ops {
 	const char *type;
@@ -86,11 +93,17 @@ struct backend_ops {
 	void (*log_grew)(struct backend *b, int64_t job_id);
 	/** optional: whether deliveries are under way that may finish soon */
 	bool (*busy)(struct backend *b);
+	/** optional: spool and lag, for /metrics (ret->name is set by the caller) */
+	void (*stats)(struct backend *b, struct backend_stats *ret);
 };
 
 extern const struct backend_ops backend_http_ops;
 extern const struct backend_ops backend_kcidb_ops;
 extern const struct backend_ops backend_junit_ops;
+
+/** backends_stats() - @fn with each backend that has stats; stops at its first < 0. */
+int backends_stats(struct backends *set, int (*fn)(const struct backend_stats *bs, void *ud),
+		   void *ud);
 
 /**
  * backends_check() - parse the `backends` list of @cfg and drop the result

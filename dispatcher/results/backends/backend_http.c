@@ -909,6 +909,12 @@ static bool http_busy(struct backend *b)
 	return hb->up && upload_busy(hb->up) && !upload_failing(hb->up);
 }
 
+static void http_stats(struct backend *b, struct backend_stats *ret)
+{
+	if (to_http(b)->up)
+		upload_stats(to_http(b)->up, ret);
+}
+
 static void http_free(struct backend *b)
 {
 	struct http_backend *hb = to_http(b);
@@ -941,4 +947,5 @@ const struct backend_ops backend_http_ops = {
 	.event = http_event,
 	.log_grew = http_log_grew,
 	.busy = http_busy,
+	.stats = http_stats,
 };

@@ -389,6 +389,12 @@ static int kcidb_start(struct backend *b)
 	return 0;
 }
 
+static void kcidb_stats(struct backend *b, struct backend_stats *ret)
+{
+	if (to_kcidb(b)->up)
+		upload_stats(to_kcidb(b)->up, ret);
+}
+
 static bool kcidb_busy(struct backend *b)
 {
 	struct kcidb_backend *kb = to_kcidb(b);
@@ -490,4 +496,5 @@ const struct backend_ops backend_kcidb_ops = {
 	.free = kcidb_free,
 	.event = kcidb_event,
 	.busy = kcidb_busy,
+	.stats = kcidb_stats,
 };

@@ -59,6 +59,7 @@ struct upload {
 	struct loop_source *timer;	/* batch delay or retry backoff */
 	bool backing_off;
 	unsigned failures;	/* in a row */
+	uint64_t waiting_since;	/* loop time of the last progress while records wait, or 0 */
 	uint64_t rng;
 };
 
@@ -192,6 +193,8 @@ int upload_append(struct upload *u, const void *data, size_t len)
 	uint64_t pos = spool_tail(u->sp);
 	int err;
 
+	if (!upload_busy(u))
+		u->waiting_since = loop_now(u->loop);
 	err = chan_reserve(c);
 	if (!err)
 		err = spool_append(u->sp, data, len);
@@ -224,6 +227,7 @@ static void store_positions(struct upload *u)
 	if (err < 0)
 		log_error("backend '%s': cannot acknowledge in spool '%s': %s", u->b->name,
 			  spool_dir(u->sp), strerror(-err));
+	u->waiting_since = loop_now(u->loop);	/* progress; upload_stats() checks for more */
 }
 
 /* The batch of @c was answered (accepted or refused): it is done with. */
@@ -430,6 +434,18 @@ bool upload_busy(const struct upload *u)
 bool upload_failing(const struct upload *u)
 {
 	return u->failures > 0;
+}
+
+void upload_stats(const struct upload *u, struct backend_stats *ret)
+{
+	uint64_t now = loop_now(u->loop);
+	unsigned i;
+
+	ret->spool_bytes = spool_size(u->sp);
+	ret->lag_usec = 0;
+	for (i = 0; i < u->n_chans; i++)
+		if (u->chans[i].first < u->chans[i].n && now > u->waiting_since)
+			ret->lag_usec = now - u->waiting_since;
 }
 
 /* ---- life cycle ---- */

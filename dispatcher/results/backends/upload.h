@@ -44,6 +44,7 @@
 #include "results/backends/spool.h"
 
 struct backend;
+struct backend_stats;
 struct http_response;
 struct strbuf;
 struct upload;
@@ -133,5 +134,11 @@ bool upload_busy(const struct upload *u);
 
 /** upload_failing() - whether the last attempt failed (the receiver is down). */
 bool upload_failing(const struct upload *u);
+
+/**
+ * upload_stats() - the spool's size and the delivery lag: how long records
+ * have waited since the last delivery made progress (0 when none waits).
+ */
+void upload_stats(const struct upload *u, struct backend_stats *ret);
 
 #endif

@@ -1,0 +1,114 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t4300-dashboard.sh -- the dashboard as people see it: Debian's chromium, headless, driven
+# by Selenium (tests/web/dashboard_test.py) against a labd with simulated boards.  The board
+# grid shows every board's state; a running job's log grows on its page and its result
+# appears; a board page draws its boot-phase chart; a reader is not offered (nor allowed) a
+# cancel, an admin cancels; the holder types in the browser console and sees the answer.
+# Screenshots: $BUILD/test-logs/t4300-dashboard/*.png.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/session-lib.sh"
+
+SHOTS=$BUILD/test-logs/t4300-dashboard
+if ! [ -x /usr/bin/chromium ] || ! [ -x /usr/bin/chromedriver ] ||
+   ! $PY -c 'import selenium' 2>/dev/null || ! [ -f "$TOP/web/vendor/xterm/xterm.js" ]; then
+	test_skip 'the dashboard in Chromium' 'needs chromium, chromium-driver, python3-selenium and xterm.js (make deps)'
+	test_done
+	exit
+fi
+
+sim_lab 4
+add_users
+labd_start
+
+write_job "$TMP/boot.yaml" <<JOB
+job_name: dashboard boot
+device_type: sim-uboot
+timeouts: {job: {minutes: 3}, connection: {seconds: 30}}
+actions:
+$(sim_uboot_boot)
+- test:
+    interactive:
+    - name: steps
+      prompts: ['root@sim:~# ']
+      script:
+$(for i in 1 2 3 4 5 6; do printf "      - {command: 'sleep 1; echo WEB-STEP-%s', name: step-%s, successes: [{message: 'WEB-STEP-%s'}]}\n" $i $i $i; done)
+JOB
+
+write_job "$TMP/long.yaml" <<JOB
+job_name: runs until canceled
+device_type: sim-uboot
+timeouts: {job: {minutes: 3}, connection: {seconds: 30}}
+actions:
+$(sim_uboot_boot)
+- test:
+    interactive:
+    - name: long
+      prompts: ['root@sim:~# ']
+      script:
+      - {command: 'sleep 100', name: long}
+JOB
+
+write_job "$TMP/shell.yaml" <<JOB
+job_name: the holder's shell
+device_type: sim-uboot
+timeouts: {job: {minutes: 3}, connection: {seconds: 30}}
+actions:
+$(sim_uboot_boot)
+JOB
+
+# job_done ID: the job finished complete
+job_done() {
+	[ "$(curl -s "$LABD_URL/api/v1/jobs/$1" -H "Authorization: Bearer $(token_of boss)" |
+		$PY -c 'import json, sys; d = json.load(sys.stdin); print(d["state"], d["health"])')" = \
+	  "finished complete" ]
+}
+
+# submit FILE: the new job's id
+submit() {
+	curl -s -X POST -H "Authorization: Bearer $(token_of boss)" -H 'Content-Type: application/yaml' \
+		--data-binary "@$1" "$LABD_URL/api/v1/jobs" |
+		$PY -c 'import json, sys; print(json.load(sys.stdin)["id"])'
+}
+
+t_setup() {
+	# alice holds sim-04 at its shell; two finished jobs give sim-01..03 a chart
+	as alice reserve sim-04 --for 30m >/dev/null &&
+	as alice boot sim-04 --job "$TMP/shell.yaml" --no-console >"$TMP/boot.out" &&
+	a=$(submit "$TMP/boot.yaml") &&
+	wait_for "job_done $a" 120 &&
+	board=$(curl -s "$LABD_URL/api/v1/jobs/$a" -H "Authorization: Bearer $(token_of boss)" |
+		$PY -c 'import json, sys; print(json.load(sys.stdin)["device"])') &&
+	echo "$board" >"$TMP/chart-board"
+}
+test_expect_success 'setup: a held board at its shell, a finished job' t_setup
+
+mkdir -p "$SHOTS"
+DASHBOARD_ONLY=${DASHBOARD_ONLY:-} timeout 600 $PY "$TOP/tests/web/dashboard_test.py" "$LABD_URL" "$SHOTS" "$TMP/results.json" \
+	--job-file "$TMP/boot.yaml" --queued-file "$TMP/long.yaml" --boards 4 \
+	--chart-board "$(cat "$TMP/chart-board" 2>/dev/null || echo sim-01)" --console-board sim-04 \
+	--tokens "reader=$(token_of rita),admin=$(token_of boss),developer=$(token_of alice)" \
+	>"$TMP/selenium.out" 2>&1 ; cat "$TMP/selenium.out"
+
+# result NAME: the outcome of the browser check NAME (its reason on failure)
+result() {
+	$PY -c 'import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["name"] == sys.argv[2]:
+        print(r.get("why", ""), file=sys.stderr)
+        sys.exit(0 if r["ok"] else 1)
+print("not run", file=sys.stderr)
+sys.exit(1)' "$TMP/results.json" "$1"
+}
+
+test_expect_success 'the board grid shows every board with its state' 'result "board grid"'
+test_expect_success "a running job's log grows on its page, its result appears at the end" \
+	'result "running log"'
+test_expect_success 'a board page draws the boot-phase chart of its recent jobs' 'result "board chart"'
+test_expect_success 'a reader cannot cancel a job, an admin can' 'result "roles cancel"'
+test_expect_success "the holder types in the browser console and sees the answer" \
+	'result console && grep -q "input .*alice: echo WEB-" "$LAB/state/boards/sim-04/labd.log"'
+test_expect_success 'screenshots of the main pages are saved' \
+	'for p in boards job board console; do [ -s "$SHOTS/$p.png" ]; done'
+test_done
