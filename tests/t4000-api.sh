@@ -232,7 +232,7 @@ t_errors() {
 	req POST /jobs/99/cancel && expect_status 404 &&
 	req GET /jobs/abc && expect_status 400 &&
 	req GET /nothing && expect_status 404 &&
-	status=$(curl -s -o /dev/null -w '%{http_code}' "$LABD_URL/") && expect_status 404 &&
+	status=$(curl -s -o /dev/null -w '%{http_code}' "$LABD_URL/api/v2/x") && expect_status 404 &&
 	req DELETE /jobs && expect_status 405 && header allow "GET, POST" &&
 	req GET /jobs/1/cancel && expect_status 405 &&
 	req PUT /devices/sim-01/state && expect_status 405
