@@ -22,21 +22,24 @@ static const struct command commands[] = {
 	  "validate job files (the schema only when labd is not reachable)" },
 	{ "submit", cmd_submit, "JOB [-f|--follow] [-q|--quiet]",
 	  "queue a job; print its id, or follow it to its end" },
-	{ "jobs", cmd_jobs, "[--state S] [--device NAME] [--limit N] [--json]",
+	{ "jobs", cmd_jobs,
+	  "[--state S] [--device NAME] [--device-type TYPE] [--limit N] [--format table|json]",
 	  "list jobs, newest first" },
 	{ "show", cmd_show, "ID [--json]", "a job's details, results summary and boot phases" },
 	{ "cancel", cmd_cancel, "ID", "cancel a queued or running job" },
 	{ "log", cmd_log, "ID [-f|--follow] [--timestamps] [--labd] [--raw]",
 	  "a job's console log" },
 	{ "results", cmd_results, "ID [--json | --junit [FILE]]", "a job's test results" },
-	{ "devices", cmd_devices, "[--json]", "every board and its state" },
+	{ "devices", cmd_devices, "[--format table|json]", "every board and its state" },
+	{ "queue", cmd_queue, "[--format table|json]",
+	  "the queue per device type: waiting jobs, the oldest's wait, boards free, busy, bad" },
 	{ "device", cmd_device,
 	  "show NAME [--json] | set-state NAME maintenance|idle [--reason TEXT]", "one board" },
 	{ "reserve", cmd_reserve,
 	  "BOARD|--type TYPE [--tags A,B] [--for 2h] [--priority N] [--no-wait] | BOARD --renew [--for 1h]",
 	  "wait in the queue for a board, then hold it (or renew the hold)" },
 	{ "release", cmd_release, "BOARD", "end the hold: the board is powered off and freed" },
-	{ "reservations", cmd_reservations, "[--all] [--json]", "who holds and waits for what" },
+	{ "reservations", cmd_reservations, "[--all] [--format table|json]", "who holds and waits for what" },
 	{ "console", cmd_console, "BOARD [--replay BYTES] [--telnet]",
 	  "the board's live console (~. detaches, ~? lists the escapes)" },
 	{ "power", cmd_power, "BOARD on|off|cycle", "power a board you hold" },
@@ -232,4 +235,13 @@ int main(int argc, char **argv)
 	ret = cmd->fn(&lc, argc, argv);
 	lc_release(&lc);
 	return ret;
+}
+
+int lc_parse_format(const char *cmd, const char *arg, bool *json)
+{
+	if (!strcmp(arg, "table") || !strcmp(arg, "json")) {
+		*json = !strcmp(arg, "json");
+		return 0;
+	}
+	return lc_usage_error(cmd, "--format is 'table' or 'json', not '%s'", arg);
 }

@@ -114,6 +114,15 @@ void lc_print_json(const json_t *doc);
 /** lc_write_log() - console bytes to stdout: as they are if @raw, else made safe for a terminal. */
 bool lc_write_log(const char *data, size_t len, bool raw);
 
+/**
+ * lc_parse_format() - --format's argument: "table" (false) or "json" (true)
+ * into @json; a usage error (LABCTL_ERROR) for anything else, 0 otherwise.
+ */
+int lc_parse_format(const char *cmd, const char *arg, bool *json);
+
+/* labctl_queue.c */
+int cmd_queue(struct labctl *lc, int argc, char **argv);
+
 /** lc_usage_error() - "labctl: <message>" and a hint; returns LABCTL_ERROR. */
 int lc_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

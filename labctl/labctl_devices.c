@@ -61,6 +61,7 @@ static int parse_options(int argc, char **argv, const char *cmd, bool *json, con
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "reason", required_argument, NULL, 'r' },
+		{ "format", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -69,6 +70,10 @@ static int parse_options(int argc, char **argv, const char *cmd, bool *json, con
 	while ((c = getopt_long(argc, argv, "jr:h", opts, NULL)) != -1) {
 		if (c == 'j' && json)
 			*json = true;
+		else if (c == 'F' && json && lc_parse_format(cmd, optarg, json))
+			return LABCTL_ERROR;
+		else if (c == 'F' && json)
+			continue;
 		else if (c == 'r' && reason)
 			*reason = optarg;
 		else if (c == 'h')

@@ -261,10 +261,12 @@ int cmd_jobs(struct labctl *lc, int argc, char **argv)
 		{ "state", required_argument, NULL, 's' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "limit", required_argument, NULL, 'n' },
+		{ "device-type", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'F' },
 		HELP_OPTION, END_OPTIONS,
 	};
-	const char *state = NULL, *device = NULL, *limit = NULL;
+	const char *state = NULL, *device = NULL, *limit = NULL, *type = NULL;
 	struct strbuf path = STRBUF_INIT;
 	bool json = false;
 	json_t *doc = NULL;
@@ -272,6 +274,13 @@ int cmd_jobs(struct labctl *lc, int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "s:d:n:jh", opts, NULL)) != -1) {
 		switch (c) {
+		case 't':
+			type = optarg;
+			break;
+		case 'F':
+			if (lc_parse_format(argv[0], optarg, &json))
+				return LABCTL_ERROR;
+			break;
 		case 's':
 			state = optarg;
 			break;
@@ -294,6 +303,7 @@ int cmd_jobs(struct labctl *lc, int argc, char **argv)
 		return lc_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
 	strbuf_addstr(&path, "/jobs");
 	if (add_query(lc, &path, "state", state) || add_query(lc, &path, "device", device) ||
+	    add_query(lc, &path, "device_type", type) ||
 	    add_query(lc, &path, "limit", limit))
 		ret = LABCTL_ERROR;
 	else

@@ -316,6 +316,7 @@ int cmd_reservations(struct labctl *lc, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -328,6 +329,10 @@ int cmd_reservations(struct labctl *lc, int argc, char **argv)
 			all = true;
 		else if (c == 'j')
 			json = true;
+		else if (c == 'F' && lc_parse_format(argv[0], optarg, &json))
+			return LABCTL_ERROR;
+		else if (c == 'F')
+			continue;
 		else if (c == 'h')
 			return lc_help(argv[0]);
 		else
