@@ -7,7 +7,7 @@
 
 Drives Debian's chromium through chromium-driver with Selenium.  Each check
 is written to RESULTS as one JSON line {"name", "ok", "why"} for the shell
-test (t4300-dashboard.sh) to report; screenshots of the main pages go to SHOTS.
+test (t4400-dashboard.sh) to report; screenshots of the main pages go to SHOTS.
 """
 import argparse
 import json

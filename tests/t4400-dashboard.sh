@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# t4300-dashboard.sh -- the dashboard as people see it: Debian's chromium, headless, driven
+# t4400-dashboard.sh -- the dashboard as people see it: Debian's chromium, headless, driven
 # by Selenium (tests/web/dashboard_test.py) against a labd with simulated boards.  The board
 # grid shows every board's state; a running job's log grows on its page and its result
 # appears; a board page draws its boot-phase chart; a reader is not offered (nor allowed) a
 # cancel, an admin cancels; the holder types in the browser console and sees the answer.
-# Screenshots: $BUILD/test-logs/t4300-dashboard/*.png.
+# Screenshots: $BUILD/test-logs/t4400-dashboard/*.png.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session-lib.sh"
 
-SHOTS=$BUILD/test-logs/t4300-dashboard
+SHOTS=$BUILD/test-logs/t4400-dashboard
 if ! [ -x /usr/bin/chromium ] || ! [ -x /usr/bin/chromedriver ] ||
    ! $PY -c 'import selenium' 2>/dev/null || ! [ -f "$TOP/web/vendor/xterm/xterm.js" ]; then
 	test_skip 'the dashboard in Chromium' 'needs chromium, chromium-driver, python3-selenium and xterm.js (make deps)'
