@@ -43,6 +43,7 @@ struct api_listener {
 	bool is_unix;
 	bool needs_token;
 	int port;
+	struct api_conns *conns;	/* limits and request timing (api_conns.c) */
 };
 
 struct api {
@@ -500,8 +501,45 @@ struct api_request_state {
 	struct api_request req;
 	const struct api_route *route;
 	bool too_large;		/* the body went beyond API_MAX_BODY */
-	size_t discarded;	/* bytes of it dropped since */
 };
+
+/* 503 to an anonymous request on a connection on probation (api_conns.c). */
+static enum MHD_Result reply_busy(struct api_request *r)
+{
+	struct MHD_Response *resp = api_json_response(json_pack("{s:s}", "error",
+		"too many connections from your address or without a token; try again later"));
+
+	if (resp) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "5");
+	}
+	return api_reply(r, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
+}
+
+static enum MHD_Result add_length(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
+{
+	size_t *total = cls;
+
+	*total += strlen(key) + (value ? strlen(value) + 1 : 0);
+	return MHD_YES;
+}
+
+/* 414 or 431 for a URL or header fields beyond labd's limits; MHD_YES when within. */
+static enum MHD_Result check_sizes(struct api_request *r)
+{
+	size_t url = strlen(r->url), headers = 0;
+
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_length, &url);
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, add_length, &headers);
+	if (url > API_MAX_URL)
+		return api_reply_error(r, MHD_HTTP_URI_TOO_LONG, "URL longer than %d bytes",
+				       API_MAX_URL);
+	if (headers > API_MAX_HEADERS)
+		return api_reply_error(r, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE,
+				       "header fields larger than %d bytes", API_MAX_HEADERS);
+	return MHD_YES;
+}
 
 /* First call for a request: the headers are in.  Refuse what cannot succeed now. */
 static enum MHD_Result request_begin(struct api_listener *l, struct MHD_Connection *conn,
@@ -522,20 +560,27 @@ static enum MHD_Result request_begin(struct api_listener *l, struct MHD_Connecti
 	strbuf_init(&r->body);
 	*req_cls = st;
 	api_identify(r);
-	st->route = route(r, &ret);
-	if (!st->route)
+	if (!api_conns_admit(conn, api_authenticated(r)))
+		ret = reply_busy(r);
+	else if ((ret = check_sizes(r)) == MHD_YES && !r->replied)
+		st->route = route(r, &ret);
+	if (r->replied || !st->route) {
+		api_conns_received(conn);	/* answered: the rest is not waited for */
 		return ret;
+	}
 	len = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (len && strtoull(len, NULL, 10) > API_MAX_BODY)
+	if (len && strtoull(len, NULL, 10) > API_MAX_BODY) {
+		api_conns_received(conn);
 		return api_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE,
 				       "request body larger than %d bytes", API_MAX_BODY);
+	}
 	return MHD_YES;
 }
 
 /*
- * A body without Content-Length that grows too large is read and dropped
- * (libmicrohttpd can answer only once the request is complete), up to
- * API_MAX_DISCARD bytes: then the connection is closed.
+ * A body without Content-Length (chunked) that grows too large is read and
+ * dropped to its end, then answered 413 (libmicrohttpd answers only once the
+ * request is complete); the time a request may take (api_conns.c) bounds it.
  */
 static enum MHD_Result request_body(struct api_request_state *st, const char *data, size_t len)
 {
@@ -543,8 +588,8 @@ static enum MHD_Result request_body(struct api_request_state *st, const char *da
 
 	if (st->too_large || r->body.len + len > API_MAX_BODY) {
 		st->too_large = true;
-		st->discarded += len;
-		return st->discarded > API_MAX_DISCARD ? MHD_NO : MHD_YES;
+		strbuf_release(&r->body);
+		return MHD_YES;
 	}
 	if (strbuf_add(&r->body, data, len) < 0)
 		return MHD_NO;
@@ -570,6 +615,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (st->too_large)
 		return api_reply_error(&st->req, MHD_HTTP_CONTENT_TOO_LARGE,
 				       "request body larger than %d bytes", API_MAX_BODY);
+	api_conns_received(conn);
 	return st->route->fn(&st->req);
 }
 
@@ -578,6 +624,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 {
 	struct api_request_state *st = *req_cls;
 
+	api_conns_done(conn);
 	if (!st)
 		return;
 	if (st->req.pending && st->req.pending_gone)
@@ -592,6 +639,14 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	free(st->req.path);
 	free(st);
 	*req_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct api_listener *l = cls;
+
+	api_conns_notify(l->conns, conn, socket_context, toe);
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -781,6 +836,8 @@ static int start_mhd(struct api_listener *l, int fd)
 				  MHD_OPTION_CONNECTION_TIMEOUT,
 				  (unsigned int)API_CONNECTION_TIMEOUT,
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
+				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)API_MEMORY_LIMIT,
 				  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, l,
 				  MHD_OPTION_END);
 	if (!l->mhd) {
@@ -832,6 +889,11 @@ static int listener_start(struct api *a, const char *where)
 		close(fd);
 		return -ENOMEM;
 	}
+	err = api_conns_new(l->api->d.loop, l->where, l->is_unix, &l->conns);
+	if (err < 0) {
+		close(fd);
+		return err;
+	}
 	err = start_mhd(l, fd);
 	if (err < 0) {
 		log_error("cannot serve the API on '%s': %s", where, strerror(-err));
@@ -855,6 +917,7 @@ static void listener_stop(struct api_listener *l)
 	if (l->mhd)
 		MHD_stop_daemon(l->mhd);
 	l->mhd = NULL;
+	l->conns = api_conns_free(l->conns);
 	if (l->unix_path)
 		unlink(l->unix_path);
 	free(l->unix_path);

@@ -195,6 +195,11 @@ void api_identify(struct api_request *r)
 	OPENSSL_cleanse(basic, sizeof(basic));
 }
 
+bool api_authenticated(const struct api_request *r)
+{
+	return !r->who.bad_token && strcmp(r->who.name, "anonymous");
+}
+
 /* "user 'alice' (developer) may not <what><why>" */
 static int deny_403(const struct api_request *r, const char *what, const char *why,
 		    struct api_denial *d)

@@ -39,9 +39,15 @@ struct diag;
 #define API_PREFIX "/api/v1"
 #define API_LAVA_PREFIX "/api/v0.2"		/* LAVA's REST API (api_lava_rest.c) */
 #define API_MAX_BODY JOB_MAX_SIZE		/* bytes of a request body */
-#define API_MAX_DISCARD (16 * 1024 * 1024)	/* of a too large body, read before closing */
-#define API_MAX_CONNECTIONS 256			/* per listener, followers included */
+#define API_MAX_CONNECTIONS 512			/* per listener, followers included */
+#define API_MAX_ANONYMOUS 256			/* not authenticated, before probation */
+#define API_MAX_PER_CLIENT 32			/* per client address, before probation */
 #define API_CONNECTION_TIMEOUT 60		/* seconds a client may stay silent */
+#define API_REQUEST_TIMEOUT 30			/* seconds to send a whole request */
+#define API_PROBATION_TIMEOUT 5			/* ... on probation (api_conns.c) */
+#define API_MAX_HEADERS (16 * 1024)		/* bytes of a request's header fields */
+#define API_MAX_URL (8 * 1024)			/* bytes of a request's URL */
+#define API_MEMORY_LIMIT (256 * 1024)		/* libmicrohttpd's memory per connection */
 #define API_LISTEN_BACKLOG 64
 #define API_MAX_LIST 1000			/* ?limit= of the job list */
 #define API_DEFAULT_LIST 100
@@ -172,10 +178,36 @@ json_t *api_json_str(const char *s);
 /** api_base_url() - "http://HOST" of the request (Host header), caller frees. */
 char *api_base_url(const struct api_request *r);
 
+/* ---- api_conns.c: who holds the connections (see there) ---- */
+
+struct api_conns;
+struct loop;
+
+/** api_conns_new() - connection records of the listener at @where (borrowed). */
+int api_conns_new(struct loop *loop, const char *where, bool is_unix, struct api_conns **ret);
+/** api_conns_free() - after libmicrohttpd closed every connection; returns NULL. */
+struct api_conns *api_conns_free(struct api_conns *c);
+/** api_conns_notify() - libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION, passed on. */
+void api_conns_notify(struct api_conns *c, struct MHD_Connection *conn, void **ctx,
+		      enum MHD_ConnectionNotificationCode code);
+/**
+ * api_conns_admit() - a request's headers came (@authenticated: with a valid
+ * token); false when its connection is on probation and it is anonymous: the
+ * caller answers 503 and the connection is closed.
+ */
+bool api_conns_admit(struct MHD_Connection *conn, bool authenticated);
+/** api_conns_received() - the request arrived whole (or was answered early): no longer timed. */
+void api_conns_received(struct MHD_Connection *conn);
+/** api_conns_done() - the request ended: the connection's next request is timed from now. */
+void api_conns_done(struct MHD_Connection *conn);
+
 /* ---- api_auth.c: who is asking, and may they ---- */
 
 /** api_identify() - fill r->who from the connection and its Authorization header. */
 void api_identify(struct api_request *r);
+
+/** api_authenticated() - whether r->who came with a valid token (or a Unix socket peer). */
+bool api_authenticated(const struct api_request *r);
 
 /* Why a request may not do something: 401 (no or a bad token) or 403, and why. */
 struct api_denial {
