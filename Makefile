@@ -69,7 +69,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helper/%.c=$(BUILD)/tests/helper/%)
 
 PROGRAMS := $(BUILD)/labd $(BUILD)/labctl $(BUILD)/simboard
 
-.PHONY: all deps check demo bench clean install tests
+.PHONY: all deps check demo bench clean install tests api-doc
 all: $(PROGRAMS)
 
 $(OBJ)/%.o: %.c
@@ -168,6 +168,10 @@ install: all
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/labd/web/vendor/xterm web/vendor/xterm/*
 	[ ! -f contrib/labctl.bash-completion ] || install -D -m 0644 contrib/labctl.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/labctl
+
+# doc/api.md's list of routes, from the route table (t4000 checks it).
+api-doc: $(BUILD)/tests/helper/api-routes
+	$(BUILD)/tests/helper/api-routes --write doc/api.md
 
 clean:
 	rm -rf build build-san

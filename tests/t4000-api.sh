@@ -340,6 +340,15 @@ http = {
 };
 CONF
 req POST /devices/sim-01/state -d '{"state": "maintenance"}'	# jobs below stay queued
+test_expect_success 'a query parameter an endpoint does not take is answered 400, named' '
+	req GET "/jobs?colour=red" && expect_status 400 &&
+	[ "$(jget "d[\"error\"]")" = "unknown query parameter '\''colour'\''; this endpoint takes: state health device device_type submitter limit before" ] &&
+	req GET "/jobs/1/results?format=junit" && expect_status 400 &&
+	grep -q "unknown query parameter '\''format'\''; this endpoint takes none" "$TMP/body" &&
+	req GET "/jobs?state=queued&limit=5" && expect_status 200
+'
+
+
 labd_stop
 labd_start
 api=$LABD_URL/api/v1
@@ -396,5 +405,9 @@ if $PY -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/de
 else
 	test_skip 'an IPv6 literal address and port 0' 'no IPv6 loopback here'
 fi
+
+test_expect_success 'doc/api.md lists exactly the routes labd has' '
+	"$BUILD/tests/helper/api-routes" --check "$TOP/doc/api.md"
+'
 
 test_done

@@ -100,6 +100,43 @@ static const struct api_route routes[] = {
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
+/*
+ * The query parameters each route of routes[] reads, blank-separated; a
+ * route not listed takes none.  Any other parameter is answered 400: a typo
+ * ("?colour=red", "?format=junit") must not be silently ignored.
+ */
+static const struct {
+	const char *method, *path, *query;
+} route_queries[] = {
+	{ "GET", "/stream", "job" },
+	{ "GET", "/jobs", "state health device device_type submitter limit before" },
+	{ "POST", "/jobs", "filename dry_run" },
+	{ "GET", "/jobs/*/log", "offset timestamps labd follow tail lines" },
+	{ "GET", "/jobs/*/events", "after" },
+	{ "GET", "/devices", "recent" },
+	{ "GET", "/devices/*/console", "replay" },
+	{ "GET", "/reservations", "all" },
+};
+
+static const char *query_of(const struct api_route *rt)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(route_queries) / sizeof(route_queries[0]); i++)
+		if (!strcmp(route_queries[i].method, rt->method) &&
+		    !strcmp(route_queries[i].path, rt->path))
+			return route_queries[i].query;
+	return "";
+}
+
+const struct api_route *api_route_at(size_t i, const char **query)
+{
+	if (i >= sizeof(routes) / sizeof(routes[0]) - 1)
+		return NULL;
+	*query = query_of(&routes[i]);
+	return &routes[i];
+}
+
 /* Outside the APIs: Prometheus' /metrics; any other GET is the dashboard (api_web.c). */
 static const struct api_route site_routes[] = {
 	{ "GET", "/metrics", USER_ROLE_READER, api_metrics_get, "read the metrics" },
@@ -443,7 +480,40 @@ static const struct api_route *find_route(const struct api_route *rt, const char
 	return NULL;
 }
 
-/* Find the route of @r: answers 404, 405, 401 or 403 itself and returns NULL. */
+struct query_check {
+	const char *known;	/* blank-separated */
+	const char *unknown;	/* the first parameter not in it */
+};
+
+static enum MHD_Result find_unknown(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	struct query_check *q = cls;
+	size_t n = strlen(key);
+	const char *p;
+
+	for (p = strstr(q->known, key); n && p; p = strstr(p + 1, key))
+		if ((p == q->known || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return MHD_YES;
+	q->unknown = key;
+	return MHD_NO;
+}
+
+/* 400 for a query parameter @rt does not read (route_queries[]). */
+static int check_query(struct api_request *r, const struct api_route *rt)
+{
+	struct query_check q = { query_of(rt), NULL };
+
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, find_unknown, &q);
+	if (!q.unknown)
+		return 0;
+	api_reply_error(r, MHD_HTTP_BAD_REQUEST, "unknown query parameter '%s'; %s%s",
+			q.unknown, *q.known ? "this endpoint takes: " : "this endpoint takes none",
+			q.known);
+	return -EINVAL;
+}
+
+/* Find the route of @r: answers 404, 405, 401, 403 or 400 itself and returns NULL. */
 static const struct api_route *route(struct api_request *r, enum MHD_Result *ret)
 {
 	const char *method = strcmp(r->method, "HEAD") ? r->method : "GET";
@@ -480,6 +550,9 @@ static const struct api_route *route(struct api_request *r, enum MHD_Result *ret
 	else if (!found)
 		*ret = api_reply_error(r, MHD_HTTP_NOT_FOUND, "no such endpoint '%s'", r->url);
 	else if (authorize(r, found) < 0)
+		found = NULL;
+	else if (found >= routes && found < routes + sizeof(routes) / sizeof(routes[0]) &&
+		 check_query(r, found) < 0)
 		found = NULL;
 	return found;
 }

@@ -112,6 +112,13 @@ struct api_route {
 	const char *what;	/* for "may not ...": a format of the first '*' segment */
 };
 
+/**
+ * api_route_at() - route @i of labd's own API (API_PREFIX), for its
+ * reference (doc/api.md is checked against them); NULL past the last.
+ * @query: the query parameters it takes, blank-separated ("" for none)
+ */
+const struct api_route *api_route_at(size_t i, const char **query);
+
 /* ---- api.c: listeners, replies and request helpers ---- */
 
 /** api_deps_of() - what the API serves (api.h): store, scheduler, lab ... */
