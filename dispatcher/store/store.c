@@ -16,6 +16,7 @@
 
 static const struct store_driver *const store_drivers[] = {
 	&store_sqlite_driver,
+	&store_pg_driver,
 };
 
 /* ---- records ---- */

@@ -132,5 +132,6 @@ struct store_driver {
 };
 
 extern const struct store_driver store_sqlite_driver;
+extern const struct store_driver store_pg_driver;	/* pg.c: "postgresql" */
 
 #endif

@@ -4,6 +4,12 @@
  * a state directory per test below one temporary directory (removed at
  * exit), opening a store there through the interface, a job, and callbacks
  * that collect what a listing passes
+ *
+ * The same tests run on PostgreSQL when LABD_TEST_PG is a libpq conninfo
+ * without a dbname (tests/t1060-store-pg.sh starts a server of its own and
+ * runs test-store so): each state directory is then a new database of that
+ * server, named after the directory, and open_at() opens the postgresql
+ * driver on it.
  */
 #ifndef LABD_STOREBED_H
 #define LABD_STOREBED_H
@@ -14,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <libconfig.h>
+#include <libpq-fe.h>
 
 #include "core/diag.h"
 #include "store/store.h"
@@ -45,22 +54,81 @@ static inline const char *tmp_path(const char *name)
 	return pathbuf;
 }
 
+/* pg_test_base() - LABD_TEST_PG, or NULL: the tests run on SQLite. */
+static inline const char *pg_test_base(void)
+{
+	const char *base = getenv("LABD_TEST_PG");
+
+	return base && *base ? base : NULL;
+}
+
+/* pg_test_db() - the database of state directory @dir: t_ and its name's alphanumerics. */
+static inline void pg_test_db(const char *dir, char *buf, size_t len)
+{
+	const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+	size_t n = 0;
+
+	n = (size_t)snprintf(buf, len, "t_");
+	for (; *name && n + 1 < len; name++)
+		buf[n++] = (*name >= 'a' && *name <= 'z') || (*name >= '0' && *name <= '9') ? *name
+											  : '_';
+	buf[n] = '\0';
+}
+
+/* pg_test_createdb() - a new, empty database for state directory @dir. */
+static inline void pg_test_createdb(const char *dir)
+{
+	char conninfo[512], db[64], sql[160];
+	PGconn *c;
+
+	pg_test_db(dir, db, sizeof(db));
+	snprintf(conninfo, sizeof(conninfo), "%s dbname=postgres", pg_test_base());
+	c = PQconnectdb(conninfo);
+	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s", db);
+	PQclear(PQexec(c, sql));
+	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", db);
+	PQclear(PQexec(c, sql));
+	PQfinish(c);
+}
+
 /* state_dir() - the state directory @name, created if needed (a static buffer). */
 static inline const char *state_dir(const char *name)
 {
 	const char *dir = tmp_path(name);
 
-	mkdir(dir, 0700);
+	if (mkdir(dir, 0700) == 0 && pg_test_base())
+		pg_test_createdb(dir);
 	return dir;
 }
 
-/* open_at() - store_open() of the default driver in state directory @dir. */
+/* pg_test_conf() - the `store` group naming the database of @dir, in @cfg. */
+static inline const config_setting_t *pg_test_conf(const char *dir, config_t *cfg)
+{
+	char db[64], text[768];
+
+	pg_test_db(dir, db, sizeof(db));
+	snprintf(text, sizeof(text),
+		 "store = { driver = \"postgresql\"; conninfo = \"%s dbname=%s\"; timeout = 10; };",
+		 pg_test_base(), db);
+	config_init(cfg);
+	if (config_read_string(cfg, text) != CONFIG_TRUE)
+		abort();
+	return config_setting_get_member(config_root_setting(cfg), "store");
+}
+
+/* open_at() - store_open() in state directory @dir: SQLite, or PostgreSQL (LABD_TEST_PG). */
 static inline int open_at(const char *dir, struct store **ret)
 {
 	struct store_params p = { .state_dir = dir };
 	struct diag diag = DIAG_INIT;
-	int r = store_open(&p, ret, &diag);
+	config_t cfg;
+	int r;
 
+	if (pg_test_base())
+		p.settings = pg_test_conf(dir, &cfg);
+	r = store_open(&p, ret, &diag);
+	if (pg_test_base())
+		config_destroy(&cfg);
 	diag_release(&diag);
 	return r;
 }

@@ -2,7 +2,9 @@
 /*
  * test-store.c -- the store interface (store/store.h) on the default driver,
  * SQLite, with real files in a temporary directory; what only SQLite does
- * (migrations, edited and broken files) is in test-store-sqlite.c
+ * (migrations, edited and broken files) is in test-store-sqlite.c.  With
+ * LABD_TEST_PG set, the same tests on PostgreSQL (storebed.h,
+ * tests/t1060-store-pg.sh)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,7 +80,7 @@ TEST(test_store__drivers)
 	CHECK(check_conf("store = { };\n", msgs, sizeof(msgs)) == 0);
 	CHECK(check_conf("lab_name = \"x\";\nstore = { driver = \"oracle\"; };\n", msgs,
 			 sizeof(msgs)) == -EINVAL);
-	CHECK_CONTAINS(msgs, "store.conf:2: unknown store driver 'oracle' (known: sqlite)");
+	CHECK_CONTAINS(msgs, "store.conf:2: unknown store driver 'oracle' (known: sqlite, postgresql)");
 	CHECK(check_conf("store = { driver = \"sqlite\"; path = \"/x\"; };\n", msgs,
 			 sizeof(msgs)) == -EINVAL);
 	CHECK_CONTAINS(msgs, "store.conf:1: unknown key 'path'");

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* pg_jobs.c -- the jobs table on PostgreSQL: queue, lifecycle and outcome of every job */
+#include "store/pg_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STORE_JOB_LIST_DEFAULT 100
+
+#define JOB_COLUMNS                                                                        \
+	"id, name, device_type, tags, priority, submitted, started, ended, state, health, " \
+	"error_type, error_msg, device, definition, format, filename, submitter, attempt, "  \
+	"retries_left, recovered, results_pass, results_fail, results_skip, "                \
+	"results_unknown, last_error, session"
+
+enum {
+	COL_ID,
+	COL_NAME,
+	COL_DEVICE_TYPE,
+	COL_TAGS,
+	COL_PRIORITY,
+	COL_SUBMITTED,
+	COL_STARTED,
+	COL_ENDED,
+	COL_STATE,
+	COL_HEALTH,
+	COL_ERROR_TYPE,
+	COL_ERROR_MSG,
+	COL_DEVICE,
+	COL_DEFINITION,
+	COL_FORMAT,
+	COL_FILENAME,
+	COL_SUBMITTER,
+	COL_ATTEMPT,
+	COL_RETRIES_LEFT,
+	COL_RECOVERED,
+	COL_RESULTS_PASS,
+	COL_RESULTS_FAIL,
+	COL_RESULTS_SKIP,
+	COL_RESULTS_UNKNOWN,
+	COL_LAST_ERROR,
+	COL_SESSION,
+};
+
+#define TEXT(c, field) { c, offsetof(struct job_record, field) }
+static const struct pg_text job_texts[] = {
+	TEXT(COL_NAME, name),
+	TEXT(COL_DEVICE_TYPE, device_type),
+	TEXT(COL_TAGS, tags),
+	TEXT(COL_ERROR_MSG, error_msg),
+	TEXT(COL_DEVICE, device),
+	TEXT(COL_DEFINITION, definition),
+	TEXT(COL_FORMAT, format),
+	TEXT(COL_FILENAME, filename),
+	TEXT(COL_SUBMITTER, submitter),
+	TEXT(COL_LAST_ERROR, last_error),
+};
+#undef TEXT
+
+/* The conditions of struct job_filter: $1 state, $2 device, $3 type, $4 submitter, $5 healths. */
+#define JOB_MATCHES                                                                       \
+	"($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR device = $2)"          \
+	" AND ($3::text IS NULL OR device_type = $3) AND ($4::text IS NULL OR submitter = $4)" \
+	" AND ($5::text IS NULL OR strpos($5, ',' || health || ',') > 0)"
+
+static const char sql_insert[] =
+	"INSERT INTO jobs (name, device_type, tags, priority, submitted, started, ended, state,"
+	" health, error_type, error_msg, device, definition, format, filename, submitter,"
+	" attempt, retries_left, recovered, last_error, session)"
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
+	" $18, $19, $20, $21) RETURNING id";
+static const char sql_get[] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1";
+static const char sql_list[] =
+	"SELECT " JOB_COLUMNS " FROM jobs WHERE " JOB_MATCHES
+	" AND ($6 = 0 OR id < $6) ORDER BY id DESC LIMIT $7 OFFSET $8";
+static const char sql_count_matching[] = "SELECT count(*) FROM jobs WHERE " JOB_MATCHES;
+static const char sql_queued[] =
+	"SELECT " JOB_COLUMNS " FROM jobs WHERE state = 'queued' ORDER BY priority DESC, id";
+static const char sql_running[] =
+	"SELECT " JOB_COLUMNS " FROM jobs WHERE state IN ('running', 'canceling') ORDER BY id";
+static const char sql_start[] =
+	"UPDATE jobs SET state = 'running', device = $2, started = $3, host = $4 WHERE id = $1";
+static const char sql_set_state[] = "UPDATE jobs SET state = $2 WHERE id = $1";
+static const char sql_finish[] =
+	"UPDATE jobs SET state = 'finished', health = $2, error_type = $3, error_msg = $4,"
+	" ended = $5,"
+	" results_pass = (SELECT count(*) FROM results WHERE job_id = $1 AND result = 'pass'),"
+	" results_fail = (SELECT count(*) FROM results WHERE job_id = $1 AND result = 'fail'),"
+	" results_skip = (SELECT count(*) FROM results WHERE job_id = $1 AND result = 'skip'),"
+	" results_unknown = (SELECT count(*) FROM results WHERE job_id = $1"
+	"  AND result NOT IN ('pass', 'fail', 'skip'))"
+	" WHERE id = $1";
+/* one statement: the update and the abandoned attempt's results, atomically */
+static const char sql_requeue[] =
+	"WITH j AS (UPDATE jobs SET state = 'queued', attempt = attempt + 1, device = NULL,"
+	" started = 0, ended = 0, health = 'unknown', error_type = 'none',"
+	" last_error = COALESCE($3, error_msg, last_error), error_msg = NULL,"
+	" retries_left = CASE WHEN $2 THEN retries_left ELSE GREATEST(retries_left - 1, 0) END,"
+	" recovered = recovered OR $2, results_pass = 0, results_fail = 0, results_skip = 0,"
+	" results_unknown = 0"
+	" WHERE id = $1 RETURNING id),"
+	" r AS (DELETE FROM results WHERE job_id IN (SELECT id FROM j))"
+	" SELECT count(*) FROM j";
+static const char sql_count[] = "SELECT count(*) FROM jobs WHERE state = $1";
+
+static int job_read_enums(PGresult *res, int row, struct job_record *rec)
+{
+	const char *state = pg_value(res, row, COL_STATE);
+	const char *health = pg_value(res, row, COL_HEALTH);
+	const char *type = pg_value(res, row, COL_ERROR_TYPE);
+
+	if (job_state_from_name(state, &rec->state) < 0)
+		return pg_bad_value("job state", state);
+	if (job_health_from_name(health, &rec->health) < 0)
+		return pg_bad_value("job health", health);
+	if (error_type_from_name(type, &rec->error_type) < 0)
+		return pg_bad_value("error type", type);
+	return 0;
+}
+
+static int job_read(PGresult *res, int row, void *p)
+{
+	struct job_record *rec = p;
+
+	rec->id = pg_int(res, row, COL_ID);
+	rec->priority = (int)pg_int(res, row, COL_PRIORITY);
+	rec->submitted = (uint64_t)pg_int(res, row, COL_SUBMITTED);
+	rec->started = (uint64_t)pg_int(res, row, COL_STARTED);
+	rec->ended = (uint64_t)pg_int(res, row, COL_ENDED);
+	rec->attempt = (int)pg_int(res, row, COL_ATTEMPT);
+	rec->retries_left = (int)pg_int(res, row, COL_RETRIES_LEFT);
+	rec->recovered = pg_bool(res, row, COL_RECOVERED);
+	rec->session = pg_bool(res, row, COL_SESSION);
+	rec->results_pass = (int)pg_int(res, row, COL_RESULTS_PASS);
+	rec->results_fail = (int)pg_int(res, row, COL_RESULTS_FAIL);
+	rec->results_skip = (int)pg_int(res, row, COL_RESULTS_SKIP);
+	rec->results_unknown = (int)pg_int(res, row, COL_RESULTS_UNKNOWN);
+	if (job_read_enums(res, row, rec) < 0)
+		return -EIO;
+	return pg_read_texts(res, row, rec, job_texts, ARRAY_SIZE(job_texts));
+}
+
+static const struct pg_reader job_reader = { &store_job_rows, job_read };
+
+int pg_job_insert(struct store *st, struct job_record *rec)
+{
+	int attempt = rec->attempt > 1 ? rec->attempt : 1;
+	struct pg_args a = { 0 };
+	int64_t id = 0;
+	int r;
+
+	pg_arg_text(&a, rec->name);
+	pg_arg_text(&a, rec->device_type);
+	pg_arg_text(&a, rec->tags);
+	pg_arg_int(&a, rec->priority);
+	pg_arg_int(&a, (int64_t)rec->submitted);
+	pg_arg_int(&a, (int64_t)rec->started);
+	pg_arg_int(&a, (int64_t)rec->ended);
+	pg_arg_text(&a, job_state_name(rec->state));
+	pg_arg_text(&a, job_health_name(rec->health));
+	pg_arg_text(&a, error_type_name(rec->error_type));
+	pg_arg_text(&a, rec->error_msg);
+	pg_arg_text(&a, rec->device);
+	pg_arg_text(&a, rec->definition);
+	pg_arg_text(&a, rec->format);
+	pg_arg_text(&a, rec->filename);
+	pg_arg_text(&a, rec->submitter);
+	pg_arg_int(&a, attempt);
+	pg_arg_int(&a, rec->retries_left);
+	pg_arg_bool(&a, rec->recovered);
+	pg_arg_text(&a, rec->last_error);
+	pg_arg_bool(&a, rec->session);
+	r = pg_call(pg_of(st), "insert a job", sql_insert, &a, pg_read_int, &id);
+	if (r < 0)
+		return r;
+	rec->id = id;
+	rec->attempt = attempt;
+	return 0;
+}
+
+int pg_job_get(struct store *st, int64_t id, struct job_record *ret)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_int(&a, id);
+	return pg_get(pg_of(st), "read a job", sql_get, &a, &job_reader, ret);
+}
+
+/* ",complete,canceled," of a health mask, or NULL for all (into @buf). */
+static const char *healths_text(unsigned mask, char *buf, size_t len)
+{
+	enum job_health h;
+
+	if (!mask)
+		return NULL;
+	snprintf(buf, len, ",");
+	for (h = JOB_HEALTH_UNKNOWN; h <= JOB_HEALTH_CANCELED; h++)
+		if (mask & (1U << h))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s,", job_health_name(h));
+	return buf;
+}
+
+/* $1 .. $5 of JOB_MATCHES; @buf holds the health text. */
+static void filter_args(struct pg_args *a, const struct job_filter *f, char *buf, size_t len)
+{
+	pg_arg_text(a, f->state >= 0 ? job_state_name(f->state) : NULL);
+	pg_arg_text(a, f->device);
+	pg_arg_text(a, f->device_type);
+	pg_arg_text(a, f->submitter);
+	pg_arg_text(a, healths_text(f->healths, buf, len));
+}
+
+int pg_job_list(struct store *st, const struct job_filter *f, struct store_rows *rows)
+{
+	struct pg_args a = { 0 };
+	char healths[64];
+
+	filter_args(&a, f, healths, sizeof(healths));
+	pg_arg_int(&a, f->before_id > 0 ? f->before_id : 0);
+	pg_arg_int(&a, f->limit ? f->limit : STORE_JOB_LIST_DEFAULT);
+	pg_arg_int(&a, f->offset);
+	return pg_list(pg_of(st), "list jobs", sql_list, &a, &job_reader, rows);
+}
+
+int pg_job_count_matching(struct store *st, const struct job_filter *f, int64_t *ret)
+{
+	struct pg_args a = { 0 };
+	char healths[64];
+
+	filter_args(&a, f, healths, sizeof(healths));
+	return pg_call(pg_of(st), "count jobs", sql_count_matching, &a, pg_read_int, ret);
+}
+
+int pg_job_queued(struct store *st, struct store_rows *rows)
+{
+	return pg_list(pg_of(st), "list the queue", sql_queued, NULL, &job_reader, rows);
+}
+
+int pg_job_running(struct store *st, struct store_rows *rows)
+{
+	return pg_list(pg_of(st), "list running jobs", sql_running, NULL, &job_reader, rows);
+}
+
+int pg_job_start(struct store *st, int64_t id, const char *device, uint64_t when)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_int(&a, id);
+	pg_arg_text(&a, device);
+	pg_arg_int(&a, (int64_t)when);
+	pg_arg_text(&a, pg_of(st)->host);
+	return pg_call(pg_of(st), "start a job", sql_start, &a, pg_read_changed, NULL);
+}
+
+int pg_job_set_state(struct store *st, int64_t id, enum job_state state)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_int(&a, id);
+	pg_arg_text(&a, job_state_name(state));
+	return pg_call(pg_of(st), "set a job's state", sql_set_state, &a, pg_read_changed, NULL);
+}
+
+int pg_job_finish(struct store *st, int64_t id, enum job_health health, enum error_type type,
+		  const char *msg, uint64_t when)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_int(&a, id);
+	pg_arg_text(&a, job_health_name(health));
+	pg_arg_text(&a, error_type_name(type));
+	pg_arg_text(&a, msg);
+	pg_arg_int(&a, (int64_t)when);
+	return pg_call(pg_of(st), "finish a job", sql_finish, &a, pg_read_changed, NULL);
+}
+
+int pg_job_requeue(struct store *st, int64_t id, bool recovered, const char *why)
+{
+	struct pg_args a = { 0 };
+	int64_t n = 0;
+	int r;
+
+	pg_arg_int(&a, id);
+	pg_arg_bool(&a, recovered);
+	pg_arg_text(&a, why);
+	r = pg_call(pg_of(st), "requeue a job", sql_requeue, &a, pg_read_int, &n);
+	return r < 0 ? r : n ? 0 : -ENOENT;
+}
+
+int pg_job_count(struct store *st, enum job_state state, int64_t *ret)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_text(&a, job_state_name(state));
+	return pg_call(pg_of(st), "count jobs", sql_count, &a, pg_read_int, ret);
+}

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* pg_records.c -- devices, results and events on PostgreSQL */
+#include "store/pg_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- devices ---- */
+
+#define DEVICE_COLUMNS "name, state, reason, holder, hold_until, job_id, changed"
+
+enum { DCOL_NAME, DCOL_STATE, DCOL_REASON, DCOL_HOLDER, DCOL_HOLD_UNTIL, DCOL_JOB_ID,
+       DCOL_CHANGED };
+
+static const struct pg_text device_texts[] = {
+	{ DCOL_NAME, offsetof(struct device_record, name) },
+	{ DCOL_REASON, offsetof(struct device_record, reason) },
+	{ DCOL_HOLDER, offsetof(struct device_record, holder) },
+};
+
+/* job_id 0 ("no job") is stored as NULL; a board's registry columns are kept. */
+static const char sql_device_get[] = "SELECT " DEVICE_COLUMNS " FROM devices WHERE name = $1";
+static const char sql_device_put[] =
+	"INSERT INTO devices (" DEVICE_COLUMNS ") VALUES ($1, $2, $3, $4, $5, NULLIF($6, 0), $7)"
+	" ON CONFLICT (name) DO UPDATE SET state = excluded.state, reason = excluded.reason,"
+	" holder = excluded.holder, hold_until = excluded.hold_until,"
+	" job_id = excluded.job_id, changed = excluded.changed";
+static const char sql_device_list[] = "SELECT " DEVICE_COLUMNS " FROM devices ORDER BY name";
+
+static int device_read(PGresult *res, int row, void *p)
+{
+	const char *state = pg_value(res, row, DCOL_STATE);
+	struct device_record *rec = p;
+	int r;
+
+	rec->hold_until = (uint64_t)pg_int(res, row, DCOL_HOLD_UNTIL);
+	rec->job_id = pg_int(res, row, DCOL_JOB_ID);
+	rec->changed = (uint64_t)pg_int(res, row, DCOL_CHANGED);
+	r = pg_read_texts(res, row, rec, device_texts, ARRAY_SIZE(device_texts));
+	if (r < 0)
+		return r;
+	if (device_state_from_name(state, &rec->state) < 0)
+		return pg_bad_value("device state", state);
+	return 0;
+}
+
+static const struct pg_reader device_reader = { &store_device_rows, device_read };
+
+int pg_device_get(struct store *st, const char *name, struct device_record *ret)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_text(&a, name);
+	return pg_get(pg_of(st), "read a device", sql_device_get, &a, &device_reader, ret);
+}
+
+int pg_device_put(struct store *st, const struct device_record *rec)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_text(&a, rec->name);
+	pg_arg_text(&a, device_state_name(rec->state));
+	pg_arg_text(&a, rec->reason);
+	pg_arg_text(&a, rec->holder);
+	pg_arg_int(&a, (int64_t)rec->hold_until);
+	pg_arg_int(&a, rec->job_id);
+	pg_arg_int(&a, (int64_t)rec->changed);
+	return pg_call(pg_of(st), "write a device", sql_device_put, &a, NULL, NULL);
+}
+
+int pg_device_list(struct store *st, struct store_rows *rows)
+{
+	return pg_list(pg_of(st), "list devices", sql_device_list, NULL, &device_reader, rows);
+}
+
+/* ---- results ---- */
+
+#define RESULT_COLUMNS \
+	"id, job_id, suite, name, result, measurement, units, log_start, log_end, extra, created"
+
+enum { RCOL_ID, RCOL_JOB_ID, RCOL_SUITE, RCOL_NAME, RCOL_RESULT, RCOL_MEASUREMENT, RCOL_UNITS,
+       RCOL_LOG_START, RCOL_LOG_END, RCOL_EXTRA, RCOL_CREATED };
+
+#define TEXT(c, field) { c, offsetof(struct result_record, field) }
+static const struct pg_text result_texts[] = {
+	TEXT(RCOL_SUITE, suite),
+	TEXT(RCOL_NAME, name),
+	TEXT(RCOL_RESULT, result),
+	TEXT(RCOL_UNITS, units),
+	TEXT(RCOL_EXTRA, extra),
+};
+#undef TEXT
+
+/* A result without a measurement has measurement NULL. */
+static const char sql_result_add[] =
+	"INSERT INTO results (job_id, suite, name, result, measurement, units, log_start,"
+	" log_end, extra, created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id";
+static const char sql_result_list[] =
+	"SELECT " RESULT_COLUMNS " FROM results WHERE job_id = $1 ORDER BY id";
+
+static int result_read(PGresult *res, int row, void *p)
+{
+	struct result_record *rec = p;
+
+	rec->id = pg_int(res, row, RCOL_ID);
+	rec->job_id = pg_int(res, row, RCOL_JOB_ID);
+	rec->has_measurement = !pg_null(res, row, RCOL_MEASUREMENT);
+	rec->measurement = pg_double(res, row, RCOL_MEASUREMENT);
+	rec->log_start = pg_int(res, row, RCOL_LOG_START);
+	rec->log_end = pg_int(res, row, RCOL_LOG_END);
+	rec->created = (uint64_t)pg_int(res, row, RCOL_CREATED);
+	return pg_read_texts(res, row, rec, result_texts, ARRAY_SIZE(result_texts));
+}
+
+static const struct pg_reader result_reader = { &store_result_rows, result_read };
+
+int pg_result_add(struct store *st, struct result_record *rec)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_int(&a, rec->job_id);
+	pg_arg_text(&a, rec->suite);
+	pg_arg_text(&a, rec->name);
+	pg_arg_text(&a, rec->result);
+	if (rec->has_measurement)
+		pg_arg_double(&a, rec->measurement);
+	else
+		pg_arg_text(&a, NULL);
+	pg_arg_text(&a, rec->units);
+	pg_arg_int(&a, rec->log_start);
+	pg_arg_int(&a, rec->log_end);
+	pg_arg_text(&a, rec->extra);
+	pg_arg_int(&a, (int64_t)rec->created);
+	return pg_call(pg_of(st), "add a result", sql_result_add, &a, pg_read_int, &rec->id);
+}
+
+int pg_result_list(struct store *st, int64_t job_id, struct store_rows *rows)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_int(&a, job_id);
+	return pg_list(pg_of(st), "list results", sql_result_list, &a, &result_reader, rows);
+}
+
+/* ---- events ---- */
+
+enum { ECOL_SEQ, ECOL_JOB_ID, ECOL_TS, ECOL_KIND, ECOL_DATA };
+
+static const struct pg_text event_texts[] = {
+	{ ECOL_KIND, offsetof(struct event_record, kind) },
+	{ ECOL_DATA, offsetof(struct event_record, data) },
+};
+
+static const char sql_event_add[] =
+	"INSERT INTO events (job_id, seq, ts, kind, data) VALUES ($1,"
+	" COALESCE((SELECT MAX(seq) FROM events WHERE job_id = $1), 0) + 1, $2, $3, $4)"
+	" RETURNING seq";
+static const char sql_event_list[] =
+	"SELECT seq, job_id, ts, kind, data FROM events WHERE job_id = $1 AND seq > $2"
+	" ORDER BY seq";
+
+static int event_read(PGresult *res, int row, void *p)
+{
+	struct event_record *rec = p;
+
+	rec->seq = pg_int(res, row, ECOL_SEQ);
+	rec->job_id = pg_int(res, row, ECOL_JOB_ID);
+	rec->ts = (uint64_t)pg_int(res, row, ECOL_TS);
+	return pg_read_texts(res, row, rec, event_texts, ARRAY_SIZE(event_texts));
+}
+
+static const struct pg_reader event_reader = { &store_event_rows, event_read };
+
+int pg_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
+		 const char *data, int64_t *ret_seq)
+{
+	struct pg_args a = { 0 };
+	int64_t seq = 0;
+	int r;
+
+	pg_arg_int(&a, job_id);
+	pg_arg_int(&a, (int64_t)ts);
+	pg_arg_text(&a, kind);
+	pg_arg_text(&a, data);
+	r = pg_call(pg_of(st), "add an event", sql_event_add, &a, pg_read_int, &seq);
+	if (!r && ret_seq)
+		*ret_seq = seq;
+	return r;
+}
+
+int pg_event_list(struct store *st, int64_t job_id, int64_t after, struct store_rows *rows)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_int(&a, job_id);
+	pg_arg_int(&a, after);
+	return pg_list(pg_of(st), "list events", sql_event_list, &a, &event_reader, rows);
+}

@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t1060-store-pg.sh -- the store's unit tests (test-store) on PostgreSQL: a
+# server of the test's own (tests/pg-lib.sh), one database per test case.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pg-lib.sh"
+
+if ! pg_start >"$TMP/pg-start.log" 2>&1; then
+	test_skip 'the store tests on PostgreSQL' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
+	test_done
+	exit
+fi
+
+# test-store's cases, each an "ok"/"not ok" line of its own, renumbered here
+test_expect_success 'test-store on PostgreSQL: every case passes' '
+	LABD_TEST_PG="host=127.0.0.1 port=$PG_PORT user=labd" \
+		"$BUILD/tests/unit/test-store" >"$TMP/unit.out" 2>&1 || { cat "$TMP/unit.out"; false; }
+	cat "$TMP/unit.out"
+	! grep -q "^not ok" "$TMP/unit.out"
+'
+sed -n 's/^\(ok\|not ok\) [0-9]* - /#   &/p' "$TMP/unit.out" 2>/dev/null
+
+test_done
