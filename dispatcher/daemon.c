@@ -278,6 +278,7 @@ static void reload(struct daemon *d)
 		return;
 	}
 	diag_release(&diag);
+	config_log_warnings(cfg);
 	users_free(d->users);
 	d->users = users;
 	err = swap_boards(d, cfg);
@@ -471,6 +472,8 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 		return -ENOMEM;
 	d->opts = *opts;
 	err = config_load(opts->config_path, &d->cfg, diag);
+	if (!err)
+		config_log_warnings(d->cfg);
 	if (!err)
 		err = users_load(d->cfg, &d->users, diag);
 	if (err < 0)

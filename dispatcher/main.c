@@ -122,6 +122,8 @@ static int check_config(const struct options *o)
 		err = -EINVAL;
 	print_diag(&diag);
 	diag_release(&diag);
+	for (size_t i = 0; cfg && i < cfg->warnings.n; i++)
+		fprintf(stderr, "warning: %s\n", cfg->warnings.msgs[i]);
 	if (err < 0) {
 		char *path = realpath(o->config ? o->config : CONFIG_DEFAULT_PATH, NULL);
 

@@ -106,6 +106,7 @@
 #include "core/cfg.h"
 #include "core/diag.h"
 #include "core/kv.h"
+#include "core/log.h"
 #include "core/strbuf.h"
 #include "core/strv.h"
 
@@ -717,6 +718,14 @@ err_unref:
 	return r;
 }
 
+void config_log_warnings(const struct lab_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->warnings.n; i++)
+		log_warning("%s", c->warnings.msgs[i]);
+}
+
 int config_check(const char *path, struct diag *diag)
 {
 	struct lab_config *c = NULL;
@@ -767,6 +776,7 @@ struct lab_config *config_unref(struct lab_config *c)
 	free(c->tftp_root);
 	free(c->server_ip);
 	free(c->artifact_dir);
+	diag_release(&c->warnings);
 	free(c);
 	return NULL;
 }

@@ -15,9 +15,9 @@
  *                      and/or `devices` lists (or a single `device_type` or
  *                      `device` group).
  *
- * A device type carries the boot method parameters (U-Boot prompts, command
- * sets with {SUBSTITUTION} variables, load addresses, interrupt prompt and
- * character, per-character delay, kernel and login patterns) and may extend
+ * A device type carries the boot method parameters (bootloader prompts,
+ * command sets with {SUBSTITUTION} variables, load addresses, interrupt prompt
+ * and keys, per-character delay, error messages, kernel and login patterns) and may extend
  * another type (`extends = "base-uboot";`).  A device names its type and adds
  * its console and power drivers, tags and parameter overrides.  Drivers are
  * found by name and parse their own settings (drivers/power.h, console.h).
@@ -61,31 +61,65 @@
 
 /*
  * Defaults of a device type, used when neither the type nor its parents set
- * a value.  error_messages defaults to LAVA's list of U-Boot failures
- * ("Resetting CPU", "TIMEOUT", "Retry count exceeded", "File not found",
- * "Bad Linux ARM64 Image magic!", ...: config_type.c); boot_methods to
- * ["minimal"], deploy_methods to ["none"], qemu.allowed_images to
- * ["kernel", "initrd"]; power_on_delay to POWER_DEFAULT_CYCLE_DELAY.
+ * a value: boot_methods ["minimal"], deploy_methods ["none"],
+ * qemu.allowed_images ["kernel", "initrd"], power_on_delay
+ * POWER_DEFAULT_CYCLE_DELAY.  The bootloader groups (u-boot, grub, ...) have
+ * no defaults here: what a type leaves unset, its boot method's dialect
+ * supplies when the board boots (run/actions/bootloader.h), so a type only
+ * says where its board differs.
  */
-#define CONFIG_DEFAULT_INTERRUPT_PROMPT "Hit any key to stop autoboot"
-#define CONFIG_DEFAULT_INTERRUPT_CHAR " "
-#define CONFIG_DEFAULT_BOOTLOADER_PROMPT "=> "
-#define CONFIG_DEFAULT_FINAL_MESSAGE "Starting kernel"
 #define CONFIG_DEFAULT_START_MESSAGE "Linux version [0-9]"
 #define CONFIG_DEFAULT_QEMU_CONSOLE "socket"
 
-/** Parameters of the u-boot boot method (the `u-boot` group of a device type). */
-struct uboot_params {
-	char *interrupt_prompt;	/* regex; default "Hit any key to stop autoboot" */
-	char *interrupt_char;	/* default " " */
-	bool interrupt_newline;	/* send "\n" after the character; default true */
-	bool needs_interrupt;	/* default true; false: just wait for the prompt */
-	char *bootloader_prompt;	/* regex; default "=> " */
-	uint64_t char_delay;	/* between characters sent to U-Boot; default 0 */
-	char *final_message;	/* regex ending the bootloader stage; "Starting kernel" */
-	char **error_messages;	/* strv of regexes: U-Boot errors that fail the boot */
+/**
+ * enum bootloader - the bootloaders a board may be driven through, each a
+ * boot method of the same name and a group of the same name in a device type:
+ * "u-boot", "barebox", "grub", "grub-efi", "ipxe", "depthcharge", "uefi-menu".
+ */
+enum bootloader {
+	BOOTLOADER_UBOOT,
+	BOOTLOADER_BAREBOX,
+	BOOTLOADER_GRUB,
+	BOOTLOADER_GRUB_EFI,
+	BOOTLOADER_IPXE,
+	BOOTLOADER_DEPTHCHARGE,
+	BOOTLOADER_UEFI_MENU,
+	BOOTLOADER_COUNT
+};
+
+#define CONFIG_BOOTLOADER_NAMES { "u-boot", "barebox", "grub", "grub-efi", "ipxe", \
+				  "depthcharge", "uefi-menu" }
+
+/** config_bootloader_name() - the method and group name of @b ("u-boot"); NULL if invalid. */
+const char *config_bootloader_name(enum bootloader b);
+
+/** config_bootloader_find() - the bootloader named @name, or -1. */
+int config_bootloader_find(const char *name);
+
+/**
+ * Parameters of a bootloader (a device type's `u-boot`, `grub`, ... group).
+ * NULL strings, NULL lists and -1 flags are unset: the dialect's default
+ * applies (run/actions/bootloader.h).  Key bytes (interrupt_char, menu_down,
+ * menu_select) are sent as they are: "\x02" is Ctrl-B, "\x1b[B" cursor down.
+ */
+struct bootloader_params {
+	char *interrupt_prompt;	/* regex: the autoboot countdown, the firmware starting */
+	char *interrupt_char;	/* bytes that stop it: " ", "\x02" (Ctrl-B), "\x1b" (Esc) */
+	int interrupt_newline;	/* send "\n" after them: 0, 1, or -1 unset */
+	int needs_interrupt;	/* 0: the board stops at its prompt by itself; -1 unset */
+	char *bootloader_prompt;	/* regex */
+	uint64_t char_delay;	/* between characters typed; default 0 */
+	char *final_message;	/* regex ending the bootloader stage; "" for none */
+	char **error_messages;	/* strv of regexes: failures of the lab (a download,
+				 * the network): infrastructure errors */
+	char **job_error_messages;	/* strv of regexes: the job's commands or images are
+					 * wrong (unknown command, bad image magic): job errors */
 	struct kv command_sets;	/* name -> commands joined with '\n' */
 	char *default_commands;	/* name of the set used when the job names none */
+	char *menu_item;	/* menus: regex whose group (?<item>...) is the highlighted entry */
+	char *menu_down;	/* menus: the key moving the highlight to the next entry */
+	char *menu_select;	/* menus: the key choosing the highlighted entry */
+	bool configured;	/* the type or a parent has this group */
 };
 
 /** Parameters shared by all boot methods once the kernel runs (`kernel` group). */
@@ -111,9 +145,9 @@ struct device_type {
 	char *file;		/* where it was defined */
 	int line;
 	char *extends;		/* parent type name, or NULL */
-	char **boot_methods;	/* strv: "minimal", "u-boot", "qemu" */
+	char **boot_methods;	/* strv: "minimal", "u-boot", "qemu", "grub" ... */
 	char **deploy_methods;	/* strv: "tftp", "tmpfs", "none" */
-	struct uboot_params uboot;
+	struct bootloader_params bootloaders[BOOTLOADER_COUNT];
 	struct kernel_params kernel;
 	struct qemu_params qemu;
 	bool has_qemu;
@@ -173,6 +207,8 @@ struct lab_config {
 	size_t n_files;
 	const config_setting_t *root;	/* labd.conf's top level (files[0]), for other sections */
 	bool unparsed_files;	/* a board file could not be read: its names are unknown */
+	struct diag warnings;	/* valid, but probably not meant ("FILE:LINE: cause"):
+				 * check-config prints them, the daemon logs them */
 };
 
 /**
@@ -192,6 +228,9 @@ int config_load(const char *path, struct lab_config **ret, struct diag *diag);
  * Returns what config_load() returns; the problems are in @diag.
  */
 int config_check(const char *path, struct diag *diag);
+
+/** config_log_warnings() - log each of @c->warnings (the daemon, at load and reload). */
+void config_log_warnings(const struct lab_config *c);
 
 /** config_ref() / config_unref() - share a configuration; unref accepts NULL, returns NULL. */
 struct lab_config *config_ref(struct lab_config *c);

@@ -76,12 +76,66 @@ int config_report_read_error(const config_t *cf, const char *path, const char *i
 
 /* config_type.c */
 
-/** config_types_load() - check, resolve (extends) and store the type groups in @c->types. */
+/**
+ * config_set_str() - the optional string @key of @g replaces *@dst;
+ * @regex: it must compile (reported otherwise).  -ENOENT when absent.
+ */
+int config_set_str(char **dst, const config_setting_t *g, const char *key, bool regex,
+		   struct diag *diag);
+
+/**
+ * config_set_strv() - the optional string list @key of @g replaces *@dst
+ * (lists do not merge); a present but empty list becomes an empty strv, not
+ * NULL.  -ENOENT when absent.
+ */
+int config_set_strv(char ***dst, const config_setting_t *g, const char *key, bool regex,
+		    struct diag *diag);
+
+/** config_types_load() - check, resolve (extends) and store the type groups in
+ * @c->types; warnings go to @c->warnings. */
 int config_types_load(struct lab_config *c, const struct config_groups *groups,
 		      struct diag *diag);
 
 /** config_type_free() - free a resolved type; accepts NULL; returns NULL. */
 struct device_type *config_type_free(struct device_type *t);
+
+/* config_lint.c: warnings about valid files that probably mean something else */
+
+struct config_lint;
+
+/** config_lint_new() - a linter adding its warnings to @warnings (borrowed). */
+int config_lint_new(struct diag *warnings, struct config_lint **ret);
+
+/** config_lint_free() - accepts NULL; returns NULL. */
+struct config_lint *config_lint_free(struct config_lint *l);
+
+/**
+ * config_lint_joined() - warn when the string setting @e is two adjacent
+ * literals the parser joined ("dhcp" "setenv ..."); @what names it in the
+ * warning ("u-boot command set 'ramdisk'").  @l may be NULL (no linting).
+ * Returns 0 or -ENOMEM.
+ */
+int config_lint_joined(struct config_lint *l, const config_setting_t *e, const char *what);
+
+/* config_bootloader.c: the u-boot, barebox, grub ... groups of a type */
+
+/** config_bootloaders_init() - every group unset (flags -1), for a type without parent. */
+void config_bootloaders_init(struct device_type *t);
+
+/** config_bootloaders_parse() - apply the groups of type group @g over what @t
+ * inherited; command lists are linted with @lint (may be NULL). */
+int config_bootloaders_parse(struct device_type *t, const config_setting_t *g,
+			     struct config_lint *lint, struct diag *diag);
+
+/** config_bootloaders_check() - checks on the resolved type (default command sets exist). */
+int config_bootloaders_check(const struct device_type *t, const config_setting_t *g,
+			     struct diag *diag);
+
+/** config_bootloaders_copy() - @s's groups into @d (a child type inherits them). */
+int config_bootloaders_copy(struct device_type *d, const struct device_type *s);
+
+/** config_bootloaders_release() - free what the groups of @t own. */
+void config_bootloaders_release(struct device_type *t);
 
 /* config_device.c */
 

@@ -21,13 +21,8 @@
 
 static const char *const type_keys[] = {
 	"name", "extends", "boot_methods", "deploy_methods", "context_allowed", "power_on_delay",
-	"parameters", "bootx", "u-boot", "kernel", "qemu", NULL
-};
-
-static const char *const uboot_keys[] = {
-	"interrupt_prompt", "interrupt_char", "interrupt_newline", "needs_interrupt",
-	"bootloader_prompt", "char_delay", "final_message", "error_messages", "default_commands",
-	"commands", NULL
+	"parameters", "bootx", "u-boot", "barebox", "grub", "grub-efi", "ipxe", "depthcharge",
+	"uefi-menu", "kernel", "qemu", NULL
 };
 
 static const char *const kernel_keys[] = {
@@ -40,32 +35,12 @@ static const char *const qemu_keys[] = {
 
 static const char *const bootx_commands[] = { "booti", "bootz", "bootm", NULL };
 static const char *const bootx_keys[] = { "kernel", "ramdisk", "dtb", "tee", "dtbo", NULL };
-static const char *const boot_methods[] = { "minimal", "u-boot", "qemu", "fastboot", NULL };
+static const char *const boot_methods[] = {
+	"minimal", "u-boot", "qemu", "fastboot", "barebox", "grub", "grub-efi", "ipxe",
+	"depthcharge", "uefi-menu", NULL
+};
 static const char *const deploy_methods[] = { "tftp", "tmpfs", "none", "sdmux", "fastboot", NULL };
 static const char *const qemu_consoles[] = { "socket", "pty", NULL };
-
-/* U-Boot output that means the boot failed (LAVA's list; PCRE2 patterns) */
-static const char *const default_error_messages[] = {
-	"Resetting CPU",
-	"Must RESET board to recover",
-	"TIMEOUT",
-	"Retry count exceeded",
-	"Retry time exceeded; starting again",
-	"The remote end did not respond in time.",
-	"File not found",
-	"Bad Linux ARM64 Image magic!",
-	"Bad Linux RISCV Image magic!",
-	"Wrong Ramdisk Image Format",
-	"Ramdisk image is corrupt or invalid",
-	"Wrong Image Format for boot",
-	"ERROR: Failed to allocate",
-	"ERROR: Did not find a cmdline Flattened Device Tree",
-	"ERROR: RD image overlaps OS image",
-	"kernel_comp_addr_r or kernel_comp_size is not provided",
-	"zimage: Bad magic",
-	"TFTP error",
-	NULL
-};
 
 static const char *const default_boot_methods[] = { "minimal", NULL };
 static const char *const default_deploy_methods[] = { "none", NULL };
@@ -117,8 +92,7 @@ static int check_regex(const config_setting_t *s, const char *key, const char *r
 			(const char *)msg, (size_t)off);
 }
 
-/* Optional string @key of @g replaces *@dst; @regex: it must compile. */
-static int set_str(char **dst, const config_setting_t *g, const char *key, bool regex,
+int config_set_str(char **dst, const config_setting_t *g, const char *key, bool regex,
 		   struct diag *diag)
 {
 	const char *v;
@@ -137,8 +111,7 @@ static int set_str(char **dst, const config_setting_t *g, const char *key, bool 
 	return r;
 }
 
-/* Optional string list @key of @g replaces *@dst (lists do not merge). */
-static int set_strv(char ***dst, const config_setting_t *g, const char *key, bool regex,
+int config_set_strv(char ***dst, const config_setting_t *g, const char *key, bool regex,
 		    struct diag *diag)
 {
 	const config_setting_t *s;
@@ -152,6 +125,8 @@ static int set_strv(char ***dst, const config_setting_t *g, const char *key, boo
 	for (i = 0; regex && v && v[i]; i++)
 		if (check_regex(elem_at(s, (int)i), key, v[i], diag) == -ENOMEM)
 			r = -ENOMEM;
+	if (!v && !(v = calloc(1, sizeof(*v))))	/* set, but empty: not the default */
+		return -ENOMEM;
 	strv_free(*dst);
 	*dst = v;
 	return r;
@@ -164,7 +139,7 @@ static int set_methods(char ***dst, const config_setting_t *g, const char *key,
 	const config_setting_t *s;
 	char *names;
 	size_t i;
-	int r = set_strv(dst, g, key, false, diag);
+	int r = config_set_strv(dst, g, key, false, diag);
 
 	if (r < 0)
 		return r;
@@ -187,7 +162,7 @@ static int set_choice(char **dst, const config_setting_t *g, const char *key,
 {
 	const config_setting_t *s = config_setting_get_member(g, key);
 	char *names;
-	int r = set_str(dst, g, key, false, diag);
+	int r = config_set_str(dst, g, key, false, diag);
 
 	if (r < 0 || strv_contains((char *const *)known, *dst))
 		return r;
@@ -200,61 +175,6 @@ static int set_choice(char **dst, const config_setting_t *g, const char *key,
 	return r;
 }
 
-/* u-boot.commands: each set is a command list, stored joined with '\n'; sets merge by name. */
-static int parse_commands(struct kv *sets, const config_setting_t *ub, struct diag *diag)
-{
-	const config_setting_t *g;
-	int i, n, r = config_get_group(ub, "commands", &g, diag);
-
-	if (r < 0)
-		return r;
-	n = config_setting_length(g);
-	for (i = 0; i < n; i++) {
-		const config_setting_t *e = config_setting_get_elem(g, (unsigned int)i);
-		const char *name = config_setting_name(e);
-		char **cmds = NULL, *joined;
-
-		r = cfg_get_strv(g, name, true, &cmds, diag);
-		if (r == -ENOMEM)
-			return r;
-		if (r == 0 && !cmds)
-			r = diag_add(diag, cfg_file(e), cfg_line(e), "command set '%s' is empty",
-				     name);
-		if (r < 0)
-			continue;
-		joined = strv_join(cmds, "\n");
-		strv_free(cmds);
-		if (!joined || kv_set(sets, name, joined) < 0) {
-			free(joined);
-			return -ENOMEM;
-		}
-		free(joined);
-	}
-	return 0;
-}
-
-static int parse_uboot(struct uboot_params *u, const config_setting_t *g, struct diag *diag)
-{
-	const config_setting_t *ub;
-	int r = config_get_group(g, "u-boot", &ub, diag);
-
-	if (r < 0)
-		return r;
-	if (config_oom(cfg_check_keys(ub, uboot_keys, diag)) ||
-	    config_oom(set_str(&u->interrupt_prompt, ub, "interrupt_prompt", true, diag)) ||
-	    config_oom(set_str(&u->interrupt_char, ub, "interrupt_char", false, diag)) ||
-	    config_oom(cfg_get_bool(ub, "interrupt_newline", false, &u->interrupt_newline, diag)) ||
-	    config_oom(cfg_get_bool(ub, "needs_interrupt", false, &u->needs_interrupt, diag)) ||
-	    config_oom(set_str(&u->bootloader_prompt, ub, "bootloader_prompt", true, diag)) ||
-	    config_oom(cfg_get_duration(ub, "char_delay", false, &u->char_delay, diag)) ||
-	    config_oom(set_str(&u->final_message, ub, "final_message", true, diag)) ||
-	    config_oom(set_strv(&u->error_messages, ub, "error_messages", true, diag)) ||
-	    config_oom(set_str(&u->default_commands, ub, "default_commands", false, diag)) ||
-	    config_oom(parse_commands(&u->command_sets, ub, diag)))
-		return -ENOMEM;
-	return 0;
-}
-
 static int parse_kernel(struct kernel_params *k, const config_setting_t *g, struct diag *diag)
 {
 	const config_setting_t *kg;
@@ -263,9 +183,9 @@ static int parse_kernel(struct kernel_params *k, const config_setting_t *g, stru
 	if (r < 0)
 		return r;
 	if (config_oom(cfg_check_keys(kg, kernel_keys, diag)) ||
-	    config_oom(set_str(&k->start_message, kg, "start_message", true, diag)) ||
-	    config_oom(set_str(&k->login_prompt, kg, "login_prompt", true, diag)) ||
-	    config_oom(set_strv(&k->prompts, kg, "prompts", true, diag)) ||
+	    config_oom(config_set_str(&k->start_message, kg, "start_message", true, diag)) ||
+	    config_oom(config_set_str(&k->login_prompt, kg, "login_prompt", true, diag)) ||
+	    config_oom(config_set_strv(&k->prompts, kg, "prompts", true, diag)) ||
 	    config_oom(cfg_get_duration(kg, "char_delay", false, &k->char_delay, diag)))
 		return -ENOMEM;
 	return 0;
@@ -281,11 +201,11 @@ static int parse_qemu(struct device_type *t, const config_setting_t *g, struct d
 		return r;
 	t->has_qemu = true;
 	if (config_oom(cfg_check_keys(qg, qemu_keys, diag)) ||
-	    config_oom(set_str(&q->binary, qg, "binary", false, diag)) ||
-	    config_oom(set_strv(&q->args, qg, "args", false, diag)) ||
+	    config_oom(config_set_str(&q->binary, qg, "binary", false, diag)) ||
+	    config_oom(config_set_strv(&q->args, qg, "args", false, diag)) ||
 	    config_oom(set_choice(&q->console, qg, "console", qemu_consoles, diag)) ||
-	    config_oom(set_str(&q->append_default, qg, "append", false, diag)) ||
-	    config_oom(set_strv(&q->allowed_images, qg, "allowed_images", false, diag)) ||
+	    config_oom(config_set_str(&q->append_default, qg, "append", false, diag)) ||
+	    config_oom(config_set_strv(&q->allowed_images, qg, "allowed_images", false, diag)) ||
 	    config_oom(cfg_get_bool(qg, "append_allowed", false, &q->append_allowed, diag)))
 		return -ENOMEM;
 	return 0;
@@ -326,7 +246,6 @@ static int parse_bootx(struct kv *bootx, const config_setting_t *g, struct diag 
 static int check_type(const struct device_type *t, const config_setting_t *g,
 		      struct diag *diag)
 {
-	const struct uboot_params *u = &t->uboot;
 	int r = 0;
 
 	if (strv_contains(t->boot_methods, "qemu") && !t->has_qemu)
@@ -336,27 +255,25 @@ static int check_type(const struct device_type *t, const config_setting_t *g,
 		r = diag_add(diag, cfg_file(g), cfg_line(g),
 			     "device type '%s' has boot method 'qemu' but no 'binary' in its 'qemu' group",
 			     t->name);
-	if (strv_contains(t->boot_methods, "u-boot") && u->default_commands &&
-	    !kv_get(&u->command_sets, u->default_commands))
-		r = diag_add(diag, cfg_file(g), cfg_line(g),
-			     "device type '%s' has default_commands '%s' but no such command set",
-			     t->name, u->default_commands);
+	if (config_bootloaders_check(t, g, diag) < 0)
+		r = -EINVAL;
 	return r;
 }
 
 /* Apply the type's own group over what it inherited. */
-static int parse_type(struct device_type *t, const config_setting_t *g, struct diag *diag)
+static int parse_type(struct device_type *t, const config_setting_t *g, struct config_lint *lint,
+		      struct diag *diag)
 {
 	if (config_oom(cfg_check_keys(g, type_keys, diag)) ||
 	    config_oom(set_methods(&t->boot_methods, g, "boot_methods", boot_methods,
 				   "boot method", diag)) ||
 	    config_oom(set_methods(&t->deploy_methods, g, "deploy_methods", deploy_methods,
 				   "deploy method", diag)) ||
-	    config_oom(set_strv(&t->context_allowed, g, "context_allowed", false, diag)) ||
+	    config_oom(config_set_strv(&t->context_allowed, g, "context_allowed", false, diag)) ||
 	    config_oom(cfg_get_duration(g, "power_on_delay", false, &t->power_on_delay, diag)) ||
 	    config_oom(config_get_kv(g, "parameters", &t->parameters, diag)) ||
 	    config_oom(parse_bootx(&t->bootx, g, diag)) ||
-	    config_oom(parse_uboot(&t->uboot, g, diag)) ||
+	    config_oom(config_bootloaders_parse(t, g, lint, diag)) ||
 	    config_oom(parse_kernel(&t->kernel, g, diag)) ||
 	    config_oom(parse_qemu(t, g, diag)))
 		return -ENOMEM;
@@ -365,37 +282,13 @@ static int parse_type(struct device_type *t, const config_setting_t *g, struct d
 
 static int type_defaults(struct device_type *t)
 {
-	struct uboot_params *u = &t->uboot;
-
-	u->interrupt_newline = true;
-	u->needs_interrupt = true;
+	config_bootloaders_init(t);
 	t->power_on_delay = POWER_DEFAULT_CYCLE_DELAY;
-	if (copy_str(&u->interrupt_prompt, CONFIG_DEFAULT_INTERRUPT_PROMPT) < 0 ||
-	    copy_str(&u->interrupt_char, CONFIG_DEFAULT_INTERRUPT_CHAR) < 0 ||
-	    copy_str(&u->bootloader_prompt, CONFIG_DEFAULT_BOOTLOADER_PROMPT) < 0 ||
-	    copy_str(&u->final_message, CONFIG_DEFAULT_FINAL_MESSAGE) < 0 ||
-	    copy_strv(&u->error_messages, default_error_messages) < 0 ||
-	    copy_str(&t->kernel.start_message, CONFIG_DEFAULT_START_MESSAGE) < 0 ||
+	if (copy_str(&t->kernel.start_message, CONFIG_DEFAULT_START_MESSAGE) < 0 ||
 	    copy_str(&t->qemu.console, CONFIG_DEFAULT_QEMU_CONSOLE) < 0 ||
 	    copy_strv(&t->qemu.allowed_images, default_allowed_images) < 0 ||
 	    copy_strv(&t->boot_methods, default_boot_methods) < 0 ||
 	    copy_strv(&t->deploy_methods, default_deploy_methods) < 0)
-		return -ENOMEM;
-	return 0;
-}
-
-static int uboot_copy(struct uboot_params *d, const struct uboot_params *s)
-{
-	d->interrupt_newline = s->interrupt_newline;
-	d->needs_interrupt = s->needs_interrupt;
-	d->char_delay = s->char_delay;
-	if (copy_str(&d->interrupt_prompt, s->interrupt_prompt) < 0 ||
-	    copy_str(&d->interrupt_char, s->interrupt_char) < 0 ||
-	    copy_str(&d->bootloader_prompt, s->bootloader_prompt) < 0 ||
-	    copy_str(&d->final_message, s->final_message) < 0 ||
-	    strv_copy(s->error_messages, &d->error_messages) < 0 ||
-	    kv_merge(&d->command_sets, &s->command_sets) < 0 ||
-	    copy_str(&d->default_commands, s->default_commands) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -426,7 +319,7 @@ static int type_copy(struct device_type *d, const struct device_type *s)
 {
 	d->has_qemu = s->has_qemu;
 	d->power_on_delay = s->power_on_delay;
-	if (uboot_copy(&d->uboot, &s->uboot) < 0 || kernel_copy(&d->kernel, &s->kernel) < 0 ||
+	if (config_bootloaders_copy(d, s) < 0 || kernel_copy(&d->kernel, &s->kernel) < 0 ||
 	    qemu_copy(&d->qemu, &s->qemu) < 0 || strv_copy(s->boot_methods, &d->boot_methods) < 0 ||
 	    strv_copy(s->deploy_methods, &d->deploy_methods) < 0 ||
 	    strv_copy(s->context_allowed, &d->context_allowed) < 0 ||
@@ -451,7 +344,8 @@ static int type_fingerprint(struct device_type *t, const config_setting_t *g,
 }
 
 /* Build the resolved type of @e over @parent (NULL: the defaults). */
-static int type_build(struct type_entry *e, const struct device_type *parent, struct diag *diag)
+static int type_build(struct type_entry *e, const struct device_type *parent,
+		      struct config_lint *lint, struct diag *diag)
 {
 	struct device_type *t = calloc(1, sizeof(*t));
 	int r;
@@ -468,7 +362,7 @@ static int type_build(struct type_entry *e, const struct device_type *parent, st
 	r = parent ? type_copy(t, parent) : type_defaults(t);
 	if (r < 0)
 		return r;
-	return parse_type(t, e->group, diag);
+	return parse_type(t, e->group, lint, diag);
 }
 
 static struct type_entry *find_entry(struct type_entry *entries, size_t n, const char *name)
@@ -504,7 +398,8 @@ static int report_loop(struct type_entry **chain, size_t k, size_t n, struct dia
  * checked.  @chain has room for every entry.
  */
 static int resolve(const struct lab_config *c, struct type_entry *entries, size_t n,
-		   struct type_entry *e, struct type_entry **chain, struct diag *diag)
+		   struct type_entry *e, struct type_entry **chain, struct config_lint *lint,
+		   struct diag *diag)
 {
 	struct type_entry *p;
 	size_t len = 0, k;
@@ -531,7 +426,7 @@ static int resolve(const struct lab_config *c, struct type_entry *entries, size_
 	if (r == -ENOMEM)
 		return r;
 	while (len--) {
-		r = type_build(chain[len], p ? p->type : NULL, diag);
+		r = type_build(chain[len], p ? p->type : NULL, lint, diag);
 		if (r == -ENOMEM)
 			return r;
 		p = chain[len];
@@ -569,11 +464,12 @@ int config_types_load(struct lab_config *c, const struct config_groups *groups,
 {
 	struct type_entry *entries = calloc(groups->n + 1, sizeof(*entries));
 	struct type_entry **chain = calloc(groups->n + 1, sizeof(*chain));
+	struct config_lint *lint = NULL;
 	size_t i, n = 0;
 	int r = -ENOMEM;
 
 	c->types = calloc(groups->n + 1, sizeof(*c->types));
-	if (!entries || !chain || !c->types)
+	if (!entries || !chain || !c->types || config_lint_new(&c->warnings, &lint) < 0)
 		goto out;
 	for (i = 0; i < groups->n; i++)
 		if (entry_init(&entries[n], groups->v[i], entries, n, diag) == 0)
@@ -581,26 +477,16 @@ int config_types_load(struct lab_config *c, const struct config_groups *groups,
 	r = 0;
 	for (i = 0; i < n && r != -ENOMEM; i++)
 		if (entries[i].state == TYPE_NEW)
-			r = resolve(c, entries, n, &entries[i], chain, diag);
+			r = resolve(c, entries, n, &entries[i], chain, lint, diag);
 	/* the lab_config owns every type built, even after a failure */
 	for (i = 0; i < n; i++)
 		if (entries[i].type)
 			c->types[c->n_types++] = entries[i].type;
 out:
+	config_lint_free(lint);
 	free(chain);
 	free(entries);
 	return r == -ENOMEM ? r : 0;
-}
-
-static void uboot_release(struct uboot_params *u)
-{
-	free(u->interrupt_prompt);
-	free(u->interrupt_char);
-	free(u->bootloader_prompt);
-	free(u->final_message);
-	strv_free(u->error_messages);
-	kv_release(&u->command_sets);
-	free(u->default_commands);
 }
 
 static void qemu_release(struct qemu_params *q)
@@ -616,7 +502,7 @@ struct device_type *config_type_free(struct device_type *t)
 {
 	if (!t)
 		return NULL;
-	uboot_release(&t->uboot);
+	config_bootloaders_release(t);
 	free(t->kernel.start_message);
 	free(t->kernel.login_prompt);
 	strv_free(t->kernel.prompts);

@@ -115,9 +115,34 @@ const char *deploy_to_name(enum deploy_to t)
 
 const char *boot_method_name(enum boot_method m)
 {
-	static const char *const names[] = { "minimal", "u-boot", "qemu", "fastboot" };
+	static const char *const names[] = {
+		"minimal", "u-boot", "qemu", "fastboot", "barebox", "grub", "grub-efi", "ipxe",
+		"depthcharge", "uefi-menu", "bootloader"
+	};
 
 	return (unsigned)m < sizeof(names) / sizeof(names[0]) ? names[m] : "unknown";
+}
+
+int boot_method_bootloader(enum boot_method m)
+{
+	switch (m) {
+	case BOOT_METHOD_UBOOT:
+		return BOOTLOADER_UBOOT;
+	case BOOT_METHOD_BAREBOX:
+		return BOOTLOADER_BAREBOX;
+	case BOOT_METHOD_GRUB:
+		return BOOTLOADER_GRUB;
+	case BOOT_METHOD_GRUB_EFI:
+		return BOOTLOADER_GRUB_EFI;
+	case BOOT_METHOD_IPXE:
+		return BOOTLOADER_IPXE;
+	case BOOT_METHOD_DEPTHCHARGE:
+		return BOOTLOADER_DEPTHCHARGE;
+	case BOOT_METHOD_UEFI_MENU:
+		return BOOTLOADER_UEFI_MENU;
+	default:
+		return -1;
+	}
 }
 
 const char *test_kind_name(enum test_kind k)
@@ -563,28 +588,44 @@ static int job_check_method(const struct job *job, const struct device_type *typ
 	return r;
 }
 
-static int job_check_uboot(const struct job *job, const struct device_type *type,
-			   struct job_doc *doc, const char *path, const struct job_boot *b)
+/* The boot method driving bootloader @bl ("u-boot" for BOOTLOADER_UBOOT). */
+static const char *bootloader_method_name(int bl)
 {
+	int m;
+
+	for (m = 0; m < BOOT_METHOD_BOOTLOADER; m++)
+		if (boot_method_bootloader((enum boot_method)m) == bl)
+			return boot_method_name((enum boot_method)m);
+	return "unknown";
+}
+
+/* A bootloader method: the command set the job names (or the default) must exist. */
+static int job_check_commands(const struct job *job, const struct device_type *type,
+			      struct job_doc *doc, const char *path, const struct job_boot *b)
+{
+	const struct bootloader_params *p = &type->bootloaders[b->bootloader];
+	const char *method = boot_method_name(b->method);
+
 	if (b->commands)
 		return 0;
-	if (b->commands_name && !kv_get(&type->uboot.command_sets, b->commands_name)) {
+	if (b->commands_name && !kv_get(&p->command_sets, b->commands_name)) {
 		struct strbuf list = STRBUF_INIT;
 		size_t i;
 		int r;
 
-		for (i = 0; i < type->uboot.command_sets.n; i++)
-			strbuf_addf(&list, "%s%s", i ? ", " : "", type->uboot.command_sets.keys[i]);
+		for (i = 0; i < p->command_sets.n; i++)
+			strbuf_addf(&list, "%s%s", i ? ", " : "", p->command_sets.keys[i]);
 		r = job_type_error(job, doc, path, "commands",
-				   "device type '%s' has no command set '%s' (defined: %s)",
-				   type->name, b->commands_name, list.len ? list.buf : "none");
+				   "device type '%s' has no %s command set '%s' (defined: %s)",
+				   type->name, method, b->commands_name,
+				   list.len ? list.buf : "none");
 		strbuf_release(&list);
 		return r;
 	}
-	if (!b->commands_name && !type->uboot.default_commands)
+	if (!b->commands_name && !p->default_commands && b->method != BOOT_METHOD_BOOTLOADER)
 		return job_type_error(job, doc, path, NULL,
-				      "device type '%s' has no default command set: name one with 'commands'",
-				      type->name);
+				      "device type '%s' has no default %s command set: name one with 'commands'",
+				      type->name, method);
 	return 0;
 }
 
@@ -640,11 +681,17 @@ static int job_check_action(const struct job *job, const struct device_type *typ
 					type->deploy_methods, deploy_to_name(a->deploy.to));
 	if (a->kind != JOB_ACTION_BOOT)
 		return 0;
-	if (job_check_method(job, type, doc, path, "method", "boot", type->boot_methods,
-			     boot_method_name(a->boot.method)) < 0)
+	if (a->boot.method == BOOT_METHOD_BOOTLOADER) {
+		/* its bootloader must be one the type boots through */
+		if (job_check_method(job, type, doc, path, "bootloader", "boot", type->boot_methods,
+				     bootloader_method_name(a->boot.bootloader)) < 0)
+			return -EINVAL;
+	} else if (job_check_method(job, type, doc, path, "method", "boot", type->boot_methods,
+				    boot_method_name(a->boot.method)) < 0) {
 		return -EINVAL;
-	if (a->boot.method == BOOT_METHOD_UBOOT)
-		return job_check_uboot(job, type, doc, path, &a->boot);
+	}
+	if (a->boot.bootloader >= 0)
+		return job_check_commands(job, type, doc, path, &a->boot);
 	if (a->boot.method == BOOT_METHOD_QEMU && !*qemu) {
 		*qemu = true;
 		return job_check_qemu(job, type, doc, path, &a->boot);

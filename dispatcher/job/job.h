@@ -76,6 +76,15 @@ enum boot_method {
 	BOOT_METHOD_UBOOT,	/* interrupt U-Boot, type the command set, then as minimal */
 	BOOT_METHOD_QEMU,	/* start the QEMU of the device type with the deployed images */
 	BOOT_METHOD_FASTBOOT,	/* "fastboot reboot" the flashed board, then as minimal */
+	/* the bootloader methods: one engine, each with the dialect of its name */
+	BOOT_METHOD_BAREBOX,
+	BOOT_METHOD_GRUB,
+	BOOT_METHOD_GRUB_EFI,
+	BOOT_METHOD_IPXE,
+	BOOT_METHOD_DEPTHCHARGE,
+	BOOT_METHOD_UEFI_MENU,	/* select firmware menu entries by their text */
+	BOOT_METHOD_BOOTLOADER,	/* LAVA's: stop at the prompt of `bootloader` (u-boot ...),
+				 * run `commands`, stay there: no kernel */
 };
 
 enum test_kind {
@@ -122,6 +131,11 @@ struct job_boot {
 	bool ignore_kernel_messages;	/* do not fail on panic patterns */
 	/* qemu method: what the device type allows the job to choose */
 	char *qemu_append;	/* extra kernel command line */
+	/* bootloader methods */
+	int bootloader;		/* enum bootloader driven (method bootloader: its
+				 * `bootloader` key), -1 for the other methods */
+	bool expect_shell;	/* false: done once the kernel starts (installers);
+				 * default true */
 };
 
 /** One step of an interactive test: send a command, wait for one of the patterns. */
@@ -257,6 +271,10 @@ struct job *job_free(struct job *job);
 const char *job_action_kind_name(enum job_action_kind k);
 const char *deploy_to_name(enum deploy_to t);
 const char *boot_method_name(enum boot_method m);
+
+/** boot_method_bootloader() - the enum bootloader of a bootloader method
+ * (u-boot, grub ...; not `bootloader`, whose dialect a job names), else -1. */
+int boot_method_bootloader(enum boot_method m);
 const char *test_kind_name(enum test_kind k);
 
 #endif

@@ -10,8 +10,13 @@
 
 /*
  *	boot:
- *	  method: u-boot | minimal | qemu | fastboot
- *	  commands: ramdisk | [inline, commands]	(u-boot: a set of the device type, or a list)
+ *	  method: u-boot | barebox | grub | grub-efi | ipxe | depthcharge | uefi-menu
+ *	          | bootloader | minimal | qemu | fastboot
+ *	  commands: ramdisk | [inline, commands]	(bootloader methods: a set of the
+ *						 device type, or a list; uefi-menu:
+ *						 menu entries, by their text)
+ *	  bootloader: u-boot			(method bootloader: whose prompt to stop at)
+ *	  expect_shell: false			(bootloader methods: done when the kernel starts)
  *	  prompts: [regex, ...]			(shell prompts)
  *	  auto_login: {login_prompt, username, password_prompt, password, login_commands}
  *	  parameters: {kernel-start-message: regex}
@@ -32,6 +37,13 @@ static const struct job_doc_key boot_keys[] = {
 	{ "ignore_kernel_messages", JOB_KEY_KNOWN, NULL },
 	{ "reset", JOB_KEY_KNOWN, NULL },
 	{ "media", JOB_KEY_KNOWN, NULL },
+	{ "bootloader", JOB_KEY_KNOWN, NULL },
+	{ "expect_shell", JOB_KEY_KNOWN, NULL },
+	{ "use_bootscript", JOB_KEY_UNSUPPORTED,
+	  "iPXE commands are typed at its prompt, not loaded as a script" },
+	{ "boot_finished", JOB_KEY_UNSUPPORTED, "installers are not supported" },
+	{ "line_separator", JOB_KEY_UNSUPPORTED,
+	  "lines typed on the console end with a newline" },
 	{ "transfer_overlay", JOB_KEY_UNSUPPORTED,
 	  "test definitions are typed into the shell, there is no overlay to transfer" },
 	{ "soft_reboot", JOB_KEY_UNSUPPORTED, "boards are reset by their power control" },
@@ -54,7 +66,7 @@ static const struct job_doc_key login_keys[] = {
 
 static const struct job_doc_key param_keys[] = {
 	{ "kernel-start-message", JOB_KEY_KNOWN, NULL },
-	{ "shutdown-message", JOB_KEY_UNSUPPORTED,
+	{ "shutdown-message", JOB_KEY_IGNORED,
 	  "boards are reset by their power control, never rebooted from the shell" },
 	{ "bootloader-final-message", JOB_KEY_UNSUPPORTED,
 	  "the device type sets U-Boot's final message" },
@@ -65,20 +77,44 @@ static int boot_walk_method(struct job_doc *doc, const json_t *obj, struct job_b
 {
 	const char *m;
 
+	int i;
+
 	if (job_doc_get_str(doc, obj, "method", true, &m) <= 0)
 		return -EINVAL;
-	if (!strcmp(m, "u-boot"))
-		b->method = BOOT_METHOD_UBOOT;
-	else if (!strcmp(m, "minimal"))
-		b->method = BOOT_METHOD_MINIMAL;
-	else if (!strcmp(m, "qemu"))
-		b->method = BOOT_METHOD_QEMU;
-	else if (!strcmp(m, "fastboot"))
-		b->method = BOOT_METHOD_FASTBOOT;
-	else
-		return job_doc_error(doc, "method", "unsupported boot method '%.100s' (supported: minimal, u-boot, qemu, fastboot)",
-				     m);
-	return 0;
+	for (i = 0; i <= BOOT_METHOD_BOOTLOADER; i++) {
+		if (strcmp(m, boot_method_name((enum boot_method)i)))
+			continue;
+		b->method = (enum boot_method)i;
+		b->bootloader = boot_method_bootloader(b->method);
+		return 0;
+	}
+	return job_doc_error(doc, "method", "unsupported boot method '%.100s' (supported: minimal, u-boot, qemu, fastboot, barebox, grub, grub-efi, ipxe, depthcharge, uefi-menu, bootloader)",
+			     m);
+}
+
+/* method bootloader: `bootloader` names the bootloader whose prompt the board stops at. */
+static int boot_walk_bootloader(struct job_doc *doc, const json_t *obj, struct job_boot *b)
+{
+	const char *name;
+	int i, r;
+
+	if (b->method != BOOT_METHOD_BOOTLOADER) {
+		if (json_object_get(obj, "bootloader"))
+			return job_doc_error(doc, "bootloader", "'bootloader' only applies to method 'bootloader'");
+		return 0;
+	}
+	r = job_doc_get_str(doc, obj, "bootloader", true, &name);
+	if (r <= 0)
+		return -EINVAL;
+	for (i = 0; i <= BOOT_METHOD_UEFI_MENU; i++) {
+		if (boot_method_bootloader((enum boot_method)i) < 0 ||
+		    strcmp(name, boot_method_name((enum boot_method)i)))
+			continue;
+		b->bootloader = boot_method_bootloader((enum boot_method)i);
+		return 0;
+	}
+	return job_doc_error(doc, "bootloader", "unsupported bootloader '%.100s' (supported: u-boot, barebox, grub, grub-efi, ipxe, depthcharge, uefi-menu)",
+			     name);
 }
 
 /* A key that only one method reads: present with another method is an error. */
@@ -90,12 +126,15 @@ static int boot_only_for(struct job_doc *doc, const json_t *obj, const char *key
 	return job_doc_error(doc, key, "'%s' only applies to method '%s'", key, boot_method_name(m));
 }
 
+/* commands: a command set of the device type, or a list (empty only for method bootloader) */
 static int boot_walk_commands(struct job_doc *doc, const json_t *obj, struct job_boot *b)
 {
 	json_t *v = json_object_get(obj, "commands");
 
-	if (!v || boot_only_for(doc, obj, "commands", b, BOOT_METHOD_UBOOT) < 0)
-		return v ? -EINVAL : 0;
+	if (!v)
+		return 0;
+	if (b->bootloader < 0 && b->method != BOOT_METHOD_BOOTLOADER)
+		return job_doc_error(doc, "commands", "'commands' only applies to the bootloader methods (u-boot, barebox, grub, grub-efi, ipxe, depthcharge, uefi-menu, bootloader)");
 	if (json_is_string(v)) {
 		if (!json_string_length(v))
 			return job_doc_error(doc, "commands", "'commands' must not be empty");
@@ -104,9 +143,13 @@ static int boot_walk_commands(struct job_doc *doc, const json_t *obj, struct job
 	if (!json_is_array(v))
 		return job_doc_error(doc, "commands", "'commands' must be the name of a command set or a list of commands, not %s",
 				     job_doc_type_name(v));
-	if (!json_array_size(v))
+	if (!json_array_size(v) && b->method != BOOT_METHOD_BOOTLOADER)
 		return job_doc_error(doc, "commands", "'commands' must not be empty");
-	return job_doc_get_strv(doc, obj, "commands", &b->commands) < 0 ? -EINVAL : 0;
+	if (job_doc_get_strv(doc, obj, "commands", &b->commands) < 0)
+		return -EINVAL;
+	if (!b->commands && !(b->commands = calloc(1, sizeof(*b->commands))))
+		return job_doc_nomem(doc);	/* commands: [] -- none, not the default set */
+	return 0;
 }
 
 static int boot_walk_login(struct job_doc *doc, const json_t *obj, struct job_boot *b)
@@ -178,9 +221,18 @@ int job_boot_parse(struct job_doc *doc, const json_t *obj, const struct job *job
 	int r;
 
 	ret->reset = true;
+	ret->expect_shell = true;
+	ret->bootloader = -1;
 	if (boot_walk_method(doc, obj, ret) < 0)
 		return -EINVAL;
 	r = job_doc_check_keys(doc, obj, boot_keys, job_action_keys);
+	if (boot_walk_bootloader(doc, obj, ret) < 0)
+		r = -EINVAL;
+	if (json_object_get(obj, "expect_shell") && ret->bootloader < 0 &&
+	    ret->method != BOOT_METHOD_BOOTLOADER)
+		r = job_doc_error(doc, "expect_shell", "'expect_shell' only applies to the bootloader methods");
+	else if (job_doc_get_bool(doc, obj, "expect_shell", &ret->expect_shell) < 0)
+		r = -EINVAL;
 	if (boot_walk_commands(doc, obj, ret) < 0)
 		r = -EINVAL;
 	if (job_doc_get_regexv(doc, obj, "prompts", &ret->prompts) < 0)

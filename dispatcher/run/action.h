@@ -3,7 +3,7 @@
  * action.h -- the interface between the job runner and its actions
  *
  * A running job (struct run, run.c) executes the job's actions in order.
- * Each action kind is one file (action_deploy.c, action_boot_uboot.c, ...)
+ * Each action kind is one file (action_deploy.c, action_boot_bootloader.c, ...)
  * defining a `const struct action_ops`.  An action is a small state machine:
  * the runner calls ->start() once, then ->event() for every event the action
  * asked for (a console match, a timeout, a power operation finishing, a
@@ -83,7 +83,9 @@ extern const struct action_ops action_deploy_ops;
 extern const struct action_ops action_deploy_sdmux_ops;
 extern const struct action_ops action_deploy_fastboot_ops;
 extern const struct action_ops action_boot_fastboot_ops;
-extern const struct action_ops action_boot_uboot_ops;
+/* The bootloader methods, one engine: by enum bootloader (config.h), then the
+ * method `bootloader` at [BOOTLOADER_COUNT]; the name is "boot-<method>". */
+extern const struct action_ops action_boot_bootloader_ops[];
 extern const struct action_ops action_boot_minimal_ops;
 extern const struct action_ops action_boot_qemu_ops;
 extern const struct action_ops action_test_interactive_ops;

@@ -28,10 +28,10 @@ static char *const *shell_prompts(struct run *r, const struct boot_login *bl)
 	return strv_length(bl->boot->prompts) ? bl->boot->prompts : type_of(r)->kernel.prompts;
 }
 
-static const char *kernel_start_message(struct run *r, const struct boot_login *bl)
+const char *boot_login_kernel_message(struct run *r, const struct job_boot *boot)
 {
-	if (bl->boot->kernel_start_message)
-		return bl->boot->kernel_start_message;
+	if (boot->kernel_start_message)
+		return boot->kernel_start_message;
 	return type_of(r)->kernel.start_message;
 }
 
@@ -54,7 +54,7 @@ static void expect(struct run *r, struct boot_login *bl, const char *stage, cons
 		run_expect_add(r, want, ID_WANT);
 	run_expect_add_strv(r, wants, ID_WANT);
 	if (!bl->kernel_started && bl->step != BOOT_LOGIN_KERNEL && bl->step != BOOT_LOGIN_COMMANDS)
-		run_expect_add(r, kernel_start_message(r, bl), ID_KERNEL_START);
+		run_expect_add(r, boot_login_kernel_message(r, bl->boot), ID_KERNEL_START);
 	if (bl->step == BOOT_LOGIN_SHELL || bl->step == BOOT_LOGIN_PASSWORD)
 		run_expect_add(r, "Login incorrect", ID_BAD_LOGIN);
 	if (bl->kernel_started)
@@ -80,7 +80,7 @@ static void step_to(struct run *r, struct boot_login *bl, enum boot_login_step s
 	case BOOT_LOGIN_POWER:		/* boot_login_power_cycle() goes there itself */
 		break;
 	case BOOT_LOGIN_KERNEL:
-		expect(r, bl, "kernel-start", kernel_start_message(r, bl), NULL);
+		expect(r, bl, "kernel-start", boot_login_kernel_message(r, bl->boot), NULL);
 		break;
 	case BOOT_LOGIN_USER:
 		expect(r, bl, "auto-login-action", al->login_prompt, NULL);
@@ -111,7 +111,10 @@ static void step_to(struct run *r, struct boot_login *bl, enum boot_login_step s
 
 static void next_after_kernel(struct run *r, struct boot_login *bl)
 {
-	step_to(r, bl, bl->boot->has_auto_login ? BOOT_LOGIN_USER : BOOT_LOGIN_SHELL);
+	if (!bl->boot->expect_shell)
+		step_to(r, bl, BOOT_LOGIN_DONE);
+	else
+		step_to(r, bl, bl->boot->has_auto_login ? BOOT_LOGIN_USER : BOOT_LOGIN_SHELL);
 }
 
 void boot_login_start(struct run *r, struct boot_login *bl, const struct job_boot *boot,
@@ -126,6 +129,15 @@ void boot_login_start(struct run *r, struct boot_login *bl, const struct job_boo
 	}
 	if (!boot->ignore_kernel_messages)
 		run_watch_kernel(r, true);
+	next_after_kernel(r, bl);
+}
+
+void boot_login_after_kernel(struct run *r, struct boot_login *bl, const struct job_boot *boot)
+{
+	bl->boot = boot;
+	bl->kernel_started = false;
+	bl->command = 0;
+	kernel_started(r, bl);
 	next_after_kernel(r, bl);
 }
 

@@ -12,6 +12,8 @@
  *  3. wait for a shell prompt (the job's prompts, else the device type's);
  *  4. send each login command and wait for the prompt after it;
  *  5. run_done().
+ * A boot whose job says expect_shell: false (installers) is done once the
+ * kernel started.
  * A "Login incorrect" answer fails the job; a bootloader banner after the
  * kernel started means the board reset unexpectedly.  Timeouts fail the job
  * (error type job: the kernel or root filesystem did not come up).
@@ -46,6 +48,17 @@ struct boot_login {
 /** boot_login_start() - begin; @wait_kernel: require the kernel start message first. */
 void boot_login_start(struct run *r, struct boot_login *bl, const struct job_boot *boot,
 		      bool wait_kernel);
+
+/**
+ * boot_login_after_kernel() - begin once the caller saw the kernel start
+ * (boot_login_kernel_message() matched): the phase is recorded, kernel
+ * messages are watched, then login and shell as usual.  With the job's
+ * expect_shell false, the action is done at once.
+ */
+void boot_login_after_kernel(struct run *r, struct boot_login *bl, const struct job_boot *boot);
+
+/** boot_login_kernel_message() - the regex of the kernel start: the job's, else the type's. */
+const char *boot_login_kernel_message(struct run *r, const struct job_boot *boot);
 
 /**
  * boot_login_power_cycle() - power-cycle the board first, then

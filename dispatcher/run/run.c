@@ -131,8 +131,16 @@ static const struct action_ops *action_ops_for(const struct job_action *a)
 		return &action_deploy_ops;
 	case JOB_ACTION_BOOT:
 		switch (a->boot.method) {
+		case BOOT_METHOD_BOOTLOADER:
+			return &action_boot_bootloader_ops[BOOTLOADER_COUNT];
 		case BOOT_METHOD_UBOOT:
-			return &action_boot_uboot_ops;
+		case BOOT_METHOD_BAREBOX:
+		case BOOT_METHOD_GRUB:
+		case BOOT_METHOD_GRUB_EFI:
+		case BOOT_METHOD_IPXE:
+		case BOOT_METHOD_DEPTHCHARGE:
+		case BOOT_METHOD_UEFI_MENU:
+			return &action_boot_bootloader_ops[a->boot.bootloader];
 		case BOOT_METHOD_MINIMAL:
 			return &action_boot_minimal_ops;
 		case BOOT_METHOD_QEMU:

@@ -189,11 +189,13 @@ TEST(test_config__sections)
 	config_unref(c);
 }
 
-/* A type without a parent: its own values, and the defaults of config.h for the rest. */
+/* A type without a parent: its own values, and the defaults of config.h for the rest;
+ * bootloader keys it does not set stay unset (the dialect's defaults apply at boot). */
 TEST(test_config__type_defaults)
 {
 	const struct device_type *t;
 	struct lab_config *c = NULL;
+	const struct bootloader_params *ub;
 	struct diag d = DIAG_INIT;
 
 	CHECK_INT(load("good/labd.conf", &c, &d), ==, 0);
@@ -201,20 +203,17 @@ TEST(test_config__type_defaults)
 	CHECK(t && !t->extends);
 	CHECK(path_is(t->file, "good/devices/00-uboot.conf"));
 	CHECK_INT(t->line, ==, 3);
-	CHECK(str_is(t->uboot.interrupt_prompt, CONFIG_DEFAULT_INTERRUPT_PROMPT));
-	CHECK_STR(t->uboot.interrupt_char, " ");
-	CHECK(t->uboot.interrupt_newline && t->uboot.needs_interrupt);
-	CHECK_STR(t->uboot.bootloader_prompt, "=> ");
-	CHECK_STR(t->uboot.final_message, "Starting kernel");
-	CHECK(strv_contains(t->uboot.error_messages, "Resetting CPU"));
-	CHECK(strv_contains(t->uboot.error_messages, "Bad Linux ARM64 Image magic!"));
-	CHECK(strv_contains(t->uboot.error_messages, "TFTP error"));
-	CHECK_INT(t->uboot.char_delay, ==, 10000);
-	CHECK_STR(t->uboot.default_commands, "ramdisk");
-	CHECK_STR(kv_get(&t->uboot.command_sets, "ramdisk"),
+	ub = &t->bootloaders[BOOTLOADER_UBOOT];
+	CHECK(ub->configured && !t->bootloaders[BOOTLOADER_GRUB].configured);
+	CHECK(!ub->interrupt_prompt && !ub->interrupt_char && !ub->bootloader_prompt);
+	CHECK(ub->interrupt_newline == -1 && ub->needs_interrupt == -1);
+	CHECK(!ub->final_message && !ub->error_messages && !ub->job_error_messages);
+	CHECK_INT(ub->char_delay, ==, 10000);
+	CHECK_STR(ub->default_commands, "ramdisk");
+	CHECK_STR(kv_get(&ub->command_sets, "ramdisk"),
 		  "setenv serverip {SERVER_IP}\ntftp {KERNEL_ADDR} {KERNEL}\n"
 		  "tftp {RAMDISK_ADDR} {RAMDISK}\n{BOOTX}");
-	CHECK_STR(kv_get(&t->uboot.command_sets, "nfs"), "setenv serverip {SERVER_IP}\n{BOOTX}");
+	CHECK_STR(kv_get(&ub->command_sets, "nfs"), "setenv serverip {SERVER_IP}\n{BOOTX}");
 	CHECK_STR(t->kernel.start_message, "Linux version [0-9]");
 	CHECK_STR(t->kernel.login_prompt, "login:");
 	CHECK_STR(t->kernel.prompts[0], "root@[a-z0-9-]+:[^#]*# ");
@@ -238,20 +237,22 @@ TEST(test_config__type_extends)
 {
 	const struct device_type *t;
 	struct lab_config *c = NULL;
+	const struct bootloader_params *ub;
 	struct diag d = DIAG_INIT;
 
 	CHECK_INT(load("good/labd.conf", &c, &d), ==, 0);
 	t = config_find_type(c, "qemu-arm64-uboot");
 	CHECK(t);
 	CHECK_STR(t->extends, "base-uboot");
-	CHECK_STR(t->uboot.interrupt_prompt, "Hit any key to stop autoboot: [0-9]");
-	CHECK_STR(t->uboot.bootloader_prompt, "=> ");
-	CHECK_INT(t->uboot.char_delay, ==, 10000);
-	CHECK_INT(strv_length(t->uboot.error_messages), ==, 2);
-	CHECK_STR(t->uboot.error_messages[0], "TFTP error");
-	CHECK_STR(kv_get(&t->uboot.command_sets, "nfs"), "setenv bootargs root=/dev/nfs");
-	CHECK(kv_get(&t->uboot.command_sets, "ramdisk"));
-	CHECK_STR(t->uboot.default_commands, "ramdisk");
+	ub = &t->bootloaders[BOOTLOADER_UBOOT];
+	CHECK_STR(ub->interrupt_prompt, "Hit any key to stop autoboot: [0-9]");
+	CHECK(!ub->bootloader_prompt);
+	CHECK_INT(ub->char_delay, ==, 10000);
+	CHECK_INT(strv_length(ub->error_messages), ==, 2);
+	CHECK_STR(ub->error_messages[0], "TFTP error");
+	CHECK_STR(kv_get(&ub->command_sets, "nfs"), "setenv bootargs root=/dev/nfs");
+	CHECK(kv_get(&ub->command_sets, "ramdisk"));
+	CHECK_STR(ub->default_commands, "ramdisk");
 	CHECK_STR(t->kernel.login_prompt, "login:");
 	CHECK_STR(joined(t->boot_methods), "u-boot,minimal");
 	CHECK_INT(t->power_on_delay, ==, USEC / 2);
@@ -442,7 +443,7 @@ TEST(test_config__bad_main)
 		"@/bad-main/labd.conf:1: 'server_ip' must be an IPv4 or IPv6 address, not 'lab-host'",
 		"@/bad-main/labd.conf:2: 'max_artifact_size' must be between 1 and 9223372036854775807, not 0",
 		"@/bad-main/labd.conf:5: token 'sha256:...' must have 64 hex digits",
-		"@/bad-main/devices/open-api.conf:1: unknown boot method 'pxe' (known: minimal, u-boot, qemu, fastboot)",
+		"@/bad-main/devices/open-api.conf:1: unknown boot method 'pxe' (known: minimal, u-boot, qemu, fastboot, barebox, grub, grub-efi, ipxe, depthcharge, uefi-menu)",
 		NULL }));
 	CHECK(fails_with("nodevs", (const char *const[]){
 		"@/nodevs/labd.conf:1: cannot open devices directory '@/nodevs/missing': No such file or directory",

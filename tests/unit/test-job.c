@@ -462,7 +462,7 @@ TEST(test_job__errors_are_all_reported_in_order)
 
 	CHECK_STR(m, "job.yaml:1: missing required key 'device_type'\n"
 		     "job.yaml:6: actions[0].test.monitors[0]: invalid regex '(?P<test_case_id>x' in 'pattern': missing closing parenthesis at offset 18\n"
-		     "job.yaml:7: actions[1].boot: unsupported boot method 'lxc' (supported: minimal, u-boot, qemu, fastboot)\n"
+		     "job.yaml:7: actions[1].boot: unsupported boot method 'lxc' (supported: minimal, u-boot, qemu, fastboot, barebox, grub, grub-efi, ipxe, depthcharge, uefi-menu, bootloader)\n"
 		     "job.yaml:8: 'priority' must be high, medium, low or 0 to 100");
 	free(m);
 }
@@ -911,8 +911,8 @@ static void type_init(struct device_type *t)
 	strv_push(&t->boot_methods, "u-boot");
 	strv_push(&t->boot_methods, "minimal");
 	strv_push(&t->deploy_methods, "tftp");
-	kv_set(&t->uboot.command_sets, "ramdisk", "bootz {KERNEL_ADDR}");
-	kv_set(&t->uboot.command_sets, "nfs", "bootz {KERNEL_ADDR}");
+	kv_set(&t->bootloaders[BOOTLOADER_UBOOT].command_sets, "ramdisk", "bootz {KERNEL_ADDR}");
+	kv_set(&t->bootloaders[BOOTLOADER_UBOOT].command_sets, "nfs", "bootz {KERNEL_ADDR}");
 	strv_push(&t->context_allowed, "console_device");
 }
 
@@ -921,8 +921,8 @@ static void type_release(struct device_type *t)
 	free(t->name);
 	strv_free(t->boot_methods);
 	strv_free(t->deploy_methods);
-	kv_release(&t->uboot.command_sets);
-	free(t->uboot.default_commands);
+	kv_release(&t->bootloaders[BOOTLOADER_UBOOT].command_sets);
+	free(t->bootloaders[BOOTLOADER_UBOOT].default_commands);
 	strv_free(t->context_allowed);
 	strv_free(t->qemu.allowed_images);
 }
@@ -948,7 +948,7 @@ TEST(test_job__check_device_type)
 	m = diag_join(&d);
 	CHECK_STR(m, "good-uboot.yaml:25: context: device type 'bbb' does not allow context key 'console_device'\n"
 		     "good-uboot.yaml:34: actions[0].deploy: device type 'bbb' does not support deploy method 'tftp' (supported: tmpfs)\n"
-		     "good-uboot.yaml:51: actions[1].boot: device type 'bbb' has no command set 'usb' (defined: ramdisk, nfs)");
+		     "good-uboot.yaml:51: actions[1].boot: device type 'bbb' has no u-boot command set 'usb' (defined: ramdisk, nfs)");
 	free(m);
 	job_free(job);
 	type_release(&t);
@@ -978,10 +978,10 @@ TEST(test_job__check_default_commands_and_qemu)
 	m = diag_join(&d);
 	CHECK_STR(m, "job.yaml:4: context: device type 'bbb' does not let jobs change the kernel command line\n"
 		     "job.yaml:6: actions[0].deploy: device type 'bbb' does not let jobs deploy 'rootfs' for QEMU\n"
-		     "job.yaml:7: actions[1].boot: device type 'bbb' has no default command set: name one with 'commands'");
+		     "job.yaml:7: actions[1].boot: device type 'bbb' has no default u-boot command set: name one with 'commands'");
 	free(m);
 	diag_release(&d);
-	t.uboot.default_commands = strdup("ramdisk");
+	t.bootloaders[BOOTLOADER_UBOOT].default_commands = strdup("ramdisk");
 	t.qemu.append_allowed = true;
 	strv_push(&t.qemu.allowed_images, "rootfs");
 	CHECK(job_check_device_type(job, &t, &d) == 0);
