@@ -49,7 +49,11 @@ enum sim_mode {
 	MODE_COUNT
 };
 
+/* STAGE_UBOOT is the firmware stage, whichever firmware the board has */
 enum sim_stage { STAGE_OFF, STAGE_UBOOT, STAGE_KERNEL, STAGE_LOGIN, STAGE_SHELL };
+
+/* The bootloader a board runs at power-on */
+enum sim_firmware { FW_UBOOT, FW_BAREBOX, FW_DEPTHCHARGE, FW_COUNT };
 
 enum sim_input {
 	IN_DISCARD,	/* ignore input: off, kernel booting, hung */
@@ -102,6 +106,8 @@ struct sim_load {
 
 struct sim_config {
 	const char *dir, *prefix, *user, *password, *prompt, *hostname;
+	const char *tftp_root;		/* where TFTP file names are looked up, or NULL */
+	enum sim_firmware firmware;
 	unsigned int baud;
 	enum sim_mode mode;
 	bool powered;
@@ -131,6 +137,7 @@ struct board {
 	bool powered;
 	enum sim_mode mode;		/* set by --mode and the mode command */
 	enum sim_mode cur;		/* the mode of the running boot */
+	enum sim_firmware firmware;	/* set by --firmware and the firmware command */
 	enum sim_stage stage;
 	unsigned int boots;
 	uint64_t rng;
@@ -225,6 +232,9 @@ void sim_wake_tx(struct board *b, uint64_t at, sim_fn fn);
 void sim_cancel(struct board *b);
 void sim_run_wake(struct board *b);
 void sim_power_on(struct board *b);
+void sim_firmware_start(struct board *b);
+const char *sim_firmware_name(enum sim_firmware f);
+int sim_firmware_parse(const char *s);
 void sim_power_off(struct board *b);
 void sim_boot_begin(struct board *b);
 void sim_input(struct board *b, const unsigned char *p, size_t n);
@@ -257,6 +267,12 @@ int sim_ub_load(struct board *b, int argc, char **argv);
 int sim_ub_sleep(struct board *b, int argc, char **argv);
 int sim_ub_booti(struct board *b, int argc, char **argv);
 int sim_ub_reset(struct board *b, int argc, char **argv);
+int sim_tftp_size(const char *file, uint64_t *size, bool *image);
+int sim_tftp_text(const char *file, char *buf, size_t size);
+
+/* sim_barebox.c, sim_depthcharge.c: the other firmware */
+void sim_barebox_start(struct board *b);
+void sim_depthcharge_start(struct board *b);
 
 /* sim_files.c: files the shell writes, redirections, sh/. */
 struct sim_file *sim_file_find(struct board *b, const char *path);

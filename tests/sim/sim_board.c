@@ -302,7 +302,40 @@ void sim_power_on(struct board *b)
 	if (b->cur == MODE_NO_UBOOT)
 		sim_kernel_boot(b, NULL, true);
 	else
+		sim_firmware_start(b);
+}
+
+/* The board's firmware, from power-on or a reset. */
+void sim_firmware_start(struct board *b)
+{
+	switch (b->firmware) {
+	case FW_BAREBOX:
+		sim_barebox_start(b);
+		break;
+	case FW_DEPTHCHARGE:
+		sim_depthcharge_start(b);
+		break;
+	default:
 		sim_uboot_start(b);
+		break;
+	}
+}
+
+static const char *const firmware_names[FW_COUNT] = { "u-boot", "barebox", "depthcharge" };
+
+const char *sim_firmware_name(enum sim_firmware f)
+{
+	return f < FW_COUNT ? firmware_names[f] : "?";
+}
+
+int sim_firmware_parse(const char *s)
+{
+	int i;
+
+	for (i = 0; i < FW_COUNT; i++)
+		if (!strcmp(s, firmware_names[i]))
+			return i;
+	return -1;
 }
 
 /* Power off: silence, and what the UART had not sent yet is lost. */

@@ -13,7 +13,7 @@
 
 #define CTL_TIMEOUT_S	30
 
-/* power/mode/baud on one board; returns NULL or the reason it failed. */
+/* power/mode/firmware/baud on one board; returns NULL or the reason it failed. */
 static const char *board_set(struct board *b, const char *cmd, const char *arg)
 {
 	char *end;
@@ -36,6 +36,11 @@ static const char *board_set(struct board *b, const char *cmd, const char *arg)
 		if (m < 0)
 			return "unknown mode";
 		b->mode = m;
+	} else if (!strcmp(cmd, "firmware")) {
+		m = sim_firmware_parse(arg);
+		if (m < 0)
+			return "unknown firmware (u-boot, barebox, depthcharge)";
+		b->firmware = m;
 	} else {
 		v = strtol(arg, &end, 10);
 		if (*end || end == arg || v < 0 || v > 10000000)
@@ -59,9 +64,10 @@ static const char *board_do(struct board *b, const char *cmd, char *reply, size_
 		if (sim_board_plug(b))
 			return "cannot create a pty";
 	} else {
-		snprintf(reply, size, "ok power=%s mode=%s plugged=%s stage=%s boots=%u\n",
+		snprintf(reply, size, "ok power=%s mode=%s plugged=%s stage=%s boots=%u firmware=%s\n",
 			 b->powered ? "on" : "off", sim_mode_name(b->mode),
-			 b->master >= 0 ? "yes" : "no", sim_stage_name(b->stage), b->boots);
+			 b->master >= 0 ? "yes" : "no", sim_stage_name(b->stage), b->boots,
+			 sim_firmware_name(b->firmware));
 		return NULL;
 	}
 	snprintf(reply, size, "ok\n");
@@ -87,11 +93,12 @@ void sim_ctl_command(char *line, char *reply, size_t size)
 		snprintf(reply, size, "ok\n");
 		return;
 	}
-	if (!strcmp(argv[0], "power") || !strcmp(argv[0], "mode") || !strcmp(argv[0], "baud")) {
+	if (!strcmp(argv[0], "power") || !strcmp(argv[0], "mode") || !strcmp(argv[0], "baud") ||
+	    !strcmp(argv[0], "firmware")) {
 		if (argc != 3) {
 			snprintf(reply, size, "err usage: %s NAME %s\n", argv[0],
 				 argv[0][0] == 'p' ? "on|off|reset" :
-				 argv[0][0] == 'm' ? "MODE" : "RATE");
+				 argv[0][0] == 'm' ? "MODE" : argv[0][0] == 'f' ? "FW" : "RATE");
 			return;
 		}
 		if (!strcmp(argv[1], "all")) {

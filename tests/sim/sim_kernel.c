@@ -289,7 +289,7 @@ static void root_name(const struct board *b, char *buf, size_t size)
 static void reset_loop(struct board *b)
 {
 	sim_boot_begin(b);
-	sim_uboot_start(b);
+	sim_firmware_start(b);
 }
 
 /* The half-way mark: where oops, hang-kernel and reset-loop strike. Returns false to stop. */

@@ -327,7 +327,7 @@ static void restart(struct board *b)
 	if (b->cur == MODE_NO_UBOOT)
 		sim_kernel_boot(b, NULL, true);
 	else
-		sim_uboot_start(b);
+		sim_firmware_start(b);
 }
 
 /* poweroff, reboot and halt: systemd's goodbye, then the kernel's last words. */

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 
 #define ETH_DEV		"ethernet@fe300000"
 #define DEF_SERVERIP	"10.0.2.2"
@@ -32,6 +34,45 @@ static uint64_t file_size(const char *name, bool *image)
 		return 6000000 + h % 8000000;
 	*image = true;
 	return 18000000 + h % 12000000;
+}
+
+/*
+ * The size of TFTP file @file: from --tftp-root when given (-1: no such
+ * file), else made up from its name.  @image: a kernel rather than a dtb or
+ * a ramdisk (by name).
+ */
+int sim_tftp_size(const char *file, uint64_t *size, bool *image)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	*size = file_size(file, image);
+	if (!sim_cfg.tftp_root)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", sim_cfg.tftp_root, file);
+	if (strstr(file, "..") || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* The text of TFTP file @file (first line, up to @size - 1 bytes); -1 when unknown. */
+int sim_tftp_text(const char *file, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	if (!sim_cfg.tftp_root || strstr(file, ".."))
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", sim_cfg.tftp_root, file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, (int)size, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return 0;
 }
 
 static void record_load(struct board *b, uint64_t addr, uint64_t size, bool image)
@@ -324,7 +365,7 @@ int sim_ub_booti(struct board *b, int argc, char **argv)
 static void reset_go(struct board *b)
 {
 	sim_boot_begin(b);
-	sim_uboot_start(b);
+	sim_firmware_start(b);
 }
 
 int sim_ub_reset(struct board *b, int argc, char **argv)

@@ -5,6 +5,7 @@
  * Usage:
  *   simboard --dir DIR [--count N] [--name PREFIX] [--baud B] [--mode MODE] [--powered]
  *            [--user U --password P] [--prompt STR] [--hostname H]
+ *            [--firmware u-boot|barebox|depthcharge] [--tftp-root DIR]
  *   simboard ctl DIR COMMAND...
  *
  * The first form plays N boards (default 1) named PREFIX0..PREFIX<N-1>
@@ -22,6 +23,7 @@
  * baud:
  *   power NAME on|off|reset     reset is off then on
  *   mode NAME MODE              misbehaviour from the next power-on; "normal" clears it
+ *   firmware NAME FW            u-boot, barebox or depthcharge from the next power-on
  *   unplug NAME                 the serial adapter vanishes: pty closed, symlink removed
  *   plug NAME                   a fresh pty and symlink
  *   status NAME                 "ok power=on|off mode=MODE plugged=yes|no
@@ -354,6 +356,7 @@ static int setup(void)
 		b->idx = i;
 		b->master = -1;
 		b->mode = sim_cfg.mode;
+		b->firmware = sim_cfg.firmware;
 		b->baud = sim_cfg.baud;
 		b->in = IN_DISCARD;
 		snprintf(b->name, sizeof(b->name), "%s%d", sim_cfg.prefix, i);
@@ -398,6 +401,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: simboard --dir DIR [--count N] [--name PREFIX] [--baud B]\n"
 		   "                [--mode MODE] [--powered] [--user U] [--password P]\n"
 		   "                [--prompt STR] [--hostname H]\n"
+		   "                [--firmware u-boot|barebox|depthcharge] [--tftp-root DIR]\n"
 		   "       simboard ctl DIR COMMAND...\n"
 		   "modes:");
 	for (int m = 0; m < MODE_COUNT; m++)
@@ -431,6 +435,8 @@ static int parse_options(int argc, char **argv)
 		{ "password", required_argument, NULL, 'p' },
 		{ "prompt", required_argument, NULL, 'r' },
 		{ "hostname", required_argument, NULL, 'H' },
+		{ "firmware", required_argument, NULL, 'f' },
+		{ "tftp-root", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -446,6 +452,13 @@ static int parse_options(int argc, char **argv)
 		case 'p': sim_cfg.password = optarg; break;
 		case 'r': sim_cfg.prompt = optarg; break;
 		case 'H': sim_cfg.hostname = optarg; break;
+		case 't': sim_cfg.tftp_root = optarg; break;
+		case 'f':
+			m = sim_firmware_parse(optarg);
+			if (m < 0)
+				return -EINVAL;
+			sim_cfg.firmware = m;
+			break;
 		case 'c':
 			if (parse_uint(optarg, MAX_BOARDS, &v) || !v)
 				return -EINVAL;

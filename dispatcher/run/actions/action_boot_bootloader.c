@@ -31,6 +31,7 @@
 #define MENU_MOVES_MAX 64		/* entries passed looking for one */
 #define MENU_MOVE_TIMEOUT (10 * 1000000ULL)	/* for the highlight to move */
 #define MENU_SEEN_MAX 8			/* entries listed when one is not found */
+#define ERROR_LINE_TIMEOUT (1000000ULL)	/* for the rest of an error's line */
 
 enum step {
 	STEP_POWER,		/* power-cycling */
@@ -42,6 +43,7 @@ enum step {
 	STEP_FINAL,		/* waiting for the final message */
 	STEP_KERNEL,		/* waiting for the kernel to start */
 	STEP_LOGIN,		/* the kernel runs: boot_login */
+	STEP_ERROR_LINE,	/* an error message matched: the rest of its line */
 };
 
 enum {
@@ -59,6 +61,8 @@ struct state {
 	unsigned int moves;	/* menu: keys sent looking for the current entry */
 	char *first_seen;	/* menu: the first entry highlighted on this page */
 	char **seen;		/* menu: entries passed, for the failure reason */
+	struct strbuf error;	/* the failure reason being collected */
+	enum error_type error_type;
 	struct boot_login login;
 };
 
@@ -219,17 +223,19 @@ static int start(struct run *r, void *state)
 								"extra_kernel_args"));
 	int err;
 
+	strbuf_init(&st->error);
 	if (!d) {
 		run_fail(r, ERROR_JOB, "boot method '%s' has no bootloader", boot_method_name(boot->method));
 		return 0;
 	}
 	st->boot = boot;
 	bootloader_conf_resolve(d, &t->bootloaders[boot->bootloader], run_job(r)->context, &st->c);
-	err = d->prepare ? d->prepare(r) : 0;
-	if (!err && !kv_get(run_vars(r), "EXTRA_KERNEL_ARGS"))
-		err = kv_set(run_vars(r), "EXTRA_KERNEL_ARGS", append ? append : "");
+	err = kv_get(run_vars(r), "EXTRA_KERNEL_ARGS") ? 0 :
+	      kv_set(run_vars(r), "EXTRA_KERNEL_ARGS", append ? append : "");
+	if (!err && d->prepare)
+		err = d->prepare(r);
 	if (err < 0)
-		return err;
+		return err == -ENOMEM ? err : 0;	/* the dialect failed the run with a reason */
 	err = prepare_commands(r, st);
 	if (err < 0)
 		return err == -ENOMEM ? err : 0;	/* already failed with a reason */
@@ -425,21 +431,38 @@ static void add_printable(struct strbuf *sb, const uint8_t *p, size_t n)
 	}
 }
 
-/* An error message: the line it appeared on is the reason. */
+/* The reason is complete: "<dialect> error after <command>: <line>". */
+static void error_done(struct run *r, struct state *st)
+{
+	run_fail(r, st->error_type, "%s error%s%s: %s", name(st),
+		 st->next && !st->c.dialect->menu ? " after " : "",
+		 st->c.dialect->menu ? "" : last_command(st), st->error.len ? st->error.buf : "?");
+}
+
+/* An error message: the line it appeared on is the reason, up to its end. */
 static void on_error(struct run *r, struct state *st, const struct run_event *ev)
 {
 	const struct match *m = ev->match;
-	struct strbuf line = STRBUF_INIT;
 	size_t start = m->before_len;
 
 	while (start && m->before[start - 1] != '\n' && m->before[start - 1] != '\r')
 		start--;
-	add_printable(&line, m->before + start, m->before_len - start);
-	add_printable(&line, m->text, m->len);
-	run_fail(r, ev->id == ID_JOB_ERROR ? ERROR_JOB : ERROR_INFRASTRUCTURE, "%s error%s%s: %s",
-		 name(st), st->next && !st->c.dialect->menu ? " after " : "",
-		 st->c.dialect->menu ? "" : last_command(st), line.len ? line.buf : "?");
-	strbuf_release(&line);
+	add_printable(&st->error, m->before + start, m->before_len - start);
+	add_printable(&st->error, m->text, m->len);
+	st->error_type = ev->id == ID_JOB_ERROR ? ERROR_JOB : ERROR_INFRASTRUCTURE;
+	st->step = STEP_ERROR_LINE;
+	run_expect_clear(r);
+	run_expect_add(r, "[^\r\n]*[\r\n]", ID_WANT);
+	run_expect(r, "bootloader-commands", ERROR_LINE_TIMEOUT);
+}
+
+/* The rest of an error message's line arrived (or not, after a moment). */
+static void error_line(struct run *r, struct state *st, const struct run_event *ev)
+{
+	if (ev->kind == RUN_EVENT_MATCH)
+		add_printable(&st->error, ev->match->text, ev->match->len);
+	if (ev->kind == RUN_EVENT_MATCH || ev->kind == RUN_EVENT_TIMEOUT)
+		error_done(r, st);
 }
 
 static void event(struct run *r, void *state, const struct run_event *ev)
@@ -448,6 +471,10 @@ static void event(struct run *r, void *state, const struct run_event *ev)
 
 	if (st->step == STEP_LOGIN) {
 		boot_login_event(r, &st->login, ev);
+		return;
+	}
+	if (st->step == STEP_ERROR_LINE) {
+		error_line(r, st, ev);
 		return;
 	}
 	switch (ev->kind) {
@@ -474,6 +501,7 @@ static void stop(struct run *r, void *state)
 
 	st->commands = strv_free(st->commands);
 	st->seen = strv_free(st->seen);
+	strbuf_release(&st->error);
 }
 
 #define BOOTLOADER_OPS(method) { .name = "boot-" method, .state_size = sizeof(struct state), \

@@ -48,7 +48,11 @@ struct bootloader_dialect {
 	const char *menu_item;		/* regex with (?<item>...): the highlighted entry */
 	const char *menu_down;		/* key to the next entry */
 	const char *menu_select;	/* key choosing the highlighted entry */
-	/** optional: set the dialect's own substitution variables ({BOOTX} ...) */
+	/**
+	 * optional: set the dialect's own substitution variables ({BOOTX} ...)
+	 * before the commands are substituted.  Returns 0, -ENOMEM, or another
+	 * negative errno after failing the run with run_fail().
+	 */
 	int (*prepare)(struct run *r);
 };
 

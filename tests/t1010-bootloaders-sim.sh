@@ -1,0 +1,188 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t1010-bootloaders-sim.sh -- the bootloader engine on simulated boards: barebox
+# and depthcharge boots and their failures (a missing file is the lab's fault,
+# an unknown command the job's), LAVA's `bootloader` method stopping at the
+# U-Boot prompt, expect_shell: false, and a U-Boot command set whose missing
+# comma libconfig turned into one command: check-config warns, the job fails.
+. "$(dirname "$0")/lib.sh"
+
+ART=$TOP/contrib/lab/artifacts
+sim_start 3 --tftp-root "$LAB/state/tftp"
+write_lab_conf
+sim_device sim-uboot-01 0
+sim_device sim-barebox-01 1 sim-barebox
+sim_device sim-dc-01 2 sim-depthcharge
+sim_ctl firmware sim1 barebox >/dev/null
+sim_ctl firmware sim2 depthcharge >/dev/null
+
+# boot_job FILE TYPE METHOD [BOOT KEYS...]: deploy to TFTP, boot, one interactive test.
+boot_job() {
+	local file=$1 type=$2 method=$3 extra=
+	shift 3
+	for k in "$@"; do
+		extra="$extra
+    $k"
+	done
+	write_job "$file" <<JOB
+job_name: $method boot
+device_type: $type
+timeouts: {job: {minutes: 2}, action: {seconds: 60}, connection: {seconds: 20}}
+actions:
+- deploy:
+    to: tftp
+    kernel: {url: 'file://$ART/Image', type: zimage}
+    ramdisk: {url: 'file://$ART/initrd.cpio.gz'}
+    dtb: {url: 'file://$ART/sim.dtb'}
+- boot:
+    method: $method$extra
+    auto_login: {login_prompt: 'login:', username: root}
+    prompts: ['root@sim:~# ']
+- test:
+    interactive:
+    - name: smoke
+      prompts: ['root@sim:~# ']
+      script:
+      - command: cat /proc/cmdline
+        name: cmdline
+        successes: [{message: 'root=/dev/ram0'}]
+JOB
+}
+
+powered_off() {
+	sim_ctl status "sim$1" | grep -q 'power=off'
+}
+
+job_id() {
+	sed -n 's/^job \([0-9]*\): .*/\1/p' "$TMP/run.out" | tail -1
+}
+
+test_expect_success 'barebox: interrupt, bootm from /mnt/tftp, kernel, shell' '
+	boot_job "$TMP/bb.yaml" sim-barebox barebox "commands: ramdisk" &&
+	run_job "$TMP/bb.yaml" 0 &&
+	grep -q "smoke.cmdline: pass" "$TMP/run.out" &&
+	id=$(job_id) &&
+	console=$LAB/state/jobs/$id/console.log &&
+	grep -q "Hit m for menu or any other key to stop autoboot" "$console" &&
+	grep -q "barebox@Simulated ARM Board:/ bootm -v -r /mnt/tftp/$id/initrd.cpio.gz -o /mnt/tftp/$id/sim.dtb /mnt/tftp/$id/Image" "$console" &&
+	grep -q "Starting kernel at" "$console" &&
+	powered_off 1
+'
+
+test_expect_success 'barebox: a file missing on TFTP is an infrastructure error' '
+	boot_job "$TMP/bb-missing.yaml" sim-barebox barebox \
+		"commands: [\"bootm -v /mnt/tftp/{KERNEL}.missing\"]" &&
+	run_job "$TMP/bb-missing.yaml" 2 &&
+	grep -q "incomplete (infrastructure): barebox error after bootm -v /mnt/tftp/[0-9]*/Image.missing: could not open /mnt/tftp/[0-9]*/Image.missing: No such file or directory" "$TMP/run.out" &&
+	powered_off 1
+'
+
+test_expect_success 'barebox: an unknown command is a job error' '
+	boot_job "$TMP/bb-bad.yaml" sim-barebox barebox "commands: [\"dhcp\", \"tftpboot {KERNEL}\"]" &&
+	run_job "$TMP/bb-bad.yaml" 2 &&
+	grep -q "incomplete (job): barebox error after tftpboot [0-9]*/Image: Unknown command .tftpboot. - try .help." "$TMP/run.out"
+'
+
+test_expect_success 'depthcharge: no interrupt, tftpboot with the command line file' '
+	boot_job "$TMP/dc.yaml" sim-depthcharge depthcharge &&
+	run_job "$TMP/dc.yaml" 0 &&
+	grep -q "smoke.cmdline: pass" "$TMP/run.out" &&
+	id=$(job_id) &&
+	grep -qx "console=ttyAMA0,115200 root=/dev/ram0 *" "$LAB/state/tftp/$id/cmdline" &&
+	console=$LAB/state/jobs/$id/console.log &&
+	grep -q "dpch: tftpboot 10.0.2.2 $id/Image $id/cmdline $id/initrd.cpio.gz" "$console" &&
+	grep -q "Kernel command line: console=ttyAMA0,115200 root=/dev/ram0 .*tftpserverip=10.0.2.2" "$console" &&
+	powered_off 2
+'
+
+test_expect_success 'depthcharge: a failed download is an infrastructure error, board off' '
+	boot_job "$TMP/dc-missing.yaml" sim-depthcharge depthcharge \
+		"commands: [\"tftpboot {SERVER_IP} {KERNEL}.missing {CMDLINE}\"]" &&
+	run_job "$TMP/dc-missing.yaml" 2 &&
+	grep -q "incomplete (infrastructure): depthcharge error after tftpboot 10.0.2.2 [0-9]*/Image.missing [0-9]*/cmdline: Tftp failed." "$TMP/run.out" &&
+	powered_off 2
+'
+
+test_expect_success 'depthcharge: a bad command is a job error' '
+	boot_job "$TMP/dc-bad.yaml" sim-depthcharge depthcharge "commands: [\"tftp {KERNEL}\"]" &&
+	run_job "$TMP/dc-bad.yaml" 2 &&
+	grep -q "incomplete (job): depthcharge error after tftp [0-9]*/Image: Unknown command .tftp. - try .help." "$TMP/run.out"
+'
+
+test_expect_success 'method bootloader: stop at the U-Boot prompt, then test U-Boot itself' '
+	write_job "$TMP/bl.yaml" <<JOB &&
+job_name: bootloader interactive
+device_type: sim-uboot
+timeouts: {job: {minutes: 2}, connection: {seconds: 20}}
+actions:
+- boot:
+    method: bootloader
+    bootloader: u-boot
+    commands: [printenv bootdelay]
+    prompts: ["=>"]
+- test:
+    interactive:
+    - name: uboot
+      prompts: ["=> "]
+      script:
+      - command: version
+        name: version
+        successes: [{message: "U-Boot 2023.01"}]
+JOB
+	run_job "$TMP/bl.yaml" 0 &&
+	grep -q "uboot.version: pass" "$TMP/run.out" &&
+	! grep -q "Starting kernel" "$LAB/state/jobs/$(job_id)/console.log" &&
+	powered_off 0
+'
+
+test_expect_success 'expect_shell: false ends the boot when the kernel starts' '
+	write_job "$TMP/noshell.yaml" <<JOB &&
+job_name: no shell
+device_type: sim-uboot
+timeouts: {job: {minutes: 2}, connection: {seconds: 20}}
+actions:
+- deploy:
+    to: tftp
+    kernel: {url: "file://$ART/Image", type: image}
+    ramdisk: {url: "file://$ART/initrd.cpio.gz"}
+    dtb: {url: "file://$ART/sim.dtb"}
+- boot:
+    method: u-boot
+    commands: ramdisk
+    expect_shell: false
+JOB
+	run_job "$TMP/noshell.yaml" 0 &&
+	grep -q "phase L[0-9]* kernel-start at" "$TMP/run.out" &&
+	! grep -q "phase L[0-9]* shell at" "$TMP/run.out"
+'
+
+test_expect_success 'a missing comma in a command list: check-config warns with the line' '
+	cat >"$LAB/devices/20-comma.conf" <<CONF &&
+device_type = {
+	name = "sim-comma";
+	extends = "sim-uboot";
+	u-boot = {
+		commands = {
+			ramdisk = (
+				"dhcp"
+				"setenv serverip {SERVER_IP}",
+				"tftp {KERNEL_ADDR} {KERNEL}",
+				"{BOOTX}"
+			);
+		};
+	};
+};
+CONF
+	"$LABD" check-config -c "$LAB/labd.conf" >"$TMP/check.out" 2>&1 &&
+	grep -q "^warning: $LAB/devices/20-comma.conf:8: u-boot command set .ramdisk.: .dhcpsetenv serverip {SERVER_IP}. is two strings the config parser joined (from line 7): is a comma missing between them?" "$TMP/check.out"
+'
+
+test_expect_success 'the joined command fails the job: U-Boot does not know it' '
+	sim_device sim-comma-01 0 sim-comma &&
+	boot_job "$TMP/comma.yaml" sim-comma u-boot &&
+	run_job "$TMP/comma.yaml" 2 &&
+	grep -q "incomplete (job): u-boot error after dhcpsetenv serverip 10.0.2.2: Unknown command .dhcpsetenv. - try .help." "$TMP/run.out" &&
+	powered_off 0
+'
+
+test_done
