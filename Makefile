@@ -13,6 +13,8 @@ DEB_TEST := qemu-system-x86 qemu-system-arm u-boot-qemu busybox-static cpio xz-u
 	umockdev libumockdev-dev ser2net pdudaemon telnet microcom tmux curl python3 python3-jsonschema \
 	sqlite3 libxml2-utils iproute2 procps git bzip2 zstd unzip lavacli \
 	postgresql
+# Real firmware the QEMU tests boot through: iPXE, OVMF (UEFI), GRUB's EFI modules.
+DEB_FIRMWARE := ipxe-qemu ovmf grub-efi-amd64-bin
 # The dashboard's library (Chart.js, served from /usr/share/javascript) and its browser tests.
 DEB_WEB := libjs-chart.js
 DEB_WEB_TEST := chromium chromium-driver python3-selenium prometheus
@@ -137,7 +139,7 @@ $(BUILD)/tests/unit/test-sdmux: $(OBJ)/tests/fakes/sg_fake.o
 
 # Install the Debian packages this tree needs (only the missing ones).
 deps:
-	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_WEB) $(DEB_WEB_TEST)
+	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_FIRMWARE) $(DEB_WEB) $(DEB_WEB_TEST)
 	@contrib/web-deps.sh
 
 check: deps

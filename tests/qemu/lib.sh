@@ -8,7 +8,10 @@
 #   qemu_job jobs/qemu-x86_64.yaml "$TMP/x86.yaml"   # the example job, on our server
 #
 # Boards: those of devices/qemu.conf: qemu-x86-01 (qemu-x86_64), qemu-arm64-01
-# (qemu-arm64), qemu-armhf-01 (qemu-armhf), tagged "qemu".
+# (qemu-arm64), qemu-armhf-01 (qemu-armhf), qemu-x86-ipxe-01 (qemu-x86_64-ipxe),
+# qemu-x86-uefi-01 (qemu-x86_64-uefi), tagged "qemu".  Real firmware:
+# qemu_firmware ipxe|uefi says whether it is installed; qemu_uefi_grub makes
+# the UEFI board's network GRUB.
 # The artifact server serves the fixture cache ($QEMU_FIX) at $ART_URL; its
 # access log is $TMP/artifacts.log.
 
@@ -52,6 +55,41 @@ CONF
 		>"$TMP/artifacts.log" 2>&1 &
 	at_exit "kill $!"
 	wait_for "curl -sf $ART_URL/ -o /dev/null" 10
+}
+
+# qemu_firmware ipxe|uefi: whether Debian's iPXE ROM, or OVMF and GRUB's EFI
+# modules, are installed; sets QEMU_SKIP and fails when not.
+qemu_firmware() {
+	case $1 in
+	ipxe) [ -e /usr/lib/ipxe/qemu/efi-virtio.rom ] ||
+		{ QEMU_SKIP="no iPXE ROM for QEMU (apt-get install ipxe-qemu)"; return 1; } ;;
+	uefi) [ -e /usr/share/OVMF/OVMF_CODE_4M.fd ] ||
+		{ QEMU_SKIP="no OVMF (apt-get install ovmf)"; return 1; }
+	      command -v grub-mkstandalone >/dev/null && [ -d /usr/lib/grub/x86_64-efi ] ||
+		{ QEMU_SKIP="no GRUB EFI modules (apt-get install grub-efi-amd64-bin)"; return 1; } ;;
+	esac
+}
+
+# qemu_uefi_grub TFTP_ROOT: the UEFI board's network bootloader, a standalone
+# GRUB EFI image in TFTP_ROOT/labd-grub/ (the type's UEFI_BOOTFILE), with the
+# lab's own Debian kernel and initramfs next to it for its menu entry, which
+# boots after 3 s unless a key stops the menu.
+qemu_uefi_grub() {
+	local d=$1/labd-grub
+	mkdir -p "$d"
+	cp "$QEMU_FIX/x86_64/bzImage" "$d/bzImage"
+	cp "$QEMU_FIX/x86_64/initrd.cpio.gz" "$d/initrd.cpio.gz"
+	cat >"$TMP/grub.cfg" <<'CFG'
+set timeout=3
+menuentry 'Debian (the lab image)' {
+	linux (tftp)/labd-grub/bzImage console=ttyS0 panic=-1 no_timer_check
+	initrd (tftp)/labd-grub/initrd.cpio.gz
+}
+CFG
+	grub-mkstandalone -O x86_64-efi -o "$d/grubx64.efi" --locales= --fonts= --themes= \
+		--modules="tftp efinet linux normal echo" \
+		--install-modules="tftp efinet net linux normal echo ls cat test gzio boot configfile" \
+		"boot/grub/grub.cfg=$TMP/grub.cfg"
 }
 
 # qemu_job SRC DEST: the job SRC with its artifact server replaced by ours.

@@ -7,6 +7,7 @@
 #
 #   $CACHE/x86_64/vmlinux        PVH ELF extracted from the cloud kernel's bzImage
 #                                (the bzImage itself when the payload cannot be extracted)
+#   $CACHE/x86_64/bzImage        the cloud kernel as shipped (firmware boots: iPXE, GRUB)
 #   $CACHE/x86_64/initrd.cpio.gz
 #   $CACHE/arm64/Image           Debian's arm64 vmlinuz (a raw Image, booti takes it as is)
 #   $CACHE/arm64/initrd.cpio.gz
@@ -51,7 +52,7 @@ skip() {
 complete() {
 	local d=$CACHE/$1
 	case $1 in
-	x86_64) [ -s "$d/vmlinux" ] ;;
+	x86_64) [ -s "$d/vmlinux" ] && [ -s "$d/bzImage" ] ;;
 	arm64) [ -s "$d/Image" ] ;;
 	armhf) [ -s "$d/zImage" ] ;;
 	*) return 1 ;;
