@@ -8,7 +8,7 @@ sim_lab 1
 
 test_expect_success 'check-config accepts the good lab' '
 	"$LABD" check-config -c "$LAB/labd.conf" >"$TMP/out" &&
-	grep -q "ok: 2 device types, 1 devices" "$TMP/out"
+	grep -q "ok: 4 device types, 1 devices" "$TMP/out"
 '
 
 # A second lab with one broken board file next to a good one.
