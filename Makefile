@@ -8,7 +8,7 @@ PKGS := libserialport libusb-1.0 libgpiod libcurl jansson libconfig yaml-0.1 sql
 DEB_BUILD := build-essential pkg-config libserialport-dev libusb-1.0-0-dev libgpiod-dev \
 	libcurl4-openssl-dev libjansson-dev libconfig-dev libyaml-dev libsqlite3-dev \
 	libmicrohttpd-dev libpcre2-dev libssl-dev libarchive-dev zlib1g-dev libxmlrpc-core-c3-dev libwslay-dev \
-	libpq-dev
+	libpq-dev scdoc
 DEB_TEST := qemu-system-x86 qemu-system-arm u-boot-qemu busybox-static cpio xz-utils socat \
 	umockdev libumockdev-dev ser2net pdudaemon telnet microcom tmux curl python3 python3-jsonschema \
 	sqlite3 libxml2-utils iproute2 procps git bzip2 zstd unzip lavacli \
@@ -73,7 +73,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helper/%.c=$(BUILD)/tests/helper/%)
 
 PROGRAMS := $(BUILD)/labd $(BUILD)/labctl $(BUILD)/simboard
 
-.PHONY: all deps check demo bench clean install tests api-doc
+.PHONY: all deps check demo bench clean install tests api-doc man
 all: $(PROGRAMS)
 
 $(OBJ)/%.o: %.c
@@ -159,7 +159,15 @@ DESTDIR ?=
 WEB_FILES := $(wildcard web/*.html web/*.js web/*.css web/*.svg)
 # labd serves the dashboard from here once installed (doc/dashboard.md)
 $(OBJ)/dispatcher/api_web.o: CFLAGS += -DLABD_WEB_DIR='"$(PREFIX)/share/labd/web"'
-install: all
+# Man pages (labd.8, labctl.1, labd.conf.5), written for scdoc in doc/man/.
+MAN_PAGES := $(patsubst doc/man/%.scd,$(BUILD)/man/%,$(wildcard doc/man/*.scd))
+$(BUILD)/man/%: doc/man/%.scd
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  SCDOC   $<")
+	$(Q)scdoc <$< >$@
+man: $(MAN_PAGES)
+
+install: all man
 	install -D -m 0755 $(BUILD)/labd $(DESTDIR)$(PREFIX)/bin/labd
 	install -D -m 0755 $(BUILD)/labctl $(DESTDIR)$(PREFIX)/bin/labctl
 	install -D -m 0644 contrib/systemd/labd.service $(DESTDIR)/lib/systemd/system/labd.service
@@ -172,6 +180,9 @@ install: all
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/labd/web/vendor/xterm web/vendor/xterm/*
 	[ ! -f contrib/labctl.bash-completion ] || install -D -m 0644 contrib/labctl.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/labctl
+	for p in $(MAN_PAGES); do \
+		install -D -m 0644 $$p $(DESTDIR)$(PREFIX)/share/man/man$${p##*.}/$${p##*/} || exit 1; \
+	done
 
 # doc/api.md's list of routes, from the route table (t4000 checks it).
 api-doc: $(BUILD)/tests/helper/api-routes

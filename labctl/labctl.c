@@ -58,10 +58,13 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: labctl [--url URL] [--token TOKEN] COMMAND [ARGS]\n\n"
-		   "  --url URL       labd's address (default: $LABD_URL, else %s;\n"
-		   "                  unix:/PATH for a Unix socket)\n"
-		   "  --token TOKEN   API token (default: $LABD_TOKEN)\n"
+	fprintf(f, "usage: labctl [--lab NAME] [--url URL] [--token TOKEN] COMMAND [ARGS]\n\n"
+		   "  -L, --lab NAME  the lab NAME of the config file (default: $LABCTL_LAB)\n"
+		   "  --url URL       labd's address (default: $LABD_URL, else the config file,\n"
+		   "                  else %s; unix:/PATH for a Unix socket)\n"
+		   "  --token TOKEN   API token (default: $LABD_TOKEN, else the config file)\n"
+		   "  --config FILE   the config file (default: $LABCTL_CONFIG, else\n"
+		   "                  ~/.config/labctl/config; see labctl(1))\n"
 		   "  -h, --help      this help\n"
 		   "  -V, --version   print the version\n\ncommands:\n", LABCTL_DEFAULT_URL);
 	for (i = 0; i < N_COMMANDS; i++)
@@ -179,22 +182,31 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "url", required_argument, NULL, 'u' },
 		{ "token", required_argument, NULL, 't' },
+		{ "lab", required_argument, NULL, 'L' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("LABD_URL"), *token = getenv("LABD_TOKEN");
+	const char *url = NULL, *token = NULL, *lab = NULL, *config = NULL;
+	struct lc_target target = { NULL, NULL };
 	const struct command *cmd;
 	struct labctl lc;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hVL:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'u':
 			url = optarg;
 			break;
 		case 't':
 			token = optarg;
+			break;
+		case 'L':
+			lab = optarg;
+			break;
+		case 'c':
+			config = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -203,7 +215,7 @@ int main(int argc, char **argv)
 			printf("labctl %s\n", LABD_VERSION);
 			return LABCTL_OK;
 		default:
-			fprintf(stderr, "labctl: try 'labctl --help'\n");
+			usage(stderr);
 			return LABCTL_ERROR;
 		}
 	}
@@ -221,12 +233,18 @@ int main(int argc, char **argv)
 			argv[optind]);
 		return LABCTL_ERROR;
 	}
-	if (!url || !*url)
-		url = LABCTL_DEFAULT_URL;
-	if (lc_init(&lc, url, token) < 0) {
+	target.url = url && *url ? strdup(url) : NULL;
+	target.token = token && *token ? strdup(token) : NULL;
+	ret = lc_target_resolve(config, lab, &target);
+	if (ret) {
+		lc_target_release(&target);
+		return ret;
+	}
+	if (lc_init(&lc, target.url, target.token) < 0) {
 		fprintf(stderr, "labctl: invalid URL '%s': use http://HOST:PORT or unix:/PATH\n",
-			url);
+			target.url);
 		lc_release(&lc);
+		lc_target_release(&target);
 		return LABCTL_ERROR;
 	}
 	argv += optind;
@@ -234,6 +252,7 @@ int main(int argc, char **argv)
 	optind = 0;	/* the command parses its own options */
 	ret = cmd->fn(&lc, argc, argv);
 	lc_release(&lc);
+	lc_target_release(&target);
 	return ret;
 }
 

@@ -50,6 +50,24 @@ struct lc_response {
 	struct strbuf body;
 };
 
+/* ---- labctl_config.c ---- */
+
+/* Where labctl sends its requests: labd's URL and the token (both owned). */
+struct lc_target {
+	char *url;
+	char *token;
+};
+
+/**
+ * lc_target_resolve() - complete @t (what --url/--token set stays) from the
+ * lab @lab (--lab, else $LABCTL_LAB) of the config file (@config, else
+ * $LABCTL_CONFIG, else ~/.config/labctl/config), $LABD_URL/$LABD_TOKEN, the
+ * file's default lab or top level, then the built-in URL.
+ * Returns 0, or LABCTL_ERROR with the reason printed.
+ */
+int lc_target_resolve(const char *config, const char *lab, struct lc_target *t);
+void lc_target_release(struct lc_target *t);
+
 /* ---- labctl_http.c ---- */
 
 int lc_init(struct labctl *lc, const char *url, const char *token);

@@ -271,6 +271,8 @@ int cmd_release(struct labctl *lc, int argc, char **argv)
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
 		return lc_help(argv[0]);
+	if (argc == 2 && argv[1][0] == '-')
+		return lc_usage_error(argv[0], "unknown option '%s'", argv[1]);
 	if (argc != 2)
 		return lc_usage_error(argv[0], "give one board");
 	esc = lc_escape(lc, argv[1]);

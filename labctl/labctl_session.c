@@ -67,6 +67,8 @@ int cmd_telnet(struct labctl *lc, int argc, char **argv)
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
 		return lc_help(argv[0]);
+	if (argc == 2 && argv[1][0] == '-')
+		return lc_usage_error(argv[0], "unknown option '%s'", argv[1]);
 	if (argc != 2)
 		return lc_usage_error(argv[0], "give one board");
 	ret = telnet_port(lc, argv[1], &port);
@@ -256,6 +258,8 @@ int cmd_token_hash(struct labctl *lc, int argc, char **argv)
 		return lc_help(argv[0]);
 	if (argc > 2)
 		return lc_usage_error(argv[0], "give one token, --new, or none to read it from stdin");
+	if (t && !strncmp(t, "--", 2) && strcmp(t, "--new"))
+		return lc_usage_error(argv[0], "unknown option '%s'", t);
 	if (t && !strcmp(t, "--new")) {
 		if (new_token(token, sizeof(token)) < 0)
 			return lc_usage_error(argv[0], "cannot make a random token");

@@ -258,6 +258,60 @@ t_canceled() {
 }
 test_expect_success 'submit --follow of a job canceled meanwhile exits 2' t_canceled
 
+# lcc EXPECTED_STATUS ARGS...: labctl with the config file of $TMP/xdg, no --url, and
+# $LABD_URL and $LABCTL_LAB only as $ENV_URL and $ENV_LAB say
+lcc() {
+	local want=$1 rc=0
+	shift
+	env -u LABD_TOKEN LABD_URL="${ENV_URL:-}" LABCTL_LAB="${ENV_LAB:-}" \
+		XDG_CONFIG_HOME="$TMP/xdg" "$LABCTL_BIN" "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "labctl $*: exit status $rc, expected $want"
+		cat "$TMP/out" "$TMP/err"
+		return 1
+	fi
+}
+
+t_config() {
+	mkdir -p "$TMP/xdg/labctl" &&
+	cat >"$TMP/xdg/labctl/config" <<CONF &&
+# labctl's labs
+url = "$LABD_URL";
+labs = {
+	nowhere = { url = "http://127.0.0.1:1"; };
+	badtoken = { url = "$LABD_URL"; token = "not-a-token"; };
+	here = { url = "$LABD_URL"; };
+};
+CONF
+	chmod 600 "$TMP/xdg/labctl/config" &&
+	lcc 0 devices && out_has "^sim-01 " && [ ! -s "$TMP/err" ] &&
+	lcc 3 --lab nowhere devices && err_has "cannot reach labd at http://127.0.0.1:1" &&
+	ENV_LAB=nowhere lcc 3 devices && err_has "cannot reach labd at http://127.0.0.1:1" &&
+	ENV_LAB=nowhere lcc 0 --url "$LABD_URL" devices &&
+	ENV_URL=http://127.0.0.1:1 lcc 3 devices &&
+	ENV_URL=http://127.0.0.1:1 lcc 0 -L here devices &&
+	lcc 1 -L badtoken devices && err_has "invalid token" &&
+	echo "lab = \"nowhere\";" >>"$TMP/xdg/labctl/config" &&
+	lcc 3 devices && err_has "127.0.0.1:1" &&
+	lcc 3 --lab missing devices && err_has "no lab 'missing' in 'labs'" &&
+	echo "colour = \"red\";" >>"$TMP/xdg/labctl/config" &&
+	lcc 3 devices && err_has "labctl/config:9: unknown key 'colour'" &&
+	sed -i "/colour/d; /^lab = /d" "$TMP/xdg/labctl/config" && chmod 644 "$TMP/xdg/labctl/config" &&
+	lcc 0 devices && err_has "others may read it (chmod 600" &&
+	rm -r "$TMP/xdg"
+}
+test_expect_success 'the config file: a URL, labs chosen by --lab or $LABCTL_LAB, what wins' t_config
+
+t_bad_options() {
+	local c
+	for c in check submit jobs show cancel log results devices queue device reserve release \
+		reservations console power boot telnet token-hash; do
+		lc 3 "$c" --no-such-option && err_has "^usage: labctl $c " || return 1
+	done
+	lc 3 --no-such-option jobs && err_has "^usage: labctl \\["
+}
+test_expect_success 'a bad option prints the usage of its command' t_bad_options
+
 labd_stop
 
 t_stopped() {

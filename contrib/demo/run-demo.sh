@@ -31,7 +31,7 @@ done
 
 rm -rf "$DEMO"
 mkdir -p "$DEMO/sim" "$DEMO/devices"
-echo "== simulated lab in $DEMO: 3 boards (sim0..sim2) on pseudo-terminals"
+echo "== simulated lab in $DEMO: 3 boards, sim-01, sim-02 and sim-03 (simulated on pseudo-terminals)"
 "$BUILD/simboard" --dir "$DEMO/sim" --count 3 >"$DEMO/simboard.log" 2>&1 &
 pids+=($!)
 /usr/bin/python3 -m http.server "$ART_PORT" --bind 127.0.0.1 \

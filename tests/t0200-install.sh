@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t0200-install.sh -- `make install` into a staging directory: the programs,
+# and the man pages of labd(8), labctl(1) and labd.conf(5) that man renders.
+. "$(dirname "$0")/lib.sh"
+
+ROOT=$TMP/root
+
+if ! command -v scdoc >/dev/null; then
+	test_skip 'make install puts the programs and the man pages in place' 'scdoc not installed (make deps)'
+	test_done
+	exit
+fi
+
+test_expect_success 'make install puts the programs and the man pages in place' '
+	make -s -C "$TOP" install DESTDIR="$ROOT" BUILD="$BUILD" >"$TMP/install.log" 2>&1 &&
+	[ -x "$ROOT/usr/bin/labd" ] && [ -x "$ROOT/usr/bin/labctl" ] &&
+	[ -f "$ROOT/usr/share/man/man8/labd.8" ] &&
+	[ -f "$ROOT/usr/share/man/man1/labctl.1" ] &&
+	[ -f "$ROOT/usr/share/man/man5/labd.conf.5" ]
+'
+
+test_expect_success 'man renders them, with what each is about' '
+	MANWIDTH=80 man -l "$ROOT/usr/share/man/man1/labctl.1" >"$TMP/labctl.txt" 2>&1 &&
+	grep -q "labctl - the client of labd" "$TMP/labctl.txt" &&
+	grep -q "~/.config/labctl/config" "$TMP/labctl.txt" &&
+	MANWIDTH=80 man -l "$ROOT/usr/share/man/man8/labd.8" | grep -q "check-config" &&
+	MANWIDTH=80 man -l "$ROOT/usr/share/man/man5/labd.conf.5" | grep -q "devices_dir"
+'
+
+test_expect_success 'every labctl command is in its man page' '
+	for c in $("$ROOT/usr/bin/labctl" --help | sed -n "s/^  \([a-z-]*\) .*/\1/p" | grep -v "^-"); do
+		grep -q "\*$c\*" "$TOP/doc/man/labctl.1.scd" || { echo "labctl.1 lacks $c"; exit 1; }
+	done
+'
+
+test_done
