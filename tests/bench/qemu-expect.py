@@ -1,12 +1,15 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-# qemu-expect.py PROMPT_REGEX -- QEMU ARGS...: the baseline of bench-qemu-boot.sh.
+# qemu-expect.py PROMPT_REGEX [--chat REGEX TEXT]... -- QEMU ARGS...: the
+# baseline of bench-qemu-boot.sh and bench-qemu-firmware.sh.
 #
 # Starts QEMU with its first serial port on a socketpair, as labd does
-# (`-chardev socket,id=...,fd={FD}`: {FD} in ARGS is the fd number), reads the console until PROMPT_REGEX
-# matches, kills QEMU and prints the seconds from starting QEMU to the prompt.
-# The smallest console reader there is: no logging, no matching beyond one
-# regex, no event loop beyond select().
+# (`-chardev socket,id=...,fd={FD}`: {FD} in ARGS is the fd number), reads the
+# console until PROMPT_REGEX matches, kills QEMU and prints the seconds from
+# starting QEMU to the prompt.  Each --chat pair, in order, first: wait for
+# REGEX, then send TEXT (\n, \xNN escapes), the way one drives a bootloader by
+# hand.  The smallest console reader there is: no logging, no matching beyond
+# one regex at a time, no event loop beyond select().
 import os
 import re
 import select
@@ -21,8 +24,13 @@ TIMEOUT = 120.0
 
 def main():
     prompt = re.compile(sys.argv[1].encode())
+    args, chat = sys.argv[2:], []
+    while args and args[0] == "--chat":
+        chat.append((re.compile(args[1].encode()),
+                     args[2].encode().decode("unicode_escape").encode("latin1")))
+        args = args[3:]
     ours, theirs = socket.socketpair()
-    argv = [a.replace("{FD}", str(theirs.fileno())) for a in sys.argv[3:]]
+    argv = [a.replace("{FD}", str(theirs.fileno())) for a in args[1:]]
     t0 = time.monotonic()
     qemu = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -39,7 +47,14 @@ def main():
         if not data:
             break
         buf = (buf + data)[-4096:]
-        if prompt.search(buf):
+        while chat:
+            m = chat[0][0].search(buf)
+            if not m:
+                break
+            ours.sendall(chat[0][1])
+            buf = buf[m.end():]
+            chat.pop(0)
+        if not chat and prompt.search(buf):
             took = time.monotonic() - t0
             break
     qemu.send_signal(signal.SIGKILL)

@@ -73,14 +73,14 @@ qemu_firmware() {
 # qemu_uefi_grub TFTP_ROOT: the UEFI board's network bootloader, a standalone
 # GRUB EFI image in TFTP_ROOT/labd-grub/ (the type's UEFI_BOOTFILE), with the
 # lab's own Debian kernel and initramfs next to it for its menu entry, which
-# boots after 3 s unless a key stops the menu.
+# boots after 2 s unless a key stops the menu.
 qemu_uefi_grub() {
 	local d=$1/labd-grub
 	mkdir -p "$d"
 	cp "$QEMU_FIX/x86_64/bzImage" "$d/bzImage"
 	cp "$QEMU_FIX/x86_64/initrd.cpio.gz" "$d/initrd.cpio.gz"
 	cat >"$TMP/grub.cfg" <<'CFG'
-set timeout=3
+set timeout=2
 menuentry 'Debian (the lab image)' {
 	linux (tftp)/labd-grub/bzImage console=ttyS0 panic=-1 no_timer_check
 	initrd (tftp)/labd-grub/initrd.cpio.gz

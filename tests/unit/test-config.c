@@ -503,7 +503,29 @@ TEST(test_config__fingerprint)
 	config_unref(c);
 }
 
-TEST_LIST(test_config__lab, test_config__sections, test_config__type_defaults,
+/* Two strings of a command list joined by libconfig: a warning each, with their line. */
+TEST(test_config__joined_strings_warn)
+{
+	struct lab_config *c = NULL;
+	struct diag d = DIAG_INIT;
+	char *want;
+
+	CHECK_INT(load("joined/labd.conf", &c, &d), ==, 0);
+	CHECK_INT(c->warnings.n, ==, 2);
+	want = expand("@/joined/devices/types.conf:8: u-boot command set 'ramdisk': "
+		      "'dhcptftp {KERNEL_ADDR} {KERNEL}' is two strings the config parser "
+		      "joined (from line 8): is a comma missing between them?");
+	CHECK_STR(c->warnings.msgs[0], want);
+	free(want);
+	want = expand("@/joined/devices/types.conf:18: grub command set 'ramdisk': "
+		      "'linux (tftp)/{KERNEL}initrd (tftp)/{RAMDISK}' is two strings the config "
+		      "parser joined (from line 17): is a comma missing between them?");
+	CHECK_STR(c->warnings.msgs[1], want);
+	free(want);
+	config_unref(c);
+}
+
+TEST_LIST(test_config__joined_strings_warn, test_config__lab, test_config__sections, test_config__type_defaults,
 	  test_config__type_extends, test_config__type_qemu, test_config__devices,
 	  test_config__missing_file, test_config__bad_driver, test_config__missing_key,
 	  test_config__bad_type, test_config__unknown_key, test_config__duplicates,

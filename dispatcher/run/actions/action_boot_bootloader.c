@@ -91,11 +91,7 @@ static void expect(struct run *r, struct state *st, const char *stage, const cha
 	run_expect(r, stage, timeout);
 }
 
-/*
- * The echo of @cmd as a regex: each byte literally, with terminal control
- * sequences (ESC [ ... letter) and line breaks allowed between bytes.
- */
-static int echo_regex(const char *cmd, struct strbuf *re)
+int bootloader_echo_regex(const char *cmd, struct strbuf *re)
 {
 	static const char gap[] = "(?:\\x1b\\[[0-9;?=]*[A-Za-z]|[\\r\\n])*";
 	const unsigned char *p;
@@ -176,7 +172,7 @@ static void type_next_command(struct run *r, struct state *st)
 	const char *cmd = st->commands[st->next++];
 	struct strbuf line = STRBUF_INIT, re = STRBUF_INIT;
 
-	if (strbuf_addf(&line, "%s\n", cmd) < 0 || echo_regex(cmd, &re) < 0) {
+	if (strbuf_addf(&line, "%s\n", cmd) < 0 || bootloader_echo_regex(cmd, &re) < 0) {
 		run_fail(r, ERROR_INFRASTRUCTURE, "out of memory");
 	} else if (run_send(r, line.buf, st->c.char_delay) < 0) {
 		run_fail(r, ERROR_INFRASTRUCTURE, "cannot type %s command '%s'", name(st), cmd);

@@ -31,6 +31,7 @@
 
 struct run;
 struct kv;
+struct strbuf;
 struct bootloader_params;
 
 struct bootloader_dialect {
@@ -96,5 +97,13 @@ struct bootloader_conf {
 /** bootloader_conf_resolve() - fill @ret for @d, @p (the type's group) and the job's @context. */
 void bootloader_conf_resolve(const struct bootloader_dialect *d, const struct bootloader_params *p,
 			     const json_t *context, struct bootloader_conf *ret);
+
+/**
+ * bootloader_echo_regex() - append to @re a regex matching the echo of @cmd:
+ * each byte literally, with terminal control sequences (ESC [ ... letter) and
+ * line breaks allowed between bytes (GRUB on EFI moves the cursor before
+ * each character; consoles wrap long lines).  Returns 0 or -ENOMEM.
+ */
+int bootloader_echo_regex(const char *cmd, struct strbuf *re);
 
 #endif
