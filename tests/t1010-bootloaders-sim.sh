@@ -109,6 +109,17 @@ test_expect_success 'depthcharge: a bad command is a job error' '
 	grep -q "incomplete (job): depthcharge error after tftp [0-9]*/Image: Unknown command .tftp. - try .help." "$TMP/run.out"
 '
 
+test_expect_success 'the job timeout of bootloader-commands bounds the commands stage' '
+	boot_job "$TMP/stage.yaml" sim-uboot u-boot "commands: ramdisk" &&
+	sed -i "s/^timeouts: {job: {minutes: 2}, /timeouts: {actions: {bootloader-commands: {seconds: 1}}, job: {minutes: 2}, /" \
+		"$TMP/stage.yaml" &&
+	sim_ctl mode sim0 slow >/dev/null &&
+	run_job "$TMP/stage.yaml" 2 &&
+	sim_ctl mode sim0 normal >/dev/null &&
+	{ grep -q "incomplete (infrastructure): u-boot: the job.s bootloader-commands timeout ran out after .tftp 0x4000[0-9]*000 [0-9]*/Image." "$TMP/run.out" || { tail -5 "$TMP/run.out"; false; }; } &&
+	powered_off 0
+'
+
 test_expect_success 'method bootloader: stop at the U-Boot prompt, then test U-Boot itself' '
 	write_job "$TMP/bl.yaml" <<JOB &&
 job_name: bootloader interactive

@@ -300,6 +300,9 @@ static int job_walk_context(struct job_doc *doc, struct job *job)
 		else if (!json_is_string(v) && !json_is_number(v) && !json_is_boolean(v))
 			r = job_doc_error(doc, key, "'%s' must be a string, number or boolean, not %s",
 					  key, job_doc_type_name(v));
+		else if ((!strcmp(key, "bootloader_prompt") || !strcmp(key, "interrupt_prompt")) &&
+			 json_is_string(v) && job_doc_regex(doc, key, json_string_value(v), NULL) < 0)
+			r = -EINVAL;	/* the bootloader methods wait for them */
 	}
 	job_doc_leave(doc, mark);
 	return r;

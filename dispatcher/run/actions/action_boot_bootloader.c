@@ -61,6 +61,8 @@ struct state {
 	unsigned int moves;	/* menu: keys sent looking for the current entry */
 	char *first_seen;	/* menu: the first entry highlighted on this page */
 	char **seen;		/* menu: entries passed, for the failure reason */
+	const char *stage;	/* the stage waited in: "bootloader-commands" ... */
+	uint64_t stage_end;	/* its end from the job's timeouts.actions, or 0 */
 	struct strbuf error;	/* the failure reason being collected */
 	enum error_type error_type;
 	struct boot_login login;
@@ -77,10 +79,34 @@ static const char *last_command(const struct state *st)
 	return st->next ? st->commands[st->next - 1] : "";
 }
 
+/*
+ * The timeout of a wait in @stage: @timeout (0: the stage's connection
+ * timeout), cut to what is left of the stage when the job gives the stage
+ * a timeout of its own (LAVA's timeouts: actions: bootloader-commands).
+ */
+static uint64_t stage_timeout(struct run *r, struct state *st, const char *stage,
+			      uint64_t timeout)
+{
+	uint64_t now = run_now(r), limit;
+
+	if (!st->stage || strcmp(st->stage, stage)) {
+		st->stage = stage;
+		limit = job_stage_timeout(run_job(r), run_action(r), stage, 0);
+		st->stage_end = limit ? now + limit : 0;
+	}
+	if (!st->stage_end)
+		return timeout;
+	if (!timeout)
+		timeout = job_connection_timeout(run_job(r), stage);
+	return st->stage_end <= now ? 1 : st->stage_end - now < timeout ? st->stage_end - now
+									: timeout;
+}
+
 /* Wait for @want (a regex, or @literal text), plus the dialect's error messages. */
 static void expect(struct run *r, struct state *st, const char *stage, const char *want,
 		   bool literal, uint64_t timeout)
 {
+	timeout = stage_timeout(r, st, stage, timeout);
 	run_expect_clear(r);
 	if (literal)
 		run_expect_add_literal(r, want, ID_WANT);
@@ -383,6 +409,12 @@ static void on_want(struct run *r, struct state *st)
 
 static void on_timeout(struct run *r, struct state *st)
 {
+	if (st->stage_end && run_now(r) >= st->stage_end) {
+		run_fail(r, ERROR_INFRASTRUCTURE, "%s: the job's %s timeout ran out%s%s%s", name(st),
+			 st->stage, st->next ? " after '" : "", last_command(st),
+			 st->next ? "'" : "");
+		return;
+	}
 	switch (st->step) {
 	case STEP_INTERRUPT:
 		run_fail(r, ERROR_INFRASTRUCTURE, "timed out waiting for the %s %s", name(st),
