@@ -139,8 +139,9 @@ class Session:
         if len(cards) != len(boards) or len(boards) != self.a.boards:
             raise Failed("%d cards for %d boards" % (len(cards), len(boards)))
         for b in boards:
-            card = self.d.find_element(By.CSS_SELECTOR, '.board[data-name="%s"]' % b["name"])
-            shown = card.find_element(By.CSS_SELECTOR, ".state").text
+            # read in one go: a live update may redraw the card at any moment
+            shown = self.js("const c = document.querySelector('.board[data-name=\"' + arguments[0]"
+                            " + '\"] .state'); return c ? c.textContent : null;", b["name"])
             if shown != b["state"]:
                 raise Failed("%s shows '%s', the API says '%s'" % (b["name"], shown, b["state"]))
         wait("the queue table", lambda: self.d.find_element(By.CSS_SELECTOR, "#queue tr[data-type]"))
