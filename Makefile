@@ -34,14 +34,16 @@ XMLRPC_LIBS := $(shell pkg-config --libs xmlrpc_server 2>/dev/null || \
 	xmlrpc-c-config server-util --libs 2>/dev/null)
 
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
+# What every build of labd's C files uses (the fuzzers' clang build too: tests/fuzz/fuzz.mk).
+BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
 	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
-	-iquote dispatcher -iquote . $(PKG_CFLAGS)
+	-iquote dispatcher -iquote . $(PKG_CFLAGS) -fvisibility=hidden
+CFLAGS += $(BASE_CFLAGS) -Werror
 # libwslay (the browser console's WebSocket framing) has no pkg-config file in Debian 12.
 LDLIBS := $(PKG_LIBS) $(XMLRPC_LIBS) -lwslay -lm
-# Keep labd's symbols inside its programs: libconfig exports its private
-# strbuf_release(), and ours must not replace it (libconfig crashes parsing strings).
-CFLAGS += -fvisibility=hidden
+# -fvisibility=hidden (BASE_CFLAGS) keeps labd's symbols inside its programs: libconfig
+# exports its private strbuf_release(), and ours must not replace it (libconfig crashes
+# parsing strings).
 ifneq ($(SANITIZE),)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
@@ -139,11 +141,11 @@ $(BUILD)/tests/unit/test-sdmux: $(OBJ)/tests/fakes/sg_fake.o
 
 # Install the Debian packages this tree needs (only the missing ones).
 deps:
-	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_FIRMWARE) $(DEB_WEB) $(DEB_WEB_TEST)
+	@tests/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_FIRMWARE) $(DEB_WEB) $(DEB_WEB_TEST) $(DEB_FUZZ)
 	@contrib/web-deps.sh
 
 check: deps
-	$(MAKE) tests
+	$(MAKE) tests fuzzers
 	BUILD=$(BUILD) tests/run $(T)
 
 demo: deps
@@ -188,7 +190,9 @@ install: all man
 api-doc: $(BUILD)/tests/helper/api-routes
 	$(BUILD)/tests/helper/api-routes --write doc/api.md
 
+include tests/fuzz/fuzz.mk
+
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -52,6 +52,16 @@ struct daemon {
 	int exit_code;
 };
 
+struct loop *daemon_loop(struct daemon *d)
+{
+	return d->loop;
+}
+
+int daemon_api_port(struct daemon *d)
+{
+	return d->api ? api_port(d->api) : 0;
+}
+
 struct events *daemon_events(struct daemon *d)
 {
 	return d->events;

@@ -32,6 +32,7 @@ struct daemon;
 struct diag;
 struct events;
 struct lab_config;
+struct loop;
 
 struct daemon_options {
 	const char *config_path;
@@ -45,6 +46,12 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 int daemon_run(struct daemon *d);
 
 struct daemon *daemon_free(struct daemon *d);
+
+/** daemon_loop() - the loop (a test harness drives it step by step). */
+struct loop *daemon_loop(struct daemon *d);
+
+/** daemon_api_port() - the TCP port the HTTP API listens on, 0 without one. */
+int daemon_api_port(struct daemon *d);
 
 /** daemon_events() - job events and log growth (journal/events.h), to follow a job. */
 struct events *daemon_events(struct daemon *d);

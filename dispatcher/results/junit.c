@@ -83,8 +83,11 @@ static void attr(struct strbuf *out, const char *name, const char *value)
 /* The last JUNIT_MAX_TEXT bytes of @data as element text. */
 static void text(struct strbuf *out, const char *data, size_t len)
 {
-	size_t start = utf8_tail_start(data, len, JUNIT_MAX_TEXT);
+	size_t start;
 
+	if (!len)
+		return;	/* @data may be NULL: an empty log */
+	start = utf8_tail_start(data, len, JUNIT_MAX_TEXT);
 	junit_escape(out, data + start, len - start);
 }
 

@@ -458,7 +458,7 @@ static void close_level(struct ktap *k, const char *name, int64_t lineno)
 		free(l->pend[i].name);
 		l->pend[i].name = full;
 		deliver(k, k->depth - 2, &l->pend[i]);
-		l->pend[i] = (struct pending){ NULL };
+		memset(&l->pend[i], 0, sizeof(l->pend[i]));
 	}
 	if (!name) {
 		deliver_made_up(k, k->depth - 2, own, "truncated", l->start, lineno);
