@@ -192,9 +192,19 @@ static int create_boards(struct daemon *d)
 	int err;
 
 	for (i = 0; i < d->cfg->n_devices; i++) {
+		const struct device *dev = d->cfg->devices[i];
+		char owner[128];
 		struct board *b;
 
-		err = create_board(d, d->cfg, d->cfg->devices[i], &b);
+		/* a shared store (several hosts): board names are the lab's */
+		err = store_board_register(d->store, dev->name, dev->type_name, owner,
+					   sizeof(owner));
+		if (err == -EADDRINUSE)
+			log_error("board '%s' is on host '%s' of this lab already: give this one "
+				  "another name", dev->name, owner);
+		if (err < 0)
+			return err;
+		err = create_board(d, d->cfg, dev, &b);
 		if (err < 0)
 			return err;
 		err = add_board(d, b);
@@ -386,15 +396,33 @@ static int make_dirs(const struct lab_config *c)
 	return 0;
 }
 
+/* Another labd host queued a job or changed a board (a shared store): plan again. */
+static void on_store_changed(void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (d->sched)
+		sched_kick(d->sched);
+}
+
 /* The store labd.conf's `store` group names (SQLite in the state directory by default). */
 static int open_store(struct daemon *d, struct diag *diag)
 {
+	char url[300] = "";
 	struct store_params p = {
 		.settings = config_setting_get_member(d->cfg->root, "store"),
 		.state_dir = d->cfg->state_dir,
 		.loop = d->loop,
+		.changed = on_store_changed,
+		.changed_userdata = d,
 	};
-	int err = store_open(&p, &d->store, diag);
+	int err;
+
+	if (d->opts.listen && strncmp(d->opts.listen, "unix:", 5)) {
+		snprintf(url, sizeof(url), "http://%s", d->opts.listen);
+		p.host_url = url;
+	}
+	err = store_open(&p, &d->store, diag);
 
 	if (err < 0 && err != -EINVAL)
 		log_error("cannot open the store in '%s': %s", d->cfg->state_dir, strerror(-err));

@@ -360,6 +360,17 @@ enum MHD_Result api_reply_error(struct api_request *r, unsigned status, const ch
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* a shared database that is away: try again later, nothing is wrong here */
+	if (status == MHD_HTTP_INTERNAL_SERVER_ERROR && !store_available(api_deps_of(r)->store)) {
+		struct MHD_Response *resp;
+
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		resp = api_error_response(r, status, msg);
+		if (resp)
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER,
+						STORE_RETRY_AFTER);
+		return api_reply(r, status, resp);
+	}
 	return api_reply(r, status, api_error_response(r, status, msg));
 }
 

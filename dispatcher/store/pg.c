@@ -12,6 +12,7 @@
 #include "core/cfg.h"
 #include "core/diag.h"
 #include "core/log.h"
+#include "core/loop.h"
 
 /* ---- parameters ---- */
 
@@ -95,6 +96,11 @@ int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct p
 
 	if (!w)
 		return -ENOMEM;
+	if (ps->loop && ps->opened && !pg_conn_is_up(ps->conn)) {
+		free(w);	/* in labd's loop: no waiting for a database that is away */
+		pg_conn_start(ps->conn);
+		return -ENOTCONN;
+	}
 	w->read = read;
 	w->userdata = userdata;
 	r = pg_conn_send(ps->conn, sql, a ? a->n : 0, a ? a->v : NULL,
@@ -238,6 +244,8 @@ static int pg_begin(struct store *st)
 	int r;
 
 	ps->in_txn = true;
+	if (pg_writing_behind(ps))
+		return 0;	/* the writes until the commit are one group (pg_writer.c) */
 	r = pg_call(ps, "begin a transaction", "BEGIN", NULL, NULL, NULL);
 	if (r < 0)
 		ps->in_txn = false;
@@ -249,6 +257,8 @@ static int pg_commit(struct store *st)
 	struct pg_store *ps = pg_of(st);
 
 	ps->in_txn = false;	/* COMMIT ends the batch: a sync point */
+	if (pg_writing_behind(ps))
+		return pg_writer_mark(ps);
 	return pg_call(ps, "commit a transaction", "COMMIT", NULL, NULL, NULL);
 }
 
@@ -258,16 +268,30 @@ static void pg_close(struct store *st)
 {
 	struct pg_store *ps = pg_of(st);
 
-	/* what is queued goes out first (a bounded wait: labd is stopping) */
-	if (pg_conn_pending(ps->conn) && pg_conn_is_up(ps->conn) && pg_conn_sync(ps->conn) == 0)
-		pg_call(ps, "flush the last writes", "SELECT 1", NULL, NULL, NULL);
+	/* what is queued goes out first (a bounded wait: labd is stopping); the rest stays journaled */
+	if (ps->conn && pg_conn_is_up(ps->conn) && ps->in_step && pg_writer_backlog(ps))
+		pg_call(ps, "send the last writes", "SELECT 1", NULL, NULL, NULL);
+	if (ps->conn && pg_writer_backlog(ps))
+		log_warning("store: %u writes stay in the journal until the database is back",
+			    pg_writer_backlog(ps));
+	ps->lease_timer = loop_source_free(ps->lease_timer);
 	pg_conn_free(ps->conn);
+	pg_writer_close(ps);
 	free(ps->host);
+	free(ps->url);
 	free(ps);
+}
+
+static bool pg_available(const struct store *st)
+{
+	const struct pg_store *ps = (const struct pg_store *)st;
+
+	return pg_conn_is_up(ps->conn) && (ps->in_step || !pg_writing_behind(ps));
 }
 
 static const struct store_ops pg_ops = {
 	.close = pg_close,
+	.available = pg_available,
 	.begin = pg_begin,
 	.commit = pg_commit,
 	.job_insert = pg_job_insert,
@@ -284,6 +308,7 @@ static const struct store_ops pg_ops = {
 	.device_get = pg_device_get,
 	.device_put = pg_device_put,
 	.device_list = pg_device_list,
+	.board_register = pg_board_register,
 	.result_add = pg_result_add,
 	.result_list = pg_result_list,
 	.event_add = pg_event_add,
@@ -298,12 +323,20 @@ static const struct store_ops pg_ops = {
 	.reservation_end = pg_reservation_end,
 };
 
-static const char *const pg_keys[] = { "conninfo", "host", "timeout", "host_lease", NULL };
+static void on_conn_state(bool up, void *userdata)
+{
+	struct pg_store *ps = userdata;
+
+	pg_writer_state(ps, up);
+	pg_host_state(ps, up);
+}
+
+static const char *const pg_keys[] = { "conninfo", "host", "url", "timeout", "host_lease", NULL };
 
 /* The settings of the `store` group, checked (@ps NULL: only checked). */
 static int pg_settings(const config_setting_t *s, struct pg_store *ps, struct diag *diag)
 {
-	const char *conninfo = NULL, *host = NULL;
+	const char *conninfo = NULL, *host = NULL, *url = NULL;
 	long long timeout = PG_DEFAULT_TIMEOUT, lease = PG_DEFAULT_LEASE;
 	int r;
 	char *err = NULL;
@@ -312,6 +345,7 @@ static int pg_settings(const config_setting_t *s, struct pg_store *ps, struct di
 	/* -ENOENT: an optional key left out */
 	if (cfg_get_string(s, "conninfo", true, &conninfo, diag) < 0 ||
 	    cfg_get_string(s, "host", false, &host, diag) == -EINVAL ||
+	    cfg_get_string(s, "url", false, &url, diag) == -EINVAL ||
 	    cfg_get_int(s, "timeout", false, 1, 3600, &timeout, diag) == -EINVAL ||
 	    cfg_get_int(s, "host_lease", false, 3, 86400, &lease, diag) == -EINVAL)
 		return -EINVAL;
@@ -328,6 +362,11 @@ static int pg_settings(const config_setting_t *s, struct pg_store *ps, struct di
 	if (!ps)
 		return 0;
 	ps->timeout = (uint64_t)timeout * 1000000ULL;
+	if (url) {	/* the configured address wins over --listen's */
+		free(ps->url);
+		if (!(ps->url = strdup(url)))
+			return -ENOMEM;
+	}
 	ps->host_lease = (unsigned)lease;
 	if (host) {
 		ps->host = strdup(host);
@@ -339,7 +378,9 @@ static int pg_settings(const config_setting_t *s, struct pg_store *ps, struct di
 	}
 	if (!ps->host)
 		return -ENOMEM;
-	return pg_conn_new(&(struct pg_conn_params){ .conninfo = conninfo, .name = "store" },
+	return pg_conn_new(&(struct pg_conn_params){ .conninfo = conninfo, .name = "store",
+						     .loop = ps->loop, .state = on_conn_state,
+						     .userdata = ps },
 			   &ps->conn);
 }
 
@@ -362,18 +403,38 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 		return -ENOMEM;
 	ps->store.ops = &pg_ops;
 	ps->loop = p->loop;
+	ps->changed = p->changed;
+	ps->changed_userdata = p->changed_userdata;
+	if (p->host_url && !(ps->url = strdup(p->host_url))) {
+		free(ps);
+		return -ENOMEM;
+	}
+	ps->journal_fd = -1;
 	r = pg_settings(p->settings, ps, diag);
+	if (!r)
+		r = pg_writer_open(ps, p->state_dir);
+	if (!r)
+		r = pg_migrate(ps);
+	if (!r)
+		r = pg_host_open(ps);
+	if (!r && pg_writing_behind(ps))
+		r = pg_ids_fill(ps);
 	if (r < 0)
 		goto err;
-	r = pg_migrate(ps);
-	if (r < 0)
-		goto err;
+	ps->opened = true;
+	pg_writer_state(ps, pg_conn_is_up(ps->conn));
+	r = pg_host_start(ps);
+	if (r < 0) {
+		pg_close(&ps->store);
+		return r;
+	}
 	*ret = &ps->store;
 	return 0;
 err:
-	if (ps->conn)
-		pg_conn_free(ps->conn);
+	pg_conn_free(ps->conn);
+	pg_writer_close(ps);
 	free(ps->host);
+	free(ps->url);
 	free(ps);
 	return r;
 }

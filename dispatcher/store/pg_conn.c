@@ -53,6 +53,7 @@ struct pg_conn {
 	char *name;
 	struct loop *loop;
 	pg_notify_fn notify;
+	void *notify_userdata;
 	pg_state_fn state_fn;
 	void *userdata;
 	PGconn *conn;
@@ -243,7 +244,8 @@ static void conn_lost(struct pg_conn *c, const char *why)
 	arm_timer(c, c->retry_at);
 	if (was_up && c->state_fn)
 		c->state_fn(false, c->userdata);
-	while ((cmd = list_pop(&c->sent))) {
+	/* nothing waits for a connection: callers queue again what they still want */
+	while ((cmd = list_pop(&c->sent)) || (cmd = list_pop(&c->unsent))) {
 		cmd->err = -ENOTCONN;
 		cmd_complete(cmd);
 	}
@@ -438,7 +440,7 @@ static void deliver_notifies(struct pg_conn *c)
 
 	while (c->conn && (n = PQnotifies(c->conn))) {
 		if (c->notify)
-			c->notify(n->relname, n->extra ? n->extra : "", c->userdata);
+			c->notify(n->relname, n->extra ? n->extra : "", c->notify_userdata);
 		PQfreemem(n);
 	}
 }
@@ -515,6 +517,7 @@ int pg_conn_new(const struct pg_conn_params *p, struct pg_conn **ret)
 	c->fd = -1;
 	c->loop = p->loop;
 	c->notify = p->notify;
+	c->notify_userdata = p->userdata;
 	c->state_fn = p->state;
 	c->userdata = p->userdata;
 	c->backoff = PG_CONN_BACKOFF_MIN;
@@ -554,6 +557,12 @@ struct pg_conn *pg_conn_free(struct pg_conn *c)
 	free(c->name);
 	free(c);
 	return NULL;
+}
+
+void pg_conn_set_notify(struct pg_conn *c, pg_notify_fn fn, void *userdata)
+{
+	c->notify = fn;
+	c->notify_userdata = userdata;
 }
 
 bool pg_conn_is_up(const struct pg_conn *c)

@@ -16,7 +16,8 @@
  * with a backoff doubling from 100 ms to PG_CONN_BACKOFF_MAX.  Commands of a
  * batch that was in flight when the connection was lost complete with
  * -ENOTCONN (their effect on the server is unknown: the caller decides, see
- * pg_journal.c); queued ones wait for the next connection.  LISTEN channels
+ * pg_writer.c), and so do the queued ones: commands queued while no
+ * connection is up wait for the next one, or fail with it.  LISTEN channels
  * given to pg_conn_listen() are listened to again on every connection, and
  * each notification is handed to the notify callback.
  *
@@ -78,6 +79,9 @@ int pg_conn_new(const struct pg_conn_params *p, struct pg_conn **ret);
  * -ENOTCONN first.  Accepts NULL; returns NULL.
  */
 struct pg_conn *pg_conn_free(struct pg_conn *c);
+
+/* pg_conn_set_notify() - where notifications go from now on. */
+void pg_conn_set_notify(struct pg_conn *c, pg_notify_fn fn, void *userdata);
 
 /* pg_conn_start() - begin connecting now (when not already up or connecting). */
 void pg_conn_start(struct pg_conn *c);

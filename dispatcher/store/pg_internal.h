@@ -28,16 +28,49 @@
 #define PG_MAX_ARGS 24
 #define PG_DEFAULT_TIMEOUT 10	/* seconds a call waits for the database */
 #define PG_DEFAULT_LEASE 30	/* seconds: host_lease */
+#define PG_IDS_AHEAD 64		/* ids fetched ahead per sequence */
+#define PG_EVENT_SEQS 1024	/* jobs whose last event number is kept */
+#define PG_CHANNEL_QUEUE "labd_queue"	/* NOTIFY: a queue entry came or went back */
+#define PG_CHANNEL_BOARDS "labd_boards"	/* NOTIFY: a board changed */
+
+struct pg_entry;
+
+/* Ids of a sequence fetched ahead, for inserts that return at once (pg_ids.c). */
+struct pg_ids {
+	const char *sequence;	/* "jobs_id_seq" ... */
+	int64_t v[PG_IDS_AHEAD];
+	unsigned n;
+	bool fetching;
+};
+
+/* The last event sequence number of the jobs this host writes events for. */
+struct pg_seq_slot {
+	int64_t job_id;
+	int64_t seq;
+};
 
 struct pg_store {
 	struct store store;	/* first: the interface */
 	struct pg_conn *conn;
-	struct loop *loop;
+	struct loop *loop;	/* NULL: every call waits (tools, unit tests) */
 	char *host;		/* this host's name in the lab */
+	char *url;		/* its API, for the other hosts, or NULL */
+	void (*changed)(void *userdata);	/* store_params.changed */
+	void *changed_userdata;
+	struct loop_source *lease_timer;
 	uint64_t timeout;	/* usec a call waits */
 	unsigned host_lease;	/* seconds */
-	bool in_txn;		/* store_begin() sent BEGIN */
+	bool in_txn;		/* inside store_begin() .. store_commit() */
 	bool patient;		/* pg_call() retries connecting until the timeout */
+	bool opened;		/* pg_open() done: the writer may resynchronise */
+	/* the writer (pg_writer.c) */
+	int journal_fd;
+	struct pg_entry *pending, *pending_tail;	/* not known to be in the database */
+	int64_t seq;		/* of the last entry */
+	int64_t applied;	/* the database has every entry up to this one */
+	bool in_step;		/* the database's position is known: entries are sent */
+	struct pg_ids job_ids, reservation_ids, result_ids;
+	struct pg_seq_slot event_seqs[PG_EVENT_SEQS];
 };
 
 static inline struct pg_store *pg_of(struct store *st)
@@ -127,6 +160,70 @@ int pg_list(struct pg_store *ps, const char *op, const char *sql, const struct p
 /* pg_get() - pg_call() of a query of one row into @ret (written only on success). */
 int pg_get(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
 	   const struct pg_reader *reader, void *ret);
+
+/* ---- writes (pg_writer.c) ---- */
+
+/*
+ * pg_write() - a write: with a loop it is journaled and queued, returns 0 at
+ * once and reaches the database in order (@read is not called); without
+ * one it is pg_call().
+ */
+int pg_write(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
+	     pg_read_fn read, void *userdata);
+
+/*
+ * pg_write_notify() - pg_write(), and when @notify_sql is given, that
+ * statement with @payload in the same transaction (a NOTIFY to the other
+ * hosts, sent when the write commits).
+ */
+int pg_write_notify(struct pg_store *ps, const char *op, const char *sql,
+		    const struct pg_args *a, pg_read_fn read, void *userdata,
+		    const char *notify_sql, const char *payload);
+
+/* pg_writing_behind() - whether writes return before the database has them. */
+bool pg_writing_behind(const struct pg_store *ps);
+
+/* pg_writer_mark() - close the group of writes since the last (store_commit()). */
+int pg_writer_mark(struct pg_store *ps);
+
+/* pg_writer_open() - the journal of @state_dir, and what it still holds. */
+int pg_writer_open(struct pg_store *ps, const char *state_dir);
+void pg_writer_close(struct pg_store *ps);
+
+/* pg_writer_state() - the connection came up (resend what the database lacks) or went down. */
+void pg_writer_state(struct pg_store *ps, bool up);
+
+/* pg_writer_backlog() - entries the database does not have yet. */
+unsigned pg_writer_backlog(const struct pg_store *ps);
+
+/* ---- ids and event numbers ahead (pg_ids.c) ---- */
+
+/* pg_ids_take() - the next id of @ids: 0, or -ENOTCONN when none is left (refilled from the loop). */
+int pg_ids_take(struct pg_store *ps, struct pg_ids *ids, int64_t *ret);
+
+/* pg_ids_fill() - fetch ids ahead for every sequence, waiting (at open). */
+int pg_ids_fill(struct pg_store *ps);
+
+/* pg_event_seq_next() - the number of @job_id's next event, or 0 when unknown. */
+int64_t pg_event_seq_next(struct pg_store *ps, int64_t job_id);
+
+/* pg_event_seq_note() - @job_id's events are numbered up to @seq. */
+void pg_event_seq_note(struct pg_store *ps, int64_t job_id, int64_t seq);
+
+/* ---- hosts (pg_hosts.c) ---- */
+
+/* pg_host_open() - take this host's name and register it (at open, waiting). */
+int pg_host_open(struct pg_store *ps);
+
+/* pg_board_register() - store_board_register() on PostgreSQL (waits: labd's start). */
+int pg_board_register(struct store *st, const char *name, const char *device_type,
+		      char *owner, size_t len);
+
+/* pg_host_start() - renew the lease and reap from the loop; LISTEN for the other hosts. */
+int pg_host_start(struct pg_store *ps);
+
+/* pg_host_state() - the connection came back (take the name again, plan again) or went. */
+void pg_host_state(struct pg_store *ps, bool up);
 
 /* ---- the schema (pg_schema.c) ---- */
 

@@ -42,6 +42,7 @@ enum {
 	COL_RESULTS_UNKNOWN,
 	COL_LAST_ERROR,
 	COL_SESSION,
+	COL_LAST_SEQ,	/* sql_queued and sql_running only */
 };
 
 #define TEXT(c, field) { c, offsetof(struct job_record, field) }
@@ -68,18 +69,25 @@ static const struct pg_text job_texts[] = {
 static const char sql_insert[] =
 	"INSERT INTO jobs (name, device_type, tags, priority, submitted, started, ended, state,"
 	" health, error_type, error_msg, device, definition, format, filename, submitter,"
-	" attempt, retries_left, recovered, last_error, session)"
+	" attempt, retries_left, recovered, last_error, session, id)"
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-	" $18, $19, $20, $21) RETURNING id";
+	" $18, $19, $20, $21, COALESCE($22::bigint, nextval('jobs_id_seq'))) RETURNING id";
+/* the other hosts plan again when a job is queued */
+static const char sql_notify[] = "SELECT pg_notify('" PG_CHANNEL_QUEUE "', $1)";
 static const char sql_get[] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1";
 static const char sql_list[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE " JOB_MATCHES
 	" AND ($6 = 0 OR id < $6) ORDER BY id DESC LIMIT $7 OFFSET $8";
 static const char sql_count_matching[] = "SELECT count(*) FROM jobs WHERE " JOB_MATCHES;
+/* with the number of each job's last event, for the events this host will add */
+#define LAST_SEQ ", (SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.job_id = jobs.id)"
 static const char sql_queued[] =
-	"SELECT " JOB_COLUMNS " FROM jobs WHERE state = 'queued' ORDER BY priority DESC, id";
+	"SELECT " JOB_COLUMNS LAST_SEQ " FROM jobs WHERE state = 'queued'"
+	" ORDER BY priority DESC, id";
+/* this host's: the others recover their own (or are reaped, pg_hosts.c) */
 static const char sql_running[] =
-	"SELECT " JOB_COLUMNS " FROM jobs WHERE state IN ('running', 'canceling') ORDER BY id";
+	"SELECT " JOB_COLUMNS LAST_SEQ " FROM jobs WHERE state IN ('running', 'canceling')"
+	" AND host = $1 ORDER BY id";
 static const char sql_start[] =
 	"UPDATE jobs SET state = 'running', device = $2, started = $3, host = $4 WHERE id = $1";
 static const char sql_set_state[] = "UPDATE jobs SET state = $2 WHERE id = $1";
@@ -147,10 +155,13 @@ static const struct pg_reader job_reader = { &store_job_rows, job_read };
 int pg_job_insert(struct store *st, struct job_record *rec)
 {
 	int attempt = rec->attempt > 1 ? rec->attempt : 1;
+	struct pg_store *ps = pg_of(st);
 	struct pg_args a = { 0 };
 	int64_t id = 0;
 	int r;
 
+	if (pg_writing_behind(ps) && (r = pg_ids_take(ps, &ps->job_ids, &id)) < 0)
+		return r;	/* no id left: the database has been away for a while */
 	pg_arg_text(&a, rec->name);
 	pg_arg_text(&a, rec->device_type);
 	pg_arg_text(&a, rec->tags);
@@ -172,11 +183,18 @@ int pg_job_insert(struct store *st, struct job_record *rec)
 	pg_arg_bool(&a, rec->recovered);
 	pg_arg_text(&a, rec->last_error);
 	pg_arg_bool(&a, rec->session);
-	r = pg_call(pg_of(st), "insert a job", sql_insert, &a, pg_read_int, &id);
+	if (id)
+		pg_arg_int(&a, id);
+	else
+		pg_arg_text(&a, NULL);
+	r = pg_write_notify(ps, "insert a job", sql_insert, &a, pg_read_int, &id,
+			    rec->state == JOB_STATE_QUEUED && !rec->session ? sql_notify : NULL,
+			    rec->device_type);
 	if (r < 0)
 		return r;
 	rec->id = id;
 	rec->attempt = attempt;
+	pg_event_seq_note(ps, id, 0);
 	return 0;
 }
 
@@ -233,14 +251,41 @@ int pg_job_count_matching(struct store *st, const struct job_filter *f, int64_t 
 	return pg_call(pg_of(st), "count jobs", sql_count_matching, &a, pg_read_int, ret);
 }
 
+/* Jobs with their last event's number, noted for the events this host adds. */
+struct jobs_seq_read {
+	struct pg_rows_read rr;
+	struct pg_store *ps;
+};
+
+static int read_jobs_seq(PGresult *res, void *userdata)
+{
+	struct jobs_seq_read *j = userdata;
+	int i;
+
+	for (i = 0; i < PQntuples(res); i++)
+		pg_event_seq_note(j->ps, pg_int(res, i, COL_ID), pg_int(res, i, COL_LAST_SEQ));
+	return pg_read_rows(res, &j->rr);
+}
+
+static int list_jobs_seq(struct store *st, const char *op, const char *sql,
+			 const struct pg_args *a, struct store_rows *rows)
+{
+	struct jobs_seq_read j = { { &job_reader, rows }, pg_of(st) };
+
+	return pg_call(pg_of(st), op, sql, a, read_jobs_seq, &j);
+}
+
 int pg_job_queued(struct store *st, struct store_rows *rows)
 {
-	return pg_list(pg_of(st), "list the queue", sql_queued, NULL, &job_reader, rows);
+	return list_jobs_seq(st, "list the queue", sql_queued, NULL, rows);
 }
 
 int pg_job_running(struct store *st, struct store_rows *rows)
 {
-	return pg_list(pg_of(st), "list running jobs", sql_running, NULL, &job_reader, rows);
+	struct pg_args a = { 0 };
+
+	pg_arg_text(&a, pg_of(st)->host);
+	return list_jobs_seq(st, "list running jobs", sql_running, &a, rows);
 }
 
 int pg_job_start(struct store *st, int64_t id, const char *device, uint64_t when)
@@ -251,7 +296,7 @@ int pg_job_start(struct store *st, int64_t id, const char *device, uint64_t when
 	pg_arg_text(&a, device);
 	pg_arg_int(&a, (int64_t)when);
 	pg_arg_text(&a, pg_of(st)->host);
-	return pg_call(pg_of(st), "start a job", sql_start, &a, pg_read_changed, NULL);
+	return pg_write(pg_of(st), "start a job", sql_start, &a, pg_read_changed, NULL);
 }
 
 int pg_job_set_state(struct store *st, int64_t id, enum job_state state)
@@ -260,7 +305,7 @@ int pg_job_set_state(struct store *st, int64_t id, enum job_state state)
 
 	pg_arg_int(&a, id);
 	pg_arg_text(&a, job_state_name(state));
-	return pg_call(pg_of(st), "set a job's state", sql_set_state, &a, pg_read_changed, NULL);
+	return pg_write(pg_of(st), "set a job's state", sql_set_state, &a, pg_read_changed, NULL);
 }
 
 int pg_job_finish(struct store *st, int64_t id, enum job_health health, enum error_type type,
@@ -273,7 +318,7 @@ int pg_job_finish(struct store *st, int64_t id, enum job_health health, enum err
 	pg_arg_text(&a, error_type_name(type));
 	pg_arg_text(&a, msg);
 	pg_arg_int(&a, (int64_t)when);
-	return pg_call(pg_of(st), "finish a job", sql_finish, &a, pg_read_changed, NULL);
+	return pg_write(pg_of(st), "finish a job", sql_finish, &a, pg_read_changed, NULL);
 }
 
 int pg_job_requeue(struct store *st, int64_t id, bool recovered, const char *why)
@@ -285,7 +330,8 @@ int pg_job_requeue(struct store *st, int64_t id, bool recovered, const char *why
 	pg_arg_int(&a, id);
 	pg_arg_bool(&a, recovered);
 	pg_arg_text(&a, why);
-	r = pg_call(pg_of(st), "requeue a job", sql_requeue, &a, pg_read_int, &n);
+	n = 1;	/* written behind: taken as there */
+	r = pg_write(pg_of(st), "requeue a job", sql_requeue, &a, pg_read_int, &n);
 	return r < 0 ? r : n ? 0 : -ENOENT;
 }
 

@@ -11,22 +11,30 @@
 #define DEVICE_COLUMNS "name, state, reason, holder, hold_until, job_id, changed"
 
 enum { DCOL_NAME, DCOL_STATE, DCOL_REASON, DCOL_HOLDER, DCOL_HOLD_UNTIL, DCOL_JOB_ID,
-       DCOL_CHANGED };
+       DCOL_CHANGED, DCOL_HOST };
 
 static const struct pg_text device_texts[] = {
 	{ DCOL_NAME, offsetof(struct device_record, name) },
 	{ DCOL_REASON, offsetof(struct device_record, reason) },
 	{ DCOL_HOLDER, offsetof(struct device_record, holder) },
+	{ DCOL_HOST, offsetof(struct device_record, host) },
 };
 
-/* job_id 0 ("no job") is stored as NULL; a board's registry columns are kept. */
-static const char sql_device_get[] = "SELECT " DEVICE_COLUMNS " FROM devices WHERE name = $1";
+/*
+ * job_id 0 ("no job") is stored as NULL; the registry's columns (host,
+ * device_type: store_board_register()) are kept; the other hosts hear of it.
+ */
+static const char sql_device_get[] =
+	"SELECT " DEVICE_COLUMNS ", host FROM devices WHERE name = $1";
 static const char sql_device_put[] =
-	"INSERT INTO devices (" DEVICE_COLUMNS ") VALUES ($1, $2, $3, $4, $5, NULLIF($6, 0), $7)"
+	"WITH d AS (INSERT INTO devices (" DEVICE_COLUMNS ")"
+	" VALUES ($1, $2, $3, $4, $5, NULLIF($6, 0), $7)"
 	" ON CONFLICT (name) DO UPDATE SET state = excluded.state, reason = excluded.reason,"
 	" holder = excluded.holder, hold_until = excluded.hold_until,"
-	" job_id = excluded.job_id, changed = excluded.changed";
-static const char sql_device_list[] = "SELECT " DEVICE_COLUMNS " FROM devices ORDER BY name";
+	" job_id = excluded.job_id, changed = excluded.changed RETURNING name)"
+	" SELECT pg_notify('" PG_CHANNEL_BOARDS "', name) FROM d";
+static const char sql_device_list[] =
+	"SELECT " DEVICE_COLUMNS ", host FROM devices ORDER BY name";
 
 static int device_read(PGresult *res, int row, void *p)
 {
@@ -66,7 +74,7 @@ int pg_device_put(struct store *st, const struct device_record *rec)
 	pg_arg_int(&a, (int64_t)rec->hold_until);
 	pg_arg_int(&a, rec->job_id);
 	pg_arg_int(&a, (int64_t)rec->changed);
-	return pg_call(pg_of(st), "write a device", sql_device_put, &a, NULL, NULL);
+	return pg_write(pg_of(st), "write a device", sql_device_put, &a, NULL, NULL);
 }
 
 int pg_device_list(struct store *st, struct store_rows *rows)
@@ -95,7 +103,8 @@ static const struct pg_text result_texts[] = {
 /* A result without a measurement has measurement NULL. */
 static const char sql_result_add[] =
 	"INSERT INTO results (job_id, suite, name, result, measurement, units, log_start,"
-	" log_end, extra, created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id";
+	" log_end, extra, created, id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
+	" COALESCE($11::bigint, nextval('results_id_seq'))) RETURNING id";
 static const char sql_result_list[] =
 	"SELECT " RESULT_COLUMNS " FROM results WHERE job_id = $1 ORDER BY id";
 
@@ -117,7 +126,9 @@ static const struct pg_reader result_reader = { &store_result_rows, result_read 
 
 int pg_result_add(struct store *st, struct result_record *rec)
 {
+	struct pg_store *ps = pg_of(st);
 	struct pg_args a = { 0 };
+	int64_t id = 0;
 
 	pg_arg_int(&a, rec->job_id);
 	pg_arg_text(&a, rec->suite);
@@ -132,7 +143,13 @@ int pg_result_add(struct store *st, struct result_record *rec)
 	pg_arg_int(&a, rec->log_end);
 	pg_arg_text(&a, rec->extra);
 	pg_arg_int(&a, (int64_t)rec->created);
-	return pg_call(pg_of(st), "add a result", sql_result_add, &a, pg_read_int, &rec->id);
+	/* no id left: the database numbers it, and the caller gets 0 */
+	if (pg_writing_behind(ps) && pg_ids_take(ps, &ps->result_ids, &id) == 0)
+		pg_arg_int(&a, id);
+	else
+		pg_arg_text(&a, NULL);
+	rec->id = id;
+	return pg_write(ps, "add a result", sql_result_add, &a, pg_read_int, &rec->id);
 }
 
 int pg_result_list(struct store *st, int64_t job_id, struct store_rows *rows)
@@ -152,10 +169,13 @@ static const struct pg_text event_texts[] = {
 	{ ECOL_DATA, offsetof(struct event_record, data) },
 };
 
+/* $5: the number this host expects (or 0); another host's event before it moves it on */
 static const char sql_event_add[] =
 	"INSERT INTO events (job_id, seq, ts, kind, data) VALUES ($1,"
-	" COALESCE((SELECT MAX(seq) FROM events WHERE job_id = $1), 0) + 1, $2, $3, $4)"
-	" RETURNING seq";
+	" GREATEST($5, COALESCE((SELECT MAX(seq) FROM events WHERE job_id = $1), 0) + 1), $2,"
+	" $3, $4) RETURNING seq";
+static const char sql_event_last[] =
+	"SELECT COALESCE(MAX(seq), 0) FROM events WHERE job_id = $1";
 static const char sql_event_list[] =
 	"SELECT seq, job_id, ts, kind, data FROM events WHERE job_id = $1 AND seq > $2"
 	" ORDER BY seq";
@@ -172,21 +192,47 @@ static int event_read(PGresult *res, int row, void *p)
 
 static const struct pg_reader event_reader = { &store_event_rows, event_read };
 
+/* The number of @job_id's next event, when events are written behind. */
+static int event_next(struct pg_store *ps, int64_t job_id, int64_t *ret)
+{
+	struct pg_args a = { 0 };
+	int64_t last = 0;
+	int r;
+
+	*ret = pg_event_seq_next(ps, job_id);
+	if (*ret)
+		return 0;
+	/* a job this host has not seen: ask (a short read; rare: cancels, reaping) */
+	pg_arg_int(&a, job_id);
+	r = pg_call(ps, "number an event", sql_event_last, &a, pg_read_int, &last);
+	if (r < 0)
+		return r;
+	*ret = last + 1;
+	return 0;
+}
+
 int pg_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
 		 const char *data, int64_t *ret_seq)
 {
+	struct pg_store *ps = pg_of(st);
 	struct pg_args a = { 0 };
 	int64_t seq = 0;
 	int r;
 
+	if (pg_writing_behind(ps) && (r = event_next(ps, job_id, &seq)) < 0)
+		return r;
 	pg_arg_int(&a, job_id);
 	pg_arg_int(&a, (int64_t)ts);
 	pg_arg_text(&a, kind);
 	pg_arg_text(&a, data);
-	r = pg_call(pg_of(st), "add an event", sql_event_add, &a, pg_read_int, &seq);
-	if (!r && ret_seq)
+	pg_arg_int(&a, seq);
+	r = pg_write(ps, "add an event", sql_event_add, &a, pg_read_int, &seq);
+	if (r < 0)
+		return r;
+	pg_event_seq_note(ps, job_id, seq);
+	if (ret_seq)
 		*ret_seq = seq;
-	return r;
+	return 0;
 }
 
 int pg_event_list(struct store *st, int64_t job_id, int64_t after, struct store_rows *rows)

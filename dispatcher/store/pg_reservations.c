@@ -40,7 +40,8 @@ static const struct pg_text reservation_texts[] = {
 
 static const char sql_insert[] =
 	"INSERT INTO reservations (holder, board, device_type, tags, priority, duration,"
-	" submitted, state) VALUES ($1, $2, $3, $4, $5, $6, $7, 'waiting') RETURNING id";
+	" submitted, state, id) VALUES ($1, $2, $3, $4, $5, $6, $7, 'waiting',"
+	" COALESCE($8::bigint, nextval('reservations_id_seq'))) RETURNING id";
 static const char sql_get[] = "SELECT " RESERVATION_COLUMNS " FROM reservations WHERE id = $1";
 static const char sql_waiting[] =
 	"SELECT " RESERVATION_COLUMNS " FROM reservations WHERE state = 'waiting'"
@@ -79,9 +80,13 @@ static const struct pg_reader reservation_reader = { &store_reservation_rows, re
 
 int pg_reservation_insert(struct store *st, struct reservation_record *rec)
 {
+	struct pg_store *ps = pg_of(st);
 	struct pg_args a = { 0 };
+	int64_t id = 0;
 	int r;
 
+	if (pg_writing_behind(ps) && (r = pg_ids_take(ps, &ps->reservation_ids, &id)) < 0)
+		return r;
 	pg_arg_text(&a, rec->holder);
 	pg_arg_text(&a, rec->board);
 	pg_arg_text(&a, rec->device_type);
@@ -89,9 +94,15 @@ int pg_reservation_insert(struct store *st, struct reservation_record *rec)
 	pg_arg_int(&a, rec->priority);
 	pg_arg_int(&a, (int64_t)rec->duration);
 	pg_arg_int(&a, (int64_t)rec->submitted);
-	r = pg_call(pg_of(st), "insert a reservation", sql_insert, &a, pg_read_int, &rec->id);
-	if (!r)
+	if (id)
+		pg_arg_int(&a, id);
+	else
+		pg_arg_text(&a, NULL);
+	r = pg_write(ps, "insert a reservation", sql_insert, &a, pg_read_int, &id);
+	if (!r) {
+		rec->id = id;
 		rec->state = RESERVATION_WAITING;
+	}
 	return r;
 }
 
@@ -132,7 +143,7 @@ int pg_reservation_activate(struct store *st, int64_t id, const char *device, ui
 	pg_arg_text(&a, device);
 	pg_arg_int(&a, (int64_t)started);
 	pg_arg_int(&a, (int64_t)until);
-	return pg_call(pg_of(st), "activate a reservation", sql_activate, &a, pg_read_changed,
+	return pg_write(pg_of(st), "activate a reservation", sql_activate, &a, pg_read_changed,
 		       NULL);
 }
 
@@ -142,7 +153,7 @@ int pg_reservation_renew(struct store *st, int64_t id, uint64_t until)
 
 	pg_arg_int(&a, id);
 	pg_arg_int(&a, (int64_t)until);
-	return pg_call(pg_of(st), "renew a reservation", sql_renew, &a, pg_read_changed, NULL);
+	return pg_write(pg_of(st), "renew a reservation", sql_renew, &a, pg_read_changed, NULL);
 }
 
 int pg_reservation_end(struct store *st, int64_t id, uint64_t when, const char *reason)
@@ -152,5 +163,5 @@ int pg_reservation_end(struct store *st, int64_t id, uint64_t when, const char *
 	pg_arg_int(&a, id);
 	pg_arg_int(&a, (int64_t)when);
 	pg_arg_text(&a, reason);
-	return pg_call(pg_of(st), "end a reservation", sql_end, &a, pg_read_changed, NULL);
+	return pg_write(pg_of(st), "end a reservation", sql_end, &a, pg_read_changed, NULL);
 }

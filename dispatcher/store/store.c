@@ -45,6 +45,7 @@ void device_record_release(struct device_record *rec)
 	free(rec->name);
 	free(rec->reason);
 	free(rec->holder);
+	free(rec->host);
 	memset(rec, 0, sizeof(*rec));
 }
 
@@ -270,6 +271,11 @@ struct store *store_close(struct store *st)
 	return NULL;
 }
 
+bool store_available(const struct store *st)
+{
+	return !st || !st->ops->available || st->ops->available(st);
+}
+
 int store_begin(struct store *st)
 {
 	int r;
@@ -411,6 +417,16 @@ int store_device_list(struct store *st, int (*cb)(const struct device_record *re
 
 	STORE_EACH(&rows, r, cb, ud);
 	return r < 0 ? r : 0;
+}
+
+int store_board_register(struct store *st, const char *name, const char *device_type,
+			 char *owner, size_t len)
+{
+	if (!name || !device_type || !owner || !len)
+		return -EINVAL;
+	owner[0] = '\0';
+	return st->ops->board_register ? st->ops->board_register(st, name, device_type, owner, len)
+				       : 0;
 }
 
 /* ---- results ---- */

@@ -115,6 +115,7 @@ struct device_record {
 	uint64_t hold_until;	/* reservation expiry, realtime usec, or 0 */
 	int64_t job_id;		/* running job, or 0 */
 	uint64_t changed;	/* when the state last changed */
+	char *host;		/* the labd host it is on (PostgreSQL), or NULL */
 };
 
 /** One test result of a job. */
@@ -182,6 +183,11 @@ struct store_params {
 	const config_setting_t *settings;	/* labd.conf's `store` group, or NULL */
 	const char *state_dir;	/* labd's state directory (SQLite: STORE_SQLITE_FILE there) */
 	struct loop *loop;	/* for asynchronous implementations; SQLite does not use it */
+	/* several hosts (PostgreSQL): this host's API for the others, or NULL */
+	const char *host_url;
+	/* called from the loop when another host changed the queue or the boards; may be NULL */
+	void (*changed)(void *userdata);
+	void *changed_userdata;
 };
 
 /**
@@ -199,6 +205,15 @@ int store_check(const config_setting_t *settings, struct diag *diag);
  * driver's error opening it (-EIO, logged; -ENOMEM ...).
  */
 int store_open(const struct store_params *p, struct store **ret, struct diag *diag);
+
+/**
+ * store_available() - whether the store answers now: false while a shared
+ * database (PostgreSQL) is away or its writes from before are being sent
+ * again; reads then fail at once with -ENOTCONN, writes queue locally.  The
+ * API answers 503 with Retry-After: STORE_RETRY_AFTER meanwhile.
+ */
+bool store_available(const struct store *st);
+#define STORE_RETRY_AFTER "5"	/* seconds */
 
 /** store_close() - close, committing a transaction still open; accepts NULL; returns NULL. */
 struct store *store_close(struct store *st);
@@ -275,6 +290,18 @@ int store_device_put(struct store *st, const struct device_record *rec);
 /** store_device_list() - every board ever seen, by name. */
 int store_device_list(struct store *st, int (*cb)(const struct device_record *rec, void *ud),
 		      void *ud);
+
+/**
+ * store_board_register() - this host takes board @name, of @device_type, in
+ * the lab's registry of boards (several hosts on PostgreSQL: board names are
+ * unique across the lab)
+ *
+ * Returns 0, or -EADDRINUSE when another host that is alive (its lease runs)
+ * has a board of that name: its host name in @owner (@len bytes).  A board
+ * of a host whose lease ran out changes hands.  SQLite: one host, always 0.
+ */
+int store_board_register(struct store *st, const char *name, const char *device_type,
+			 char *owner, size_t len);
 
 /** device_record_release() - free @rec's strings and zero it; accepts NULL. */
 void device_record_release(struct device_record *rec);

@@ -83,6 +83,8 @@ struct store_ops {
 	void (*close)(struct store *st);
 	int (*begin)(struct store *st);
 	int (*commit)(struct store *st);	/* a failed commit rolls back */
+	/* optional: whether it answers now (NULL: always) */
+	bool (*available)(const struct store *st);
 
 	int (*job_insert)(struct store *st, struct job_record *rec);
 	int (*job_get)(struct store *st, int64_t id, struct job_record *ret);
@@ -100,6 +102,9 @@ struct store_ops {
 	int (*device_get)(struct store *st, const char *name, struct device_record *ret);
 	int (*device_put)(struct store *st, const struct device_record *rec);
 	int (*device_list)(struct store *st, struct store_rows *rows);
+	/* optional (NULL: one host, always 0) */
+	int (*board_register)(struct store *st, const char *name, const char *device_type,
+			      char *owner, size_t len);
 
 	int (*result_add)(struct store *st, struct result_record *rec);
 	int (*result_list)(struct store *st, int64_t job_id, struct store_rows *rows);

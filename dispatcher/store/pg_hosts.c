@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * pg_hosts.c -- the labd hosts sharing one PostgreSQL database: each has a
+ * row in `hosts` with a lease it renews from the loop; one whose lease ran
+ * out is reaped by whichever host sees it first (its running jobs requeued
+ * once or failed, its boards offline, its boards' active reservations
+ * ended); one name runs once (a session advisory lock per host name); the
+ * hosts wake each other with NOTIFY on the queue and on the boards
+ */
+#include "store/pg_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/log.h"
+#include "core/loop.h"
+
+/* The session lock of a host name: pg_try_advisory_lock(PG_HOST_LOCK, hashtext(name)). */
+#define PG_HOST_LOCK "1818321509"
+
+static const char sql_lock[] = "SELECT pg_try_advisory_lock(" PG_HOST_LOCK ", hashtext($1))";
+static const char sql_register[] =
+	"INSERT INTO hosts (name, url, started, lease_until) VALUES ($1, $2, $3, $4)"
+	" ON CONFLICT (name) DO UPDATE SET url = COALESCE(excluded.url, hosts.url),"
+	" started = excluded.started, lease_until = excluded.lease_until"
+	" RETURNING journal_applied";
+static const char sql_renew[] = "UPDATE hosts SET lease_until = $2 WHERE name = $1";
+
+/*
+ * Reap the hosts whose lease ran out ($1 now, $2 this host), in one
+ * statement: a host another labd is reaping is skipped (SKIP LOCKED), and a
+ * reaped host has lease_until 0 until it starts again.
+ */
+static const char sql_reap[] =
+	"WITH dead AS (SELECT name FROM hosts WHERE lease_until > 0 AND lease_until < $1"
+	"  AND name <> $2 FOR UPDATE SKIP LOCKED),"
+	" requeued AS (UPDATE jobs SET state = 'queued', attempt = attempt + 1, device = NULL,"
+	"  started = 0, ended = 0, health = 'unknown', error_type = 'none', error_msg = NULL,"
+	"  last_error = 'its host ' || host || ' stopped (no lease renewal)', recovered = true,"
+	"  host = NULL"
+	"  WHERE state IN ('running', 'canceling') AND NOT recovered AND NOT session"
+	"  AND host IN (SELECT name FROM dead) RETURNING id),"
+	" dropped AS (DELETE FROM results WHERE job_id IN (SELECT id FROM requeued)),"
+	" failed AS (UPDATE jobs SET state = 'finished', health = 'incomplete',"
+	"  error_type = 'infrastructure', error_msg = 'its host ' || host || ' stopped', ended = $1"
+	"  WHERE state IN ('running', 'canceling') AND (recovered OR session)"
+	"  AND host IN (SELECT name FROM dead) RETURNING id),"
+	" boards AS (UPDATE devices SET state = 'bad', job_id = NULL, changed = $1,"
+	"  reason = 'its host stopped' WHERE host IN (SELECT name FROM dead) RETURNING name),"
+	" ended AS (UPDATE reservations SET state = 'ended', ended = $1,"
+	"  end_reason = 'its host stopped'"
+	"  WHERE state = 'active' AND device IN (SELECT name FROM boards) RETURNING id),"
+	" reaped AS (UPDATE hosts SET lease_until = 0 WHERE name IN (SELECT name FROM dead)"
+	"  RETURNING name)"
+	" SELECT (SELECT string_agg(name, ', ') FROM reaped), (SELECT count(*) FROM requeued),"
+	"  (SELECT count(*) FROM failed), (SELECT count(*) FROM boards),"
+	"  (SELECT count(*) FROM ended)";
+static const char sql_notify_queue[] = "NOTIFY " PG_CHANNEL_QUEUE;
+
+static int64_t realtime_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int read_locked(PGresult *res, void *userdata)
+{
+	*(bool *)userdata = PQntuples(res) && pg_bool(res, 0, 0);
+	return 0;
+}
+
+/* This host's name, taken for as long as the connection lives. */
+static int take_name(struct pg_store *ps)
+{
+	struct pg_args a = { 0 };
+	bool locked = false;
+	int r;
+
+	pg_arg_text(&a, ps->host);
+	r = pg_call(ps, "take this host's name", sql_lock, &a, read_locked, &locked);
+	if (r < 0)
+		return r;
+	if (!locked) {
+		log_error("another labd runs as host '%s' on this database: give each host its "
+			  "own name (store.host in labd.conf)", ps->host);
+		return -EADDRINUSE;
+	}
+	return 0;
+}
+
+int pg_host_open(struct pg_store *ps)
+{
+	struct pg_args a = { 0 };
+	int64_t now = realtime_usec(), applied = 0;
+	int r;
+
+	r = take_name(ps);
+	if (r < 0)
+		return r;
+	pg_arg_text(&a, ps->host);
+	pg_arg_text(&a, ps->url);
+	pg_arg_int(&a, now);
+	pg_arg_int(&a, now + (int64_t)ps->host_lease * 1000000);
+	r = pg_call(ps, "register this host", sql_register, &a, pg_read_int, &applied);
+	if (r < 0)
+		return r;
+	ps->applied = applied;
+	if (applied > ps->seq)
+		ps->seq = applied;
+	return 0;
+}
+
+static void name_retaken(int err, PGresult *res, const char *msg, void *userdata)
+{
+	struct pg_store *ps = userdata;
+
+	if (!err && !(PQntuples(res) && pg_bool(res, 0, 0)))
+		log_error("host name '%s' is taken by another labd since the database came back",
+			  ps->host);
+}
+
+static void reaped(int err, PGresult *res, const char *msg, void *userdata)
+{
+	struct pg_store *ps = userdata;
+
+	if (err) {
+		if (err != -ENOTCONN)
+			log_error("cannot reap stopped hosts: %s", msg ? msg : strerror(-err));
+		return;
+	}
+	if (!PQntuples(res) || pg_null(res, 0, 0))
+		return;
+	log_warning("host(s) %s stopped renewing their lease: %" PRId64 " job(s) requeued, %"
+		    PRId64 " failed, %" PRId64 " board(s) offline, %" PRId64
+		    " reservation(s) ended", pg_value(res, 0, 0), pg_int(res, 0, 1),
+		    pg_int(res, 0, 2), pg_int(res, 0, 3), pg_int(res, 0, 4));
+	pg_conn_send(ps->conn, sql_notify_queue, 0, NULL, PG_CMD_SYNC, NULL, NULL);
+}
+
+/* Renew this host's lease and reap the hosts whose lease ran out. */
+static int on_lease(struct loop_source *s, uint64_t now_mono, void *userdata)
+{
+	struct pg_store *ps = userdata;
+	struct pg_args a = { 0 };
+	int64_t now = realtime_usec();
+
+	loop_timer_set(s, now_mono + (uint64_t)ps->host_lease * 1000000 / 3);
+	if (!pg_conn_is_up(ps->conn))
+		return 0;	/* a lease not renewed here runs out there: that is the point */
+	pg_arg_text(&a, ps->host);
+	pg_arg_int(&a, now + (int64_t)ps->host_lease * 1000000);
+	pg_conn_send(ps->conn, sql_renew, a.n, a.v, PG_CMD_SYNC, NULL, NULL);
+	memset(&a, 0, sizeof(a));
+	pg_arg_int(&a, now);
+	pg_arg_text(&a, ps->host);
+	pg_conn_send(ps->conn, sql_reap, a.n, a.v, PG_CMD_SYNC, reaped, ps);
+	return 0;
+}
+
+static void on_notify(const char *channel, const char *payload, void *userdata)
+{
+	struct pg_store *ps = userdata;
+
+	if (ps->changed)
+		ps->changed(ps->changed_userdata);
+}
+
+void pg_host_state(struct pg_store *ps, bool up)
+{
+	const char *v[1] = { ps->host };
+
+	if (!up || !ps->opened)
+		return;
+	pg_conn_send(ps->conn, sql_lock, 1, v, PG_CMD_SYNC, name_retaken, ps);
+	if (ps->changed)	/* what changed while away: plan again */
+		ps->changed(ps->changed_userdata);
+}
+
+int pg_host_start(struct pg_store *ps)
+{
+	int r;
+
+	if (!ps->loop)
+		return 0;
+	r = loop_add_timer(ps->loop, &ps->lease_timer,
+			   loop_now(ps->loop) + (uint64_t)ps->host_lease * 1000000 / 3, on_lease, ps);
+	if (r < 0)
+		return r;
+	loop_source_set_description(ps->lease_timer, "store-lease");
+	pg_conn_set_notify(ps->conn, on_notify, ps);
+	r = pg_conn_listen(ps->conn, PG_CHANNEL_QUEUE);
+	if (!r)
+		r = pg_conn_listen(ps->conn, PG_CHANNEL_BOARDS);
+	return r;
+}
+
+/* Take the board unless a host that is alive has it; the row's host after. */
+static const char sql_board_register[] =
+	"INSERT INTO devices (name, state, host, device_type, changed)"
+	" VALUES ($1, 'idle', $2, $3, $4)"
+	" ON CONFLICT (name) DO UPDATE SET host = excluded.host,"
+	"  device_type = excluded.device_type"
+	"  WHERE devices.host IS NULL OR devices.host = excluded.host"
+	"  OR NOT EXISTS (SELECT 1 FROM hosts h WHERE h.name = devices.host"
+	"   AND h.lease_until > $4)"
+	" RETURNING host";
+static const char sql_board_owner[] = "SELECT host FROM devices WHERE name = $1";
+/* a board reaped while its host was away is its host's again */
+static const char sql_board_back[] =
+	"UPDATE devices SET state = 'idle', reason = NULL"
+	" WHERE name = $1 AND host = $2 AND state = 'bad' AND reason = 'its host stopped'";
+
+struct owner_read {
+	char *owner;
+	size_t len;
+};
+
+static int read_owner(PGresult *res, void *userdata)
+{
+	struct owner_read *o = userdata;
+
+	if (PQntuples(res))
+		snprintf(o->owner, o->len, "%s", pg_value(res, 0, 0) ? pg_value(res, 0, 0) : "");
+	return 0;
+}
+
+int pg_board_register(struct store *st, const char *name, const char *device_type,
+		      char *owner, size_t len)
+{
+	struct pg_store *ps = pg_of(st);
+	struct owner_read o = { owner, len };
+	struct pg_args a = { 0 };
+	int r;
+
+	pg_arg_text(&a, name);
+	pg_arg_text(&a, ps->host);
+	pg_arg_text(&a, device_type);
+	pg_arg_int(&a, realtime_usec());
+	r = pg_call(ps, "register a board", sql_board_register, &a, read_owner, &o);
+	if (r < 0)
+		return r;
+	if (!owner[0]) {	/* no row: another host has it */
+		memset(&a, 0, sizeof(a));
+		pg_arg_text(&a, name);
+		r = pg_call(ps, "read a board's host", sql_board_owner, &a, read_owner, &o);
+		return r < 0 ? r : -EADDRINUSE;
+	}
+	memset(&a, 0, sizeof(a));
+	pg_arg_text(&a, name);
+	pg_arg_text(&a, ps->host);
+	return pg_call(ps, "take a board back", sql_board_back, &a, NULL, NULL);
+}

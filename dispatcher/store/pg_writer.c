@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * pg_writer.c -- the PostgreSQL store's writes in labd's loop: they return
+ * at once, go to a local journal, and reach the database in order, also
+ * after it was away or labd restarted
+ *
+ * With a loop (labd), every write is an entry: its statement and text
+ * parameters, numbered by a sequence of this host.  Each write, or each
+ * store_begin()/store_commit() group, ends with a marker entry, `UPDATE
+ * hosts SET journal_applied = <its seq>`, sent with a pipeline sync: the
+ * statements and the marker commit together or not at all, so the database
+ * itself knows which entries of this host it has.  Entries are appended to
+ * <state_dir>/pg-journal before they are sent (write(), no fsync: the
+ * guarantee of SQLite's synchronous=NORMAL, a SIGKILL of labd loses
+ * nothing) and kept in memory until their marker committed; the journal is
+ * emptied whenever every entry is in.
+ *
+ * When the connection is lost, or at open with entries left in the journal
+ * by a labd that stopped before the database had them, the writer reads
+ * journal_applied and sends again every entry after it: each is applied
+ * exactly once.  An entry the database refuses (a constraint: an event of a
+ * job that is not there) is logged and dropped with the rest of its group.
+ *
+ * Without a loop (`labd store migrate`, the unit tests) writes are calls:
+ * pg_write() waits for the answer and returns the statement's error.
+ */
+#include "store/pg_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/log.h"
+
+#define PG_JOURNAL_FILE "pg-journal"
+#define PG_JOURNAL_MAX_RECORD (64 * 1024 * 1024)
+
+static const char sql_marker[] = "UPDATE hosts SET journal_applied = $2 WHERE name = $1";
+static const char sql_applied[] = "SELECT journal_applied FROM hosts WHERE name = $1";
+
+struct pg_entry {
+	int64_t seq;
+	char *sql;
+	int n;
+	char **params;
+	bool marker;
+	bool sent;
+	struct pg_entry *next;
+};
+
+/* ---- entries ---- */
+
+static void entry_free(struct pg_entry *e)
+{
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		free(e->params[i]);
+	free(e->params);
+	free(e->sql);
+	free(e);
+}
+
+static struct pg_entry *entry_new(const char *sql, int n, const char *const *v)
+{
+	struct pg_entry *e = calloc(1, sizeof(*e));
+	int i;
+
+	if (!e || !(e->sql = strdup(sql)) ||
+	    (n && !(e->params = calloc((size_t)n, sizeof(*e->params))))) {
+		if (e)
+			entry_free(e);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		e->n = i + 1;
+		if (v[i] && !(e->params[i] = strdup(v[i]))) {
+			entry_free(e);
+			return NULL;
+		}
+	}
+	e->n = n;
+	return e;
+}
+
+/* ---- the journal file ---- */
+
+/* Append a 32-bit length and @len bytes (@p NULL: length -1, nothing). */
+static void put_field(char **buf, const char *p, int32_t len)
+{
+	memcpy(*buf, &len, sizeof(len));
+	*buf += sizeof(len);
+	if (p && len > 0) {
+		memcpy(*buf, p, (size_t)len);
+		*buf += len;
+	}
+}
+
+/* One record: total length, seq, marker flag, n, the SQL, then each parameter. */
+static int journal_append(struct pg_store *ps, const struct pg_entry *e)
+{
+	size_t size = sizeof(uint32_t) + sizeof(int64_t) + 2 * sizeof(int32_t) + 4 + strlen(e->sql);
+	char *buf, *p;
+	int32_t flag = e->marker, n = e->n;
+	uint32_t total;
+	int i;
+	ssize_t w;
+
+	if (ps->journal_fd < 0)
+		return 0;
+	for (i = 0; i < e->n; i++)
+		size += 4 + (e->params[i] ? strlen(e->params[i]) : 0);
+	buf = p = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	total = (uint32_t)size;
+	memcpy(p, &total, sizeof(total));
+	p += sizeof(total);
+	memcpy(p, &e->seq, sizeof(e->seq));
+	p += sizeof(e->seq);
+	memcpy(p, &flag, sizeof(flag));
+	p += sizeof(flag);
+	memcpy(p, &n, sizeof(n));
+	p += sizeof(n);
+	put_field(&p, e->sql, (int32_t)strlen(e->sql));
+	for (i = 0; i < e->n; i++)
+		put_field(&p, e->params[i], e->params[i] ? (int32_t)strlen(e->params[i]) : -1);
+	w = write(ps->journal_fd, buf, size);
+	free(buf);
+	if (w != (ssize_t)size) {
+		log_error("cannot write the store's journal: %s", w < 0 ? strerror(errno) : "short");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* A field of a record being read: a copy in *@ret (NULL for length -1). */
+static int get_field(const char **p, const char *end, char **ret)
+{
+	int32_t len;
+
+	if (end - *p < (ptrdiff_t)sizeof(len))
+		return -EINVAL;
+	memcpy(&len, *p, sizeof(len));
+	*p += sizeof(len);
+	*ret = NULL;
+	if (len < 0)
+		return 0;
+	if (end - *p < len || !(*ret = strndup(*p, (size_t)len)))
+		return -EINVAL;
+	*p += len;
+	return 0;
+}
+
+static struct pg_entry *journal_parse(const char *p, const char *end)
+{
+	struct pg_entry *e = calloc(1, sizeof(*e));
+	int32_t flag, n;
+	int i;
+
+	if (!e || end - p < (ptrdiff_t)(sizeof(e->seq) + 2 * sizeof(int32_t)))
+		goto bad;
+	memcpy(&e->seq, p, sizeof(e->seq));
+	p += sizeof(e->seq);
+	memcpy(&flag, p, sizeof(flag));
+	p += sizeof(flag);
+	memcpy(&n, p, sizeof(n));
+	p += sizeof(n);
+	e->marker = flag;
+	if (n < 0 || n > PG_MAX_ARGS || get_field(&p, end, &e->sql) < 0 || !e->sql)
+		goto bad;
+	e->params = n ? calloc((size_t)n, sizeof(*e->params)) : NULL;
+	if (n && !e->params)
+		goto bad;
+	for (i = 0; i < n; i++) {
+		e->n = i + 1;
+		if (get_field(&p, end, &e->params[i]) < 0)
+			goto bad;
+	}
+	e->n = n;
+	return e;
+bad:
+	if (e)
+		entry_free(e);
+	return NULL;
+}
+
+static void pending_push(struct pg_store *ps, struct pg_entry *e)
+{
+	e->next = NULL;
+	if (ps->pending_tail)
+		ps->pending_tail->next = e;
+	else
+		ps->pending = e;
+	ps->pending_tail = e;
+}
+
+/* Drop entries after the last marker: a group labd never committed. */
+static void pending_trim_open_group(struct pg_store *ps)
+{
+	struct pg_entry *e, *last = NULL;
+
+	for (e = ps->pending; e; e = e->next)
+		if (e->marker)
+			last = e;
+	e = last ? last->next : ps->pending;
+	if (last)
+		last->next = NULL;
+	else
+		ps->pending = NULL;
+	ps->pending_tail = last;
+	while (e) {
+		struct pg_entry *next = e->next;
+
+		entry_free(e);
+		e = next;
+	}
+}
+
+/* Read what a previous labd journaled into the pending entries. */
+static int journal_load(struct pg_store *ps)
+{
+	struct stat st;
+	char *buf = NULL;
+	const char *p, *end;
+	uint32_t len;
+	ssize_t r;
+
+	if (fstat(ps->journal_fd, &st) < 0 || !st.st_size)
+		return 0;
+	if (st.st_size > PG_JOURNAL_MAX_RECORD * 4 || !(buf = malloc((size_t)st.st_size)))
+		return -ENOMEM;
+	r = pread(ps->journal_fd, buf, (size_t)st.st_size, 0);
+	for (p = buf, end = buf + (r > 0 ? r : 0); end - p >= (ptrdiff_t)sizeof(len);) {
+		struct pg_entry *e;
+
+		memcpy(&len, p, sizeof(len));
+		if (len < sizeof(len) || (ptrdiff_t)len > end - p)
+			break;	/* a record cut by a crash: the end */
+		e = journal_parse(p + sizeof(len), p + len);
+		if (!e)
+			break;
+		pending_push(ps, e);
+		if (e->seq > ps->seq)
+			ps->seq = e->seq;
+		p += len;
+	}
+	free(buf);
+	pending_trim_open_group(ps);
+	return 0;
+}
+
+int pg_writer_open(struct pg_store *ps, const char *state_dir)
+{
+	char path[4096];
+
+	ps->journal_fd = -1;
+	if (!ps->loop || !state_dir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", state_dir, PG_JOURNAL_FILE);
+	ps->journal_fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (ps->journal_fd < 0) {
+		log_error("cannot open the store's journal '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	return journal_load(ps);
+}
+
+void pg_writer_close(struct pg_store *ps)
+{
+	struct pg_entry *e;
+
+	while ((e = ps->pending)) {
+		ps->pending = e->next;
+		entry_free(e);
+	}
+	ps->pending_tail = NULL;
+	if (ps->journal_fd >= 0)
+		close(ps->journal_fd);
+	ps->journal_fd = -1;
+}
+
+/* ---- sending ---- */
+
+static void marker_done(int err, PGresult *res, const char *msg, void *userdata);
+static void entry_done(int err, PGresult *res, const char *msg, void *userdata);
+
+/* The database has every entry up to @seq: forget them; empty the journal when all are in. */
+static void applied_up_to(struct pg_store *ps, int64_t seq)
+{
+	struct pg_entry *e;
+
+	if (seq > ps->applied)
+		ps->applied = seq;
+	while ((e = ps->pending) && e->seq <= ps->applied) {
+		ps->pending = e->next;
+		entry_free(e);
+	}
+	if (!ps->pending) {
+		ps->pending_tail = NULL;
+		if (ps->journal_fd >= 0 && ftruncate(ps->journal_fd, 0) < 0)
+			log_warning("cannot empty the store's journal: %s", strerror(errno));
+	}
+}
+
+static int entry_send(struct pg_store *ps, struct pg_entry *e)
+{
+	int r;
+
+	r = pg_conn_send(ps->conn, e->sql, e->n, (const char *const *)e->params,
+			 e->marker ? PG_CMD_SYNC : 0, e->marker ? marker_done : entry_done, ps);
+	if (!r)
+		e->sent = true;
+	return r;
+}
+
+/* Send the entries not sent yet, when the writer is in step with the database. */
+static void writer_flush(struct pg_store *ps)
+{
+	struct pg_entry *e;
+
+	if (!ps->in_step)
+		return;
+	for (e = ps->pending; e; e = e->next)
+		if (!e->sent && entry_send(ps, e) < 0)
+			break;
+}
+
+/*
+ * A group's marker answered.  Answers come in the order of sending, so it
+ * is the first marker still pending: that group's entries are done.
+ */
+static void marker_done(int err, PGresult *res, const char *msg, void *userdata)
+{
+	struct pg_store *ps = userdata;
+	struct pg_entry *e;
+	int64_t seq = 0;
+
+	for (e = ps->pending; e && !seq; e = e->next)
+		if (e->marker && e->sent)
+			seq = e->seq;
+	if (err == -ENOTCONN || !seq)
+		return;	/* sent again once the connection is back (pg_writer_state) */
+	if (err && err != -ECANCELED)
+		log_error("cannot apply writes to the database: %s", msg ? msg : strerror(-err));
+	applied_up_to(ps, seq);	/* done, or refused for good: dropped */
+}
+
+static void entry_done(int err, PGresult *res, const char *msg, void *userdata)
+{
+	size_t len = msg ? strlen(msg) : 0;
+
+	if (err && err != -ENOTCONN && err != -ECANCELED)
+		log_error("a write was refused by the database (its group is dropped): %.*s",
+			  (int)(len && msg[len - 1] == '\n' ? len - 1 : len),
+			  msg ? msg : strerror(-err));
+}
+
+/* The answer to "what do you have of mine": send everything after it. */
+static void applied_read(int err, PGresult *res, const char *msg, void *userdata)
+{
+	struct pg_store *ps = userdata;
+	struct pg_entry *e;
+
+	if (err) {
+		log_error("cannot read this host's journal position: %s", msg ? msg : strerror(-err));
+		return;	/* the connection went away: asked again when it is back */
+	}
+	applied_up_to(ps, PQntuples(res) ? pg_int(res, 0, 0) : 0);
+	for (e = ps->pending; e; e = e->next)
+		e->sent = false;
+	if (ps->pending)
+		log_info("store: sending %" PRId64 " journaled writes to the database",
+			 ps->pending_tail->seq - ps->applied);
+	ps->in_step = true;
+	writer_flush(ps);
+}
+
+void pg_writer_state(struct pg_store *ps, bool up)
+{
+	const char *v[1] = { ps->host };
+
+	ps->in_step = false;
+	if (!up || !ps->loop || !ps->opened)
+		return;
+	if (pg_conn_send(ps->conn, sql_applied, 1, v, PG_CMD_SYNC, applied_read, ps) < 0)
+		log_error("cannot ask the database for this host's journal position");
+}
+
+/* Queue an entry (its seq the next one), journal it and send it when in step. */
+static int writer_add(struct pg_store *ps, const char *sql, int n, const char *const *v,
+		      bool marker)
+{
+	struct pg_entry *e = entry_new(sql, n, v);
+
+	if (!e)
+		return -ENOMEM;
+	e->seq = ++ps->seq;
+	e->marker = marker;
+	journal_append(ps, e);
+	pending_push(ps, e);
+	if (ps->in_step && entry_send(ps, e) < 0)
+		e->sent = false;
+	return 0;
+}
+
+/* The marker closing a group: the entries since the last marker commit with it. */
+int pg_writer_mark(struct pg_store *ps)
+{
+	struct pg_args a = { 0 };
+
+	if (!ps->pending_tail || ps->pending_tail->marker)
+		return 0;	/* nothing since the last marker */
+	pg_arg_text(&a, ps->host);
+	pg_arg_int(&a, ps->seq + 1);
+	return writer_add(ps, sql_marker, a.n, a.v, true);
+}
+
+int pg_write(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
+	     pg_read_fn read, void *userdata)
+{
+	int r;
+
+	if (!pg_writing_behind(ps))
+		return pg_call(ps, op, sql, a, read, userdata);
+	r = writer_add(ps, sql, a ? a->n : 0, a ? a->v : NULL, false);
+	if (r < 0)
+		return r;
+	return ps->in_txn ? 0 : pg_writer_mark(ps);
+}
+
+int pg_write_notify(struct pg_store *ps, const char *op, const char *sql,
+		    const struct pg_args *a, pg_read_fn read, void *userdata,
+		    const char *notify_sql, const char *payload)
+{
+	struct pg_args n = { 0 };
+	bool txn = ps->in_txn;
+	int r;
+
+	if (!notify_sql)
+		return pg_write(ps, op, sql, a, read, userdata);
+	pg_arg_text(&n, payload);
+	if (!pg_writing_behind(ps)) {
+		r = pg_call(ps, op, sql, a, read, userdata);
+		return r < 0 ? r : pg_call(ps, "notify the other hosts", notify_sql, &n, NULL, NULL);
+	}
+	ps->in_txn = true;	/* one group: both commit together */
+	r = pg_write(ps, op, sql, a, read, userdata);
+	if (!r)
+		r = pg_write(ps, "notify the other hosts", notify_sql, &n, NULL, NULL);
+	ps->in_txn = txn;
+	return r < 0 || txn ? r : pg_writer_mark(ps);
+}
+
+bool pg_writing_behind(const struct pg_store *ps)
+{
+	return ps->loop != NULL;
+}
+
+unsigned pg_writer_backlog(const struct pg_store *ps)
+{
+	return ps->pending ? (unsigned)(ps->pending_tail->seq - ps->applied) : 0;
+}
