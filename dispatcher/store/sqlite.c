@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/log.h"
+#include "core/loop.h"
 
 /* Writers wait this long for a lock held by another process (the sqlite3 CLI). */
 #define SQLITE_BUSY_TIMEOUT_MS 100
@@ -84,6 +85,47 @@ static const char *const migrations[] = {
 	" end_reason TEXT);"
 	"CREATE INDEX reservations_queue ON reservations (state, priority DESC, id);"
 	"ALTER TABLE jobs ADD COLUMN session INTEGER NOT NULL DEFAULT 0;",
+	/*
+	 * 4: the queue and the lists at scale.  The queue of each device type is
+	 * read through partial indexes in queue order (sqlite_queue.c), every
+	 * list through an index on its filter and the id (sqlite_joblist.c), and
+	 * the counts per state and device type are kept by triggers, so that
+	 * nothing labd does per job or per request reads the whole table.  A
+	 * requeued job remembers the board it failed on (avoid).
+	 */
+	"ALTER TABLE jobs ADD COLUMN avoid TEXT;"
+	"DROP INDEX jobs_queue;"
+	"CREATE INDEX jobs_claim ON jobs (device_type, priority DESC, submitted, id)"
+	" WHERE state = 'queued' AND session = 0;"
+	"CREATE INDEX jobs_queue_age ON jobs (device_type, submitted)"
+	" WHERE state = 'queued' AND session = 0;"
+	"CREATE INDEX jobs_state ON jobs (state, id);"
+	"CREATE INDEX jobs_type ON jobs (device_type, id);"
+	"CREATE INDEX jobs_submitter ON jobs (submitter, id);"
+	"CREATE INDEX jobs_health ON jobs (health, id);"
+	"DROP INDEX reservations_queue;"
+	"CREATE INDEX reservations_claim ON reservations (device_type, priority DESC, submitted, id)"
+	" WHERE state = 'waiting';"
+	"CREATE INDEX reservations_state ON reservations (state, id);"
+	"CREATE TABLE job_counts (state TEXT NOT NULL, device_type TEXT NOT NULL,"
+	" n INTEGER NOT NULL, PRIMARY KEY (state, device_type)) WITHOUT ROWID;"
+	"INSERT INTO job_counts SELECT state, coalesce(device_type, ''), count(*) FROM jobs"
+	" GROUP BY 1, 2;"
+	"CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN"
+	" INSERT INTO job_counts VALUES (new.state, coalesce(new.device_type, ''), 1)"
+	"  ON CONFLICT (state, device_type) DO UPDATE SET n = n + 1;"
+	" END;"
+	"CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs"
+	" WHEN old.state IS NOT new.state BEGIN"
+	" UPDATE job_counts SET n = n - 1"
+	"  WHERE state = old.state AND device_type = coalesce(old.device_type, '');"
+	" INSERT INTO job_counts VALUES (new.state, coalesce(new.device_type, ''), 1)"
+	"  ON CONFLICT (state, device_type) DO UPDATE SET n = n + 1;"
+	" END;"
+	"CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN"
+	" UPDATE job_counts SET n = n - 1"
+	"  WHERE state = old.state AND device_type = coalesce(old.device_type, '');"
+	" END;",
 };
 
 static const struct sqlite_sql sqlite_sql[] = {
@@ -98,7 +140,7 @@ static const struct sqlite_sql sqlite_sql[] = {
 
 static const struct sqlite_sql *const sqlite_sql_tables[] = {
 	sqlite_sql, sqlite_jobs_sql, sqlite_devices_sql, sqlite_results_sql, sqlite_events_sql,
-	sqlite_reservations_sql,
+	sqlite_reservations_sql, sqlite_queue_sql,
 };
 
 int sqlite_error(struct sqlite_store *sq, const char *op)
@@ -371,31 +413,16 @@ static int sqlite_configure(struct sqlite_store *sq)
 	return sqlite_prepare(sq);
 }
 
-static int sqlite_begin(struct store *st)
-{
-	struct sqlite_store *sq = sqlite_of(st);
-
-	return sqlite_run(sq, sq->stmt[STMT_BEGIN], "begin a transaction");
-}
-
-static int sqlite_commit(struct store *st)
-{
-	struct sqlite_store *sq = sqlite_of(st);
-	int r;
-
-	r = sqlite_run(sq, sq->stmt[STMT_COMMIT], "commit a transaction");
-	if (r < 0 && !sqlite3_get_autocommit(sq->db))
-		sqlite_run(sq, sq->stmt[STMT_ROLLBACK], "roll back a transaction");
-	return r;
-}
-
 static void sqlite_close(struct store *st)
 {
 	struct sqlite_store *sq = sqlite_of(st);
 	size_t i;
 
+	sqlite_batch_close(sq);
 	for (i = 0; i < STMT__COUNT; i++)
 		sqlite3_finalize(sq->stmt[i]);
+	for (i = 0; i < JOBLIST__SHAPES; i++)
+		sqlite3_finalize(sq->joblist[i]);
 	if (sq->db && sqlite3_close(sq->db) != SQLITE_OK)
 		log_error("cannot close '%s': %s", sq->path, sqlite3_errmsg(sq->db));
 	free(sq->path);
@@ -432,6 +459,11 @@ static const struct store_ops sqlite_ops = {
 	.reservation_activate = sqlite_reservation_activate,
 	.reservation_renew = sqlite_reservation_renew,
 	.reservation_end = sqlite_reservation_end,
+	.claim = sqlite_claim,
+	.queue_position = sqlite_queue_position,
+	.queue_summary = sqlite_queue_summary,
+	.sync = sqlite_sync,
+	.forget = sqlite_forget,
 };
 
 /* The database of labd's state directory: <state_dir>/labd.db. */
@@ -460,6 +492,8 @@ static int sqlite_open(const struct store_params *p, struct store **ret, struct 
 		goto err_close;
 	}
 	r = sqlite_configure(sq);
+	if (!r)
+		r = sqlite_batch_init(sq, p->loop);
 	if (r < 0)
 		goto err_close;
 	*ret = &sq->store;

@@ -73,6 +73,8 @@ int sqlite_device_put(struct store *st, const struct device_record *rec)
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_DEVICE_PUT];
 
+	sqlite_write(sq);
+
 	if (sqlite3_bind_text(s, 1, rec->name, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(s, 2, device_state_name(rec->state), -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(s, 3, rec->reason, -1, SQLITE_STATIC) ||

@@ -59,6 +59,8 @@ int sqlite_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *
 	int64_t id, seq;
 	int r;
 
+	sqlite_write(sq);
+
 	if (sqlite3_bind_int64(s, 1, job_id) || sqlite3_bind_int64(s, 2, (int64_t)ts) ||
 	    sqlite3_bind_text(s, 3, kind, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(s, 4, data, -1, SQLITE_STATIC))

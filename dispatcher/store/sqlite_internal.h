@@ -20,6 +20,7 @@
 #ifndef LABD_SQLITE_INTERNAL_H
 #define LABD_SQLITE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,15 +40,12 @@ enum sqlite_stmt {
 	/* sqlite_jobs.c */
 	STMT_JOB_INSERT,
 	STMT_JOB_GET,
-	STMT_JOB_LIST,
 	STMT_JOB_QUEUED,
 	STMT_JOB_RUNNING,
 	STMT_JOB_START,
 	STMT_JOB_SET_STATE,
 	STMT_JOB_FINISH,
 	STMT_JOB_REQUEUE,
-	STMT_JOB_COUNT,
-	STMT_JOB_COUNT_MATCHING,
 	/* sqlite_devices.c */
 	STMT_DEVICE_GET,
 	STMT_DEVICE_PUT,
@@ -69,8 +67,48 @@ enum sqlite_stmt {
 	STMT_RESERVATION_ACTIVATE,
 	STMT_RESERVATION_RENEW,
 	STMT_RESERVATION_END,
+	/* sqlite_queue.c */
+	STMT_CLAIM_JOB,
+	STMT_CLAIM_RESERVATION,
+	STMT_TAKE_JOB,
+	STMT_TAKE_RESERVATION,
+	STMT_QUEUE_POSITION,
+	STMT_QUEUE_SUMMARY,
+	STMT_COUNT_STATE,
+	STMT_COUNT_STATE_TYPE,
+	STMT_COUNT_TYPE,
+	STMT_COUNT_ALL,
 	STMT__COUNT
 };
+
+/*
+ * The job list's statements, one per shape of struct job_filter: which
+ * conditions it has (sqlite_jobs.c writes the SQL of each, prepared the
+ * first time it is used).
+ */
+enum {
+	JOBLIST_STATE = 1 << 0,
+	JOBLIST_DEVICE = 1 << 1,
+	JOBLIST_TYPE = 1 << 2,
+	JOBLIST_SUBMITTER = 1 << 3,
+	JOBLIST_HEALTH = 1 << 4,	/* one health */
+	JOBLIST_HEALTHS = 1 << 5,	/* several */
+	JOBLIST_AFTER = 1 << 6,		/* the page above after_id, else below before_id */
+	JOBLIST_COUNT = 1 << 7,		/* count(*) of the matches instead of a page */
+	JOBLIST__SHAPES = 1 << 8,
+};
+
+/* The columns every query of jobs reads (sqlite_job_read()), in this order. */
+#define JOB_COLUMNS                                                                        \
+	"id, name, device_type, tags, priority, submitted, started, ended, state, health, " \
+	"error_type, error_msg, device, definition, format, filename, submitter, attempt, "  \
+	"retries_left, recovered, results_pass, results_fail, results_skip, "                \
+	"results_unknown, last_error, session, avoid"
+
+/* The columns every query of reservations reads (sqlite_reservation_read()). */
+#define RESERVATION_COLUMNS                                                                 \
+	"id, holder, board, device_type, tags, priority, duration, submitted, state, device, " \
+	"started, until, ended, end_reason"
 
 /* The SQL text of one prepared statement. */
 struct sqlite_sql {
@@ -84,12 +122,23 @@ extern const struct sqlite_sql sqlite_devices_sql[];
 extern const struct sqlite_sql sqlite_results_sql[];
 extern const struct sqlite_sql sqlite_events_sql[];
 extern const struct sqlite_sql sqlite_reservations_sql[];
+extern const struct sqlite_sql sqlite_queue_sql[];
+
+struct loop;
+struct loop_source;
+struct sqlite_waiter;
 
 struct sqlite_store {
 	struct store store;	/* first: the interface */
 	sqlite3 *db;
 	char *path;
 	sqlite3_stmt *stmt[STMT__COUNT];
+	sqlite3_stmt *joblist[JOBLIST__SHAPES];	/* prepared on first use */
+	/* batching (with a loop): the writes of one iteration in one transaction */
+	struct loop_source *commit;	/* defer: commit the batch */
+	bool batch;		/* a batch transaction is open */
+	struct sqlite_waiter *waiters;	/* store_sync() completions, in order */
+	struct sqlite_waiter **waiters_tail;
 };
 
 /* sqlite_of() - the SQLite store behind @st. */
@@ -104,6 +153,36 @@ static inline struct sqlite_store *sqlite_of(struct store *st)
  * exist), otherwise -EIO after logging "cannot @op in '<path>': <sqlite msg>".
  */
 int sqlite_error(struct sqlite_store *sq, const char *op);
+
+/*
+ * sqlite_write() - a write op is about to run: with a loop and outside
+ * store_begin(), open the iteration's batch if it is not open yet (its
+ * commit is deferred to the next iteration).  Without one, the write
+ * commits by itself.
+ */
+void sqlite_write(struct sqlite_store *sq);
+
+/* sqlite_batch.c: batching (sqlite_write() above), transactions and store_sync() */
+int sqlite_batch_init(struct sqlite_store *sq, struct loop *loop);
+void sqlite_batch_close(struct sqlite_store *sq);	/* commits an open batch */
+int sqlite_begin(struct store *st);
+int sqlite_commit(struct store *st);	/* a failed commit rolls back */
+int sqlite_sync(struct store *st, store_done_fn done, void *userdata);
+void sqlite_forget(struct store *st, void *userdata);
+
+/*
+ * sqlite_joblist_sql() - the SQL of job-list shape @shape (JOBLIST_* bits)
+ * into @buf.  Parameters: ?1 state, ?2 device, ?3 device type, ?4
+ * submitter, ?5 health (one name, or ",a,b," for several), ?6 cursor id,
+ * ?7 limit, ?8 offset.
+ */
+void sqlite_joblist_sql(unsigned shape, char *buf, size_t len);
+
+/* sqlite_job_read() - the current row of a JOB_COLUMNS query into the zeroed @rec. */
+int sqlite_job_read(struct sqlite_store *sq, sqlite3_stmt *s, void *rec);
+
+/* sqlite_reservation_read() - the current row of a RESERVATION_COLUMNS query into @rec. */
+int sqlite_reservation_read(struct sqlite_store *sq, sqlite3_stmt *s, void *rec);
 
 /* sqlite_reset() - reset @s and clear its bindings. */
 void sqlite_reset(sqlite3_stmt *s);
@@ -184,7 +263,7 @@ int sqlite_job_set_state(struct store *st, int64_t id, enum job_state state);
 int sqlite_job_finish(struct store *st, int64_t id, enum job_health health,
 		      enum error_type type, const char *msg, uint64_t when);
 int sqlite_job_requeue(struct store *st, int64_t id, bool recovered, const char *why);
-int sqlite_job_count(struct store *st, enum job_state state, int64_t *ret);
+int sqlite_job_count(struct store *st, enum job_state state, int64_t *ret);	/* sqlite_joblist.c */
 int sqlite_job_count_matching(struct store *st, const struct job_filter *f, int64_t *ret);
 
 int sqlite_device_get(struct store *st, const char *name, struct device_record *ret);
@@ -207,5 +286,10 @@ int sqlite_reservation_activate(struct store *st, int64_t id, const char *device
 				uint64_t started, uint64_t until);
 int sqlite_reservation_renew(struct store *st, int64_t id, uint64_t until);
 int sqlite_reservation_end(struct store *st, int64_t id, uint64_t when, const char *reason);
+
+int sqlite_claim(struct store *st, const struct store_claim_req *req, store_claim_fn done,
+		 void *userdata);
+int sqlite_queue_position(struct store *st, int64_t id, int64_t *ret);
+int sqlite_queue_summary(struct store *st, struct store_rows *rows);
 
 #endif

@@ -7,15 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* store_job_list() without a limit. */
-#define STORE_JOB_LIST_DEFAULT 100
-
-#define JOB_COLUMNS                                                                        \
-	"id, name, device_type, tags, priority, submitted, started, ended, state, health, " \
-	"error_type, error_msg, device, definition, format, filename, submitter, attempt, "  \
-	"retries_left, recovered, results_pass, results_fail, results_skip, "                \
-	"results_unknown, last_error, session"
-
 /* Result columns of JOB_COLUMNS. */
 enum {
 	COL_ID,
@@ -44,6 +35,7 @@ enum {
 	COL_RESULTS_UNKNOWN,
 	COL_LAST_ERROR,
 	COL_SESSION,
+	COL_AVOID,
 };
 
 #define TEXT(c, field) { c, offsetof(struct job_record, field) }
@@ -58,30 +50,22 @@ static const struct sqlite_text job_texts[] = {
 	TEXT(COL_FILENAME, filename),
 	TEXT(COL_SUBMITTER, submitter),
 	TEXT(COL_LAST_ERROR, last_error),
+	TEXT(COL_AVOID, avoid),
 };
 #undef TEXT
 
-/* The conditions of struct job_filter (?3, ?4 and ?8 page). */
-#define JOB_MATCHES                                                                          \
-	"(?1 IS NULL OR state = ?1) AND (?2 IS NULL OR device = ?2)"                         \
-	" AND (?5 IS NULL OR device_type = ?5) AND (?6 IS NULL OR submitter = ?6)"          \
-	" AND (?7 IS NULL OR instr(?7, ',' || health || ',') > 0)"
-
-/* Queue order: higher priority first, then first submitted (ids only grow). */
+/* Queue order: higher priority first, then first submitted, then id. */
 const struct sqlite_sql sqlite_jobs_sql[] = {
 	{ STMT_JOB_INSERT,
 	  "INSERT INTO jobs (name, device_type, tags, priority, submitted, started, ended, state,"
 	  " health, error_type, error_msg, device, definition, format, filename, submitter,"
-	  " attempt, retries_left, recovered, last_error, session)"
+	  " attempt, retries_left, recovered, last_error, session, avoid)"
 	  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-	  " ?18, ?19, ?20, ?21)" },
+	  " ?18, ?19, ?20, ?21, ?22)" },
 	{ STMT_JOB_GET, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?1" },
-	{ STMT_JOB_LIST,
-	  "SELECT " JOB_COLUMNS " FROM jobs WHERE " JOB_MATCHES
-	  " AND (?3 = 0 OR id < ?3) ORDER BY id DESC LIMIT ?4 OFFSET ?8" },
-	{ STMT_JOB_COUNT_MATCHING, "SELECT count(*) FROM jobs WHERE " JOB_MATCHES },
 	{ STMT_JOB_QUEUED,
-	  "SELECT " JOB_COLUMNS " FROM jobs WHERE state = 'queued' ORDER BY priority DESC, id" },
+	  "SELECT " JOB_COLUMNS " FROM jobs WHERE state = 'queued' ORDER BY priority DESC,"
+	  " submitted, id" },
 	{ STMT_JOB_RUNNING,
 	  "SELECT " JOB_COLUMNS " FROM jobs WHERE state IN ('running', 'canceling') ORDER BY id" },
 	{ STMT_JOB_START,
@@ -102,9 +86,9 @@ const struct sqlite_sql sqlite_jobs_sql[] = {
 	  " last_error = COALESCE(?3, error_msg, last_error), error_msg = NULL,"
 	  " retries_left = CASE WHEN ?2 THEN retries_left ELSE MAX(retries_left - 1, 0) END,"
 	  " recovered = recovered OR ?2, results_pass = 0, results_fail = 0, results_skip = 0,"
+	  " avoid = CASE WHEN ?2 THEN avoid ELSE device END,"
 	  " results_unknown = 0"
 	  " WHERE id = ?1" },
-	{ STMT_JOB_COUNT, "SELECT count(*) FROM jobs WHERE state = ?1" },
 	{ 0, NULL },
 };
 
@@ -124,7 +108,7 @@ static int job_read_enums(struct sqlite_store *sq, sqlite3_stmt *s, struct job_r
 }
 
 /* Read the current row (JOB_COLUMNS) into the zeroed @p; on failure @p stays releasable. */
-static int job_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
+int sqlite_job_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
 {
 	struct job_record *rec = p;
 
@@ -146,7 +130,7 @@ static int job_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
 	return sqlite_read_texts(s, rec, job_texts, ARRAY_SIZE(job_texts));
 }
 
-static const struct sqlite_reader job_reader = { &store_job_rows, job_read };
+static const struct sqlite_reader job_reader = { &store_job_rows, sqlite_job_read };
 
 static int job_bind_texts(sqlite3_stmt *s, const struct job_record *rec)
 {
@@ -159,7 +143,8 @@ static int job_bind_texts(sqlite3_stmt *s, const struct job_record *rec)
 	       sqlite3_bind_text(s, 14, rec->format, -1, SQLITE_STATIC) ||
 	       sqlite3_bind_text(s, 15, rec->filename, -1, SQLITE_STATIC) ||
 	       sqlite3_bind_text(s, 16, rec->submitter, -1, SQLITE_STATIC) ||
-	       sqlite3_bind_text(s, 20, rec->last_error, -1, SQLITE_STATIC);
+	       sqlite3_bind_text(s, 20, rec->last_error, -1, SQLITE_STATIC) ||
+	       sqlite3_bind_text(s, 22, rec->avoid, -1, SQLITE_STATIC);
 }
 
 static int job_bind_values(sqlite3_stmt *s, const struct job_record *rec, int attempt)
@@ -184,6 +169,8 @@ int sqlite_job_insert(struct store *st, struct job_record *rec)
 	int attempt = rec->attempt > 1 ? rec->attempt : 1;
 	int r;
 
+	sqlite_write(sq);
+
 	if (job_bind_texts(s, rec) || job_bind_values(s, rec, attempt))
 		return sqlite_fail(sq, s, "insert a job");
 	r = sqlite_insert(sq, s, "insert a job", &rec->id);
@@ -200,59 +187,6 @@ int sqlite_job_get(struct store *st, int64_t id, struct job_record *ret)
 	if (sqlite3_bind_int64(s, 1, id))
 		return sqlite_fail(sq, s, "read a job");
 	return sqlite_read_one(sq, s, "read a job", &job_reader, ret);
-}
-
-/* ",complete,canceled," of a health mask, or NULL for all (into @buf). */
-static const char *healths_text(unsigned mask, char *buf, size_t len)
-{
-	enum job_health h;
-
-	if (!mask)
-		return NULL;
-	snprintf(buf, len, ",");
-	for (h = JOB_HEALTH_UNKNOWN; h <= JOB_HEALTH_CANCELED; h++)
-		if (mask & (1U << h))
-			snprintf(buf + strlen(buf), len - strlen(buf), "%s,", job_health_name(h));
-	return buf;
-}
-
-/* Bind the conditions of @f (?1, ?2, ?5, ?6, ?7) to @s; @buf holds the health text. */
-static bool bind_filter(sqlite3_stmt *s, const struct job_filter *f, char *buf, size_t len)
-{
-	const char *state = f->state >= 0 ? job_state_name(f->state) : NULL;
-
-	return !sqlite3_bind_text(s, 1, state, -1, SQLITE_STATIC) &&
-	       !sqlite3_bind_text(s, 2, f->device, -1, SQLITE_STATIC) &&
-	       !sqlite3_bind_text(s, 5, f->device_type, -1, SQLITE_STATIC) &&
-	       !sqlite3_bind_text(s, 6, f->submitter, -1, SQLITE_STATIC) &&
-	       !sqlite3_bind_text(s, 7, healths_text(f->healths, buf, len), -1, SQLITE_STATIC);
-}
-
-int sqlite_job_list(struct store *st, const struct job_filter *f, struct store_rows *rows)
-{
-	struct sqlite_store *sq = sqlite_of(st);
-	sqlite3_stmt *s = sq->stmt[STMT_JOB_LIST];
-	char healths[64];
-
-	if (!bind_filter(s, f, healths, sizeof(healths)) ||
-	    sqlite3_bind_int64(s, 3, f->before_id > 0 ? f->before_id : 0) ||
-	    sqlite3_bind_int64(s, 4, f->limit ? f->limit : STORE_JOB_LIST_DEFAULT) ||
-	    sqlite3_bind_int64(s, 8, f->offset))
-		return sqlite_fail(sq, s, "list jobs");
-	return sqlite_read_rows(sq, s, "list jobs", &job_reader, rows);
-}
-
-int sqlite_job_count_matching(struct store *st, const struct job_filter *f, int64_t *ret)
-{
-	struct sqlite_store *sq = sqlite_of(st);
-	sqlite3_stmt *s = sq->stmt[STMT_JOB_COUNT_MATCHING];
-	char healths[64];
-
-	if (!bind_filter(s, f, healths, sizeof(healths)) || sqlite3_step(s) != SQLITE_ROW)
-		return sqlite_fail(sq, s, "count jobs");
-	*ret = sqlite3_column_int64(s, 0);
-	sqlite_reset(s);
-	return 0;
 }
 
 int sqlite_job_queued(struct store *st, struct store_rows *rows)
@@ -275,6 +209,8 @@ int sqlite_job_start(struct store *st, int64_t id, const char *device, uint64_t 
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_JOB_START];
 
+	sqlite_write(sq);
+
 	if (sqlite3_bind_int64(s, 1, id) || sqlite3_bind_text(s, 2, device, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_int64(s, 3, (int64_t)when))
 		return sqlite_fail(sq, s, "start a job");
@@ -285,6 +221,8 @@ int sqlite_job_set_state(struct store *st, int64_t id, enum job_state state)
 {
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_JOB_SET_STATE];
+
+	sqlite_write(sq);
 
 	if (sqlite3_bind_int64(s, 1, id) ||
 	    sqlite3_bind_text(s, 2, job_state_name(state), -1, SQLITE_STATIC))
@@ -297,6 +235,8 @@ int sqlite_job_finish(struct store *st, int64_t id, enum job_health health,
 {
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_JOB_FINISH];
+
+	sqlite_write(sq);
 
 	if (sqlite3_bind_int64(s, 1, id) ||
 	    sqlite3_bind_text(s, 2, job_health_name(health), -1, SQLITE_STATIC) ||
@@ -313,6 +253,8 @@ int sqlite_job_requeue(struct store *st, int64_t id, bool recovered, const char 
 	sqlite3_stmt *s = sq->stmt[STMT_JOB_REQUEUE];
 	int r;
 
+	sqlite_write(sq);
+
 	r = sqlite_savepoint_begin(sq);
 	if (r < 0)
 		return r;
@@ -324,20 +266,4 @@ int sqlite_job_requeue(struct store *st, int64_t id, bool recovered, const char 
 	if (r >= 0)
 		r = sqlite_result_drop_job(sq, id);
 	return sqlite_savepoint_end(sq, r);
-}
-
-int sqlite_job_count(struct store *st, enum job_state state, int64_t *ret)
-{
-	struct sqlite_store *sq = sqlite_of(st);
-	sqlite3_stmt *s = sq->stmt[STMT_JOB_COUNT];
-	int64_t n;
-
-	if (sqlite3_bind_text(s, 1, job_state_name(state), -1, SQLITE_STATIC))
-		return sqlite_fail(sq, s, "count jobs");
-	if (sqlite3_step(s) != SQLITE_ROW)
-		return sqlite_fail(sq, s, "count jobs");
-	n = sqlite3_column_int64(s, 0);
-	sqlite_reset(s);
-	*ret = n;
-	return 0;
 }

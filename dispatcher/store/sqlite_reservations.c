@@ -6,10 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RESERVATION_COLUMNS                                                                 \
-	"id, holder, board, device_type, tags, priority, duration, submitted, state, device, " \
-	"started, until, ended, end_reason"
-
 enum {
 	COL_ID,
 	COL_HOLDER,
@@ -38,7 +34,7 @@ static const struct sqlite_text reservation_texts[] = {
 };
 #undef TEXT
 
-/* Queue order as the jobs': higher priority first, then first asked (ids only grow). */
+/* Queue order as the jobs': higher priority first, then first asked, then id. */
 const struct sqlite_sql sqlite_reservations_sql[] = {
 	{ STMT_RESERVATION_INSERT,
 	  "INSERT INTO reservations (holder, board, device_type, tags, priority, duration,"
@@ -46,11 +42,12 @@ const struct sqlite_sql sqlite_reservations_sql[] = {
 	{ STMT_RESERVATION_GET, "SELECT " RESERVATION_COLUMNS " FROM reservations WHERE id = ?1" },
 	{ STMT_RESERVATION_WAITING,
 	  "SELECT " RESERVATION_COLUMNS " FROM reservations WHERE state = 'waiting'"
-	  " ORDER BY priority DESC, id" },
+	  " ORDER BY priority DESC, submitted, id" },
 	{ STMT_RESERVATION_ACTIVE,
 	  "SELECT " RESERVATION_COLUMNS " FROM reservations WHERE state = 'active' ORDER BY id" },
 	{ STMT_RESERVATION_RECENT,
-	  "SELECT " RESERVATION_COLUMNS " FROM reservations ORDER BY id DESC LIMIT ?1" },
+	  "SELECT " RESERVATION_COLUMNS " FROM reservations WHERE id <= ?2"
+	  " ORDER BY id DESC LIMIT ?1" },
 	{ STMT_RESERVATION_ACTIVATE,
 	  "UPDATE reservations SET state = 'active', device = ?2, started = ?3, until = ?4"
 	  " WHERE id = ?1 AND state = 'waiting'" },
@@ -63,7 +60,7 @@ const struct sqlite_sql sqlite_reservations_sql[] = {
 };
 
 /* Read the current row into the zeroed @p; on failure @p stays releasable. */
-static int reservation_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
+int sqlite_reservation_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
 {
 	const char *state = (const char *)sqlite3_column_text(s, COL_STATE);
 	struct reservation_record *rec = p;
@@ -81,7 +78,7 @@ static int reservation_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
 }
 
 static const struct sqlite_reader reservation_reader = {
-	&store_reservation_rows, reservation_read
+	&store_reservation_rows, sqlite_reservation_read
 };
 
 int sqlite_reservation_insert(struct store *st, struct reservation_record *rec)
@@ -89,6 +86,8 @@ int sqlite_reservation_insert(struct store *st, struct reservation_record *rec)
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_RESERVATION_INSERT];
 	int r;
+
+	sqlite_write(sq);
 
 	if (sqlite3_bind_text(s, 1, rec->holder, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(s, 2, rec->board, -1, SQLITE_STATIC) ||
@@ -135,7 +134,8 @@ int sqlite_reservation_recent(struct store *st, unsigned limit, struct store_row
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_RESERVATION_RECENT];
 
-	if (sqlite3_bind_int(s, 1, (int)limit))
+	/* an id range rather than a scan of the table, however few rows it reads */
+	if (sqlite3_bind_int(s, 1, (int)limit) || sqlite3_bind_int64(s, 2, INT64_MAX))
 		return sqlite_fail(sq, s, "list reservations");
 	return sqlite_read_rows(sq, s, "list reservations", &reservation_reader, rows);
 }
@@ -145,6 +145,8 @@ int sqlite_reservation_activate(struct store *st, int64_t id, const char *device
 {
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_RESERVATION_ACTIVATE];
+
+	sqlite_write(sq);
 
 	if (sqlite3_bind_int64(s, 1, id) || sqlite3_bind_text(s, 2, device, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_int64(s, 3, (int64_t)started) || sqlite3_bind_int64(s, 4, (int64_t)until))
@@ -157,6 +159,8 @@ int sqlite_reservation_renew(struct store *st, int64_t id, uint64_t until)
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_RESERVATION_RENEW];
 
+	sqlite_write(sq);
+
 	if (sqlite3_bind_int64(s, 1, id) || sqlite3_bind_int64(s, 2, (int64_t)until))
 		return sqlite_fail(sq, s, "renew a reservation");
 	return sqlite_update(sq, s, "renew a reservation");
@@ -166,6 +170,8 @@ int sqlite_reservation_end(struct store *st, int64_t id, uint64_t when, const ch
 {
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_RESERVATION_END];
+
+	sqlite_write(sq);
 
 	if (sqlite3_bind_int64(s, 1, id) || sqlite3_bind_int64(s, 2, (int64_t)when) ||
 	    sqlite3_bind_text(s, 3, reason, -1, SQLITE_STATIC))

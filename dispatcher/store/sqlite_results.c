@@ -72,6 +72,8 @@ int sqlite_result_add(struct store *st, struct result_record *rec)
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_RESULT_ADD];
 
+	sqlite_write(sq);
+
 	if (sqlite3_bind_int64(s, 1, rec->job_id) ||
 	    sqlite3_bind_text(s, 2, rec->suite, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(s, 3, rec->name, -1, SQLITE_STATIC) ||

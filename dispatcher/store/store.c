@@ -35,6 +35,7 @@ void job_record_release(struct job_record *rec)
 	free(rec->filename);
 	free(rec->submitter);
 	free(rec->last_error);
+	free(rec->avoid);
 	memset(rec, 0, sizeof(*rec));
 }
 
@@ -80,6 +81,14 @@ void reservation_record_release(struct reservation_record *rec)
 	free(rec->tags);
 	free(rec->device);
 	free(rec->end_reason);
+	memset(rec, 0, sizeof(*rec));
+}
+
+void queue_record_release(struct queue_record *rec)
+{
+	if (!rec)
+		return;
+	free(rec->device_type);
 	memset(rec, 0, sizeof(*rec));
 }
 
@@ -134,6 +143,11 @@ static void reservation_release(void *rec)
 	reservation_record_release(rec);
 }
 
+static void queue_release(void *rec)
+{
+	queue_record_release(rec);
+}
+
 const struct store_row_type store_job_rows = { sizeof(struct job_record), job_release };
 const struct store_row_type store_device_rows = { sizeof(struct device_record), device_release };
 const struct store_row_type store_result_rows = { sizeof(struct result_record), result_release };
@@ -141,6 +155,7 @@ const struct store_row_type store_event_rows = { sizeof(struct event_record), ev
 const struct store_row_type store_reservation_rows = {
 	sizeof(struct reservation_record), reservation_release
 };
+const struct store_row_type store_queue_rows = { sizeof(struct queue_record), queue_release };
 
 void *store_rows_add(struct store_rows *rows)
 {
@@ -327,7 +342,8 @@ int store_job_list(struct store *st, const struct job_filter *f,
 
 	if (!f)
 		f = &all;
-	if (f->state >= 0 && (unsigned)f->state > JOB_STATE_FINISHED)
+	if ((f->state >= 0 && (unsigned)f->state > JOB_STATE_FINISHED) || f->before_id < 0 ||
+	    f->after_id < 0 || f->limit > STORE_JOB_LIST_MAX)
 		return -EINVAL;
 	r = st->ops->job_list(st, f, &rows);
 	STORE_EACH(&rows, r, cb, ud);
@@ -526,4 +542,44 @@ int store_reservation_renew(struct store *st, int64_t id, uint64_t until)
 int store_reservation_end(struct store *st, int64_t id, uint64_t when, const char *reason)
 {
 	return st->ops->reservation_end(st, id, when, reason);
+}
+
+/* ---- the queue ---- */
+
+int store_claim(struct store *st, const struct store_claim_req *req, store_claim_fn done,
+		void *userdata)
+{
+	if (!req->board || !req->device_type || !done)
+		return -EINVAL;
+	return st->ops->claim(st, req, done, userdata);
+}
+
+int store_queue_position(struct store *st, int64_t id, int64_t *ret)
+{
+	return st->ops->queue_position(st, id, ret);
+}
+
+int store_queue_summary(struct store *st, int (*cb)(const struct queue_record *rec, void *ud),
+			void *ud)
+{
+	struct store_rows rows = { .type = &store_queue_rows };
+	int r = st->ops->queue_summary(st, &rows);
+
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
+/* ---- durability ---- */
+
+int store_sync(struct store *st, store_done_fn done, void *userdata)
+{
+	if (!done)
+		return -EINVAL;
+	return st->ops->sync(st, done, userdata);
+}
+
+void store_forget(struct store *st, void *userdata)
+{
+	if (st)
+		st->ops->forget(st, userdata);
 }

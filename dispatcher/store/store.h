@@ -17,46 +17,82 @@
  * SQLite keeps one file, <state_dir>/labd.db (WAL mode, foreign keys on),
  * versioned and migrated in order at open; every statement is prepared once.
  *
- * Calls are synchronous but short (an indexed row); labd calls them from the
- * loop.  Timestamps are CLOCK_REALTIME microseconds.  Errors: negative errno
- * (-EINVAL for an argument out of range, checked the same for every
- * implementation in store.c; -ENOENT for a missing row, or for a job_id
- * naming no job; -EIO for a failure of the database, logged once with its
- * message; -ENOMEM).
+ * Calls are short (an indexed row or an index range, never a scan of the
+ * history: tests/unit/test-store-sqlite.c checks every statement's plan) and
+ * labd makes them from the loop.  Timestamps are CLOCK_REALTIME
+ * microseconds.  Errors: negative errno (-EINVAL for an argument out of
+ * range, checked the same for every implementation in store.c; -ENOENT for
+ * a missing row, or for a job_id naming no job; -EIO for a failure of the
+ * database, logged once with its message; -ENOMEM).
  *
  * Ownership: records and strings passed in are borrowed for the duration of
  * the call (an implementation copies what it keeps).  Records returned are
  * the caller's, released with the matching *_release() function.  Records
- * passed to a listing's callback are borrowed for that callback only.
+ * passed to a listing's callback or to a completion are borrowed for that
+ * callback only.
  *
  * Listing functions read every matching row before the first callback, so
- * a callback may call the store, even the same function (the scheduler
- * starts jobs from inside store_job_queued()).  A callback returning < 0
- * stops the listing, and the listing returns that value.
+ * a callback may call the store, even the same function.  A callback
+ * returning < 0 stops the listing, and the listing returns that value.
  *
- * Durability (SQLite): WAL with synchronous=NORMAL, so a SIGKILL of labd
- * loses no committed write (a power cut may lose the last few).  A database
- * written by an older labd is migrated at open; a file that is not a
- * database, or one from a newer labd, gives -EIO.
+ * Durability and batching (SQLite): WAL with synchronous=NORMAL, so a
+ * SIGKILL of labd loses no committed write (a power cut may lose the last
+ * few).  With a loop (store_params.loop), the writes of one loop iteration
+ * go into one transaction, committed at the start of the next iteration:
+ * what a caller must not announce before it is durable, it announces from
+ * store_sync()'s completion.  labd does so in two places: the API answers a
+ * request only once what it wrote is committed (api_reply()), and job
+ * events reach their listeners (backends, followers) only once stored
+ * (journal/events.c), so a job the store still has running after a crash
+ * has announced nothing more than the store holds.  Without a loop (tools,
+ * unit tests) every write commits at once.  A database written by an older
+ * labd is migrated at open; a file that is not a database, or one from a
+ * newer labd, gives -EIO.
  *
- * Towards an asynchronous implementation (PostgreSQL through libpq's
- * non-blocking API, where no call may wait on the network inside a loop
- * callback), which this interface is shaped for but does not have yet:
- *  - store_params.loop is where such a driver registers its connection's
- *    socket and timers; SQLite ignores it;
- *  - the ownership rules above already let an operation finish after the
- *    call returned: inputs are copied, outputs are the caller's, and a
- *    listing hands its rows over as one array (store_internal.h) before the
- *    first callback runs, so rows could as well arrive later;
- *  - what it needs on top is a completion for each operation that callers
- *    inside loop callbacks wait for (e.g. a "done" callback and user data
- *    next to today's arguments, the synchronous functions below staying as
- *    they are for SQLite), and a claim operation for the scheduler (the
- *    first waiting job or reservation a freed board may take, found through
- *    an index, `SELECT ... FOR UPDATE SKIP LOCKED` in one transaction) that
- *    replaces loading the whole queue with store_job_queued() and
- *    store_reservation_waiting().  Both are new entries in struct
- *    store_ops; the existing ones keep their meaning.
+ * The queue: queued jobs (not session jobs) and waiting reservations are one
+ * queue per device type, in order of priority (higher first), then
+ * submission time, a job before a reservation submitted at the same time,
+ * then id.  It is never loaded: a free board takes its next entry with
+ * store_claim(), a waiting reservation's place is store_queue_position(),
+ * the counts per device type are store_queue_summary() and
+ * store_job_count(), all through indexes (or counts kept by the database).
+ *
+ * ---- What an asynchronous implementation completes later ----
+ *
+ * PostgreSQL through libpq's non-blocking API (issue 12) must never wait on
+ * the network inside a loop callback.  This interface gives it:
+ *
+ *  1. Completions, for what the caller cannot go on without:
+ *     - store_claim(): the scheduler's only way into the queue.  One
+ *       transaction: `SELECT ... FROM jobs WHERE <the board fits> ORDER BY
+ *       <queue order> LIMIT 1 FOR UPDATE SKIP LOCKED`, the same for
+ *       reservations, then an UPDATE of the winner; SQLite runs the same
+ *       statements without the locking clause.  Completed once, from the
+ *       loop (or, SQLite, before store_claim() returns).  The scheduler
+ *       keeps a board "claiming" until then (sched/sched.c).
+ *     - store_sync(): called back once every write made before it is
+ *       durable.  The API suspends the request's connection meanwhile
+ *       (api/api.c), the events wait in journal/events.c.
+ *  2. Writes that return at once (write-behind): every other function that
+ *     changes something (job_insert, job_start, job_set_state, job_finish,
+ *     job_requeue, device_put, result_add, event_add, reservation_insert /
+ *     activate / renew / end).  Their arguments are checked before they
+ *     return; they are applied in the order they were made (pipelined on
+ *     one connection, or queued while the database is away) and a later
+ *     read on the same store sees them.  What they return must be known at
+ *     once: job and reservation ids (fetch a block of the sequence ahead),
+ *     event sequence numbers (count them per running job), result ids.
+ *  3. Reads: the scheduler and the runner read nothing on their hot paths
+ *     (the claim returns the whole job); sched_recover(), the backends'
+ *     start-up and the API read.  A non-blocking implementation serves
+ *     reads from one round trip it waits for outside any callback (at
+ *     start), or the API handler suspends its connection around a read
+ *     with the same pattern as store_sync() (api_reply()'s held response,
+ *     api_sessions.c's power waits).  The SQLite implementation answers
+ *     them at once.
+ *  store_forget() drops the completions of a caller that goes away; the
+ *  store_params.loop is where an asynchronous driver registers its socket
+ *  and timers (SQLite: its commit at the next iteration).
  */
 #ifndef LABD_STORE_H
 #define LABD_STORE_H
@@ -103,6 +139,7 @@ struct job_record {
 	int results_skip;
 	int results_unknown;
 	char *last_error;	/* error text of the previous attempt, or NULL */
+	char *avoid;		/* the board its last attempt failed on: not claimed there */
 	bool session;		/* a holder's boot on its board (labctl boot): never queued */
 };
 
@@ -173,10 +210,48 @@ struct job_filter {
 	const char *device_type;	/* or NULL */
 	const char *submitter;	/* or NULL */
 	unsigned healths;	/* jobs whose health h has bit (1 << h) set; 0 = all */
-	int64_t before_id;	/* paging: only ids < this, 0 = no limit */
-	unsigned offset;	/* paging: skip this many of the matching jobs */
-	unsigned limit;		/* 0 = 100 */
+	int64_t before_id;	/* cursor: only ids < this, 0 = no limit */
+	int64_t after_id;	/* cursor: only ids > this (the page just above it), 0 = none */
+	unsigned offset;	/* paging: skip this many of the matching jobs (costs O(offset)) */
+	unsigned limit;		/* 0 = STORE_JOB_LIST_DEFAULT; at most STORE_JOB_LIST_MAX */
 };
+
+#define STORE_JOB_LIST_DEFAULT 100
+#define STORE_JOB_LIST_MAX 1000
+
+/** A device type's queue: what store_queue_summary() reports. */
+struct queue_record {
+	char *device_type;
+	int64_t queued;		/* queued jobs, session jobs included */
+	uint64_t oldest;	/* submission time of the oldest queued job, realtime usec */
+};
+
+/** What a free board asks of the queue (store_claim()). */
+struct store_claim_req {
+	const char *board;	/* its name */
+	const char *device_type;
+	const char *tags;	/* its tags as a JSON array text; NULL: none */
+	uint64_t when;		/* now: the job's started, the reservation's started */
+};
+
+enum store_claimed_kind {
+	STORE_CLAIMED_NONE,		/* nothing waits that this board may take */
+	STORE_CLAIMED_JOB,
+	STORE_CLAIMED_RESERVATION,
+};
+
+/** What a claim took; borrowed by the completion. */
+struct store_claimed {
+	enum store_claimed_kind kind;
+	struct job_record job;			/* JOB: as stored now, running on the board */
+	struct reservation_record reservation;	/* RESERVATION: active on the board */
+};
+
+/** Completion of store_sync(): @err 0 (durable) or the commit's error. */
+typedef void (*store_done_fn)(int err, void *userdata);
+
+/** Completion of store_claim(): @err 0 with @c, or a negative errno (@c NULL). */
+typedef void (*store_claim_fn)(int err, const struct store_claimed *c, void *userdata);
 
 /** How to open a store. */
 struct store_params {
@@ -232,14 +307,29 @@ int store_job_insert(struct store *st, struct job_record *rec);
 /** store_job_get() - read job @id into @ret (release with job_record_release()). */
 int store_job_get(struct store *st, int64_t id, struct job_record *ret);
 
-/** store_job_list() - jobs matching @f, newest first; @cb returns <0 to stop. */
+/**
+ * store_job_list() - jobs matching @f, newest first; @cb returns <0 to stop.
+ *
+ * Paging: f->before_id gives the page below an id, f->after_id the page
+ * just above one (still newest first), each in the time of one page
+ * whatever its depth, through an index on each filter (state, device,
+ * device_type, submitter, one health).  A health filter of several values
+ * and f->offset cost what they skip.
+ */
 int store_job_list(struct store *st, const struct job_filter *f,
 		   int (*cb)(const struct job_record *rec, void *ud), void *ud);
 
-/** store_job_count_matching() - how many jobs match @f (its paging ignored). */
+/**
+ * store_job_count_matching() - how many jobs match @f (its paging ignored):
+ * kept counts when @f filters by state and device type at most, else a
+ * COUNT over the range of an index.
+ */
 int store_job_count_matching(struct store *st, const struct job_filter *f, int64_t *ret);
 
-/** store_job_queued() - every queued job, in queue order (priority desc, then id). */
+/**
+ * store_job_queued() - every queued job, in queue order: for tools and
+ * start-up only, never on a hot path (use store_claim(), store_queue_*()).
+ */
 int store_job_queued(struct store *st, int (*cb)(const struct job_record *rec, void *ud),
 		     void *ud);
 
@@ -266,6 +356,8 @@ int store_job_finish(struct store *st, int64_t id, enum job_health health,
  * moves the error message (@why if given, else the job's error_msg) to
  * last_error, decrements retries_left (not below 0) unless @recovered.
  * The results of the abandoned attempt are deleted (the events stay).
+ * Unless @recovered, the board it ran on is the one store_claim() keeps it
+ * from ("avoid"), until it is requeued again.
  */
 int store_job_requeue(struct store *st, int64_t id, bool recovered, const char *why);
 
@@ -273,7 +365,7 @@ int store_job_requeue(struct store *st, int64_t id, bool recovered, const char *
 int store_job_running(struct store *st, int (*cb)(const struct job_record *rec, void *ud),
 		      void *ud);
 
-/** store_job_count() - number of jobs in @state. */
+/** store_job_count() - number of jobs in @state (a count the database keeps). */
 int store_job_count(struct store *st, enum job_state state, int64_t *ret);
 
 /** job_record_release() - free @rec's strings and zero it; accepts NULL. */
@@ -339,7 +431,7 @@ int store_reservation_insert(struct store *st, struct reservation_record *rec);
 /** store_reservation_get() - reservation @id (release with reservation_record_release()). */
 int store_reservation_get(struct store *st, int64_t id, struct reservation_record *ret);
 
-/** store_reservation_waiting() - waiting reservations in queue order (priority desc, then id). */
+/** store_reservation_waiting() - waiting reservations in queue order. */
 int store_reservation_waiting(struct store *st,
 			      int (*cb)(const struct reservation_record *rec, void *ud), void *ud);
 
@@ -370,12 +462,64 @@ const char *reservation_state_name(enum reservation_state s);
 /** reservation_state_from_name() - the inverse; -EINVAL for an unknown name. */
 int reservation_state_from_name(const char *name, enum reservation_state *ret);
 
+/* ---- the queue ---- */
+
+/**
+ * store_claim() - a free board takes the first queue entry it may take
+ * @req: the board; the store copies what it keeps
+ * @done: called exactly once with what was taken
+ *
+ * The entry: the first, in queue order, of @req->device_type whose tags the
+ * board has (every tag of the entry is in @req->tags), and for a
+ * reservation naming a board, that board; a requeued job avoids the board
+ * it failed on (store_job_requeue()).  It is taken in the same transaction:
+ * a job becomes running on the board, started @req->when (its attempt then
+ * runs once: no other claim can take it), a reservation becomes active on
+ * the board from @req->when for its duration.  Session jobs are never
+ * taken.
+ *
+ * Returns 0 when @done will be called (SQLite: before store_claim()
+ * returns; an asynchronous store: later, from the loop, unless
+ * store_forget(@userdata)), or -EINVAL (@done is not called).
+ */
+int store_claim(struct store *st, const struct store_claim_req *req, store_claim_fn done,
+		void *userdata);
+
+/**
+ * store_queue_position() - where waiting reservation @id stands in its
+ * device type's queue: 1 + the queued jobs and waiting reservations before
+ * it (a COUNT over an index range).  -ENOENT when it is not waiting.
+ */
+int store_queue_position(struct store *st, int64_t id, int64_t *ret);
+
+/** store_queue_summary() - per device type with queued jobs: their count and the oldest. */
+int store_queue_summary(struct store *st, int (*cb)(const struct queue_record *rec, void *ud),
+			void *ud);
+
+/** queue_record_release() - free @rec's strings and zero it; accepts NULL. */
+void queue_record_release(struct queue_record *rec);
+
+/* ---- durability ---- */
+
+/**
+ * store_sync() - be told when every write made so far is durable
+ *
+ * Returns 0 when it already is (@done is not called), 1 when @done will be
+ * called once from the loop after the commit (unless store_forget()), or a
+ * negative errno.
+ */
+int store_sync(struct store *st, store_done_fn done, void *userdata);
+
+/** store_forget() - never call the pending completions given @userdata. */
+void store_forget(struct store *st, void *userdata);
+
 /**
  * store_begin() / store_commit() - group several writes in one transaction.
  *
  * Calls nest: only the outermost pair begins and commits.  store_commit()
  * without store_begin() is -EINVAL; a failed commit rolls back.  store_close()
- * commits a transaction still open.
+ * commits a transaction still open.  A batch of the loop iteration still
+ * open is part of the transaction: store_commit() commits it too.
  */
 int store_begin(struct store *st);
 int store_commit(struct store *st);

@@ -23,7 +23,7 @@
  *    implementation, and an asynchronous one may hand its rows over later.
  *
  * Op contract: 0 or a negative errno as store.h says; inputs are borrowed
- * for the call; a record filled for the caller (->job_get ...) is written
+ * for the call (an op that completes later copies them); a record filled for the caller (->job_get ...) is written
  * only on success; a listing leaves @rows empty when it fails.
  */
 #ifndef LABD_STORE_INTERNAL_H
@@ -52,6 +52,7 @@ extern const struct store_row_type store_device_rows;
 extern const struct store_row_type store_result_rows;
 extern const struct store_row_type store_event_rows;
 extern const struct store_row_type store_reservation_rows;
+extern const struct store_row_type store_queue_rows;
 
 /* Records of one type, in the order a listing found them. */
 struct store_rows {
@@ -123,6 +124,16 @@ struct store_ops {
 				    uint64_t started, uint64_t until);
 	int (*reservation_renew)(struct store *st, int64_t id, uint64_t until);
 	int (*reservation_end)(struct store *st, int64_t id, uint64_t when, const char *reason);
+
+	/* the queue: @done exactly once when 0 is returned (store.h) */
+	int (*claim)(struct store *st, const struct store_claim_req *req, store_claim_fn done,
+		     void *userdata);
+	int (*queue_position)(struct store *st, int64_t id, int64_t *ret);
+	int (*queue_summary)(struct store *st, struct store_rows *rows);
+
+	/* durability: 0 durable, 1 @done later (store.h); forget drops @userdata's completions */
+	int (*sync)(struct store *st, store_done_fn done, void *userdata);
+	void (*forget)(struct store *st, void *userdata);
 };
 
 /* ---- drivers ---- */

@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "store/sqlite_internal.h"
 #include "store/store.h"
 #include "storebed.h"
 #include "tap.h"
@@ -130,7 +131,7 @@ TEST(test_store__migrate_v1)
 	CHECK(store_event_add(st, 1, 20, "requeued", NULL, &seq) == 0);
 	CHECK_INT(seq, ==, 2);
 	store_close(st);
-	CHECK_INT(schema_version_of(path), ==, 3);
+	CHECK_INT(schema_version_of(path), ==, 4);
 }
 
 TEST(test_store__newer_schema)
@@ -197,5 +198,105 @@ TEST(test_store__garbage_file)
 	CHECK_CONTAINS(log, "unable to open database file");
 }
 
+/*
+ * Statements allowed to read more than an index range, each with why it is
+ * bounded: a list the history does not grow.
+ */
+static const struct {
+	enum sqlite_stmt id;
+	const char *why;
+} plan_exceptions[] = {
+	{ STMT_JOB_QUEUED, "the whole queue, for start-up and tools, never a hot path" },
+	{ STMT_JOB_RUNNING, "sorts the running jobs: at most one per board" },
+	{ STMT_RESERVATION_WAITING, "sorts the waiting reservations: a few per developer" },
+	{ STMT_RESERVATION_ACTIVE, "active reservations: at most one per board" },
+};
+
+/* Tables that grow with the history: never scanned, never sorted outside an index. */
+static bool plan_scans(const char *detail)
+{
+	static const char *const bad[] = { "SCAN jobs", "SCAN results", "SCAN events",
+					   "SCAN reservations", "SCAN r", "SCAN o",
+					   "TEMP B-TREE" };
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (strstr(detail, bad[i]))
+			return true;
+	return false;
+}
+
+/* Whether @sql's plan in @db stays in index ranges; prints the plan when not. */
+static bool plan_ok(sqlite3 *db, const char *sql)
+{
+	char explain[2048];
+	sqlite3_stmt *s;
+	bool ok = true;
+
+	snprintf(explain, sizeof(explain), "EXPLAIN QUERY PLAN %s", sql);
+	if (sqlite3_prepare_v2(db, explain, -1, &s, NULL) != SQLITE_OK) {
+		printf("#   cannot explain '%s': %s\n", sql, sqlite3_errmsg(db));
+		return false;
+	}
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *detail = (const char *)sqlite3_column_text(s, 3);
+
+		if (detail && plan_scans(detail)) {
+			printf("#   '%s': %s\n", sql, detail);
+			ok = false;
+		}
+	}
+	sqlite3_finalize(s);
+	return ok;
+}
+
+static bool plan_exception(enum sqlite_stmt id)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(plan_exceptions) / sizeof(plan_exceptions[0]); i++)
+		if (plan_exceptions[i].id == id)
+			return true;
+	return false;
+}
+
+/* Every statement of the SQLite store, and every shape of the job list, through an index. */
+TEST(test_store__query_plans)
+{
+	static const struct sqlite_sql *const tables[] = {
+		sqlite_jobs_sql, sqlite_devices_sql, sqlite_results_sql, sqlite_events_sql,
+		sqlite_reservations_sql, sqlite_queue_sql,
+	};
+	char dir[160], path[200], sql[1024];
+	const struct sqlite_sql *q;
+	struct store *st = NULL;
+	sqlite3 *db;
+	unsigned shape, bad = 0, n = 0;
+	size_t i;
+
+	db_file("plans", dir, path);
+	CHECK(open_at(dir, &st) == 0);
+	st = store_close(st);
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	/* the check itself: a query by an unindexed column scans */
+	CHECK(!plan_ok(db, "SELECT id FROM jobs WHERE name = 'x' ORDER BY id"));
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		for (q = tables[i]; q->sql; q++, n++)
+			if (!plan_exception(q->id) && !plan_ok(db, q->sql))
+				bad++;
+	}
+	for (shape = 0; shape < JOBLIST__SHAPES; shape++) {
+		if ((shape & JOBLIST_HEALTH) && (shape & JOBLIST_HEALTHS))
+			continue;
+		sqlite_joblist_sql(shape, sql, sizeof(sql));
+		n++;
+		if (!plan_ok(db, sql))
+			bad++;
+	}
+	sqlite3_close(db);
+	printf("# %u statements explained\n", n);
+	CHECK_INT(bad, ==, 0);
+}
+
 TEST_LIST(test_store__bad_value, test_store__migrate_v1, test_store__newer_schema,
-	  test_store__garbage_file);
+	  test_store__garbage_file, test_store__query_plans);

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test-store-queue.c -- the queue through the store interface: claims by
+ * free boards, a reservation's place, the counts per device type, the job
+ * list's cursors, and the batching of writes with store_sync()
+ */
+#include <errno.h>
+#include <sqlite3.h>
+
+#include "core/loop.h"
+#include "store/store.h"
+#include "storebed.h"
+#include "tap.h"
+
+/* What one claim took: a copy of what the completion saw. */
+struct took {
+	int calls;
+	int err;
+	enum store_claimed_kind kind;
+	int64_t id;
+	char name[32];
+	char device[32];
+	uint64_t started, until;
+	enum job_state state;
+	enum reservation_state rstate;
+};
+
+static void on_claim(int err, const struct store_claimed *c, void *ud)
+{
+	struct took *t = ud;
+
+	t->calls++;
+	t->err = err;
+	if (err < 0)
+		return;
+	t->kind = c->kind;
+	if (c->kind == STORE_CLAIMED_JOB) {
+		t->id = c->job.id;
+		snprintf(t->name, sizeof(t->name), "%s", c->job.name);
+		snprintf(t->device, sizeof(t->device), "%s", c->job.device);
+		t->started = c->job.started;
+		t->state = c->job.state;
+	} else if (c->kind == STORE_CLAIMED_RESERVATION) {
+		t->id = c->reservation.id;
+		snprintf(t->name, sizeof(t->name), "%s", c->reservation.holder);
+		snprintf(t->device, sizeof(t->device), "%s", c->reservation.device);
+		t->started = c->reservation.started;
+		t->until = c->reservation.until;
+		t->rstate = c->reservation.state;
+	}
+}
+
+/* Claim for board @board of type @type with tags @tags (JSON) at @when. */
+static struct took claim(struct store *st, const char *board, const char *type, const char *tags,
+			 uint64_t when)
+{
+	struct store_claim_req req = { board, type, tags, when };
+	struct took t = { 0 };
+
+	if (store_claim(st, &req, on_claim, &t) < 0)
+		t.err = -1000;
+	if (t.calls != 1)
+		t.err = -2000;
+	return t;
+}
+
+static int64_t job(struct store *st, const char *name, const char *type, const char *tags,
+		   int priority, uint64_t submitted)
+{
+	struct job_record rec = {
+		.name = (char *)name, .device_type = (char *)type, .tags = (char *)tags,
+		.priority = priority, .submitted = submitted, .definition = "x", .format = "yaml",
+		.retries_left = 1,
+	};
+
+	return store_job_insert(st, &rec) < 0 ? -1 : rec.id;
+}
+
+static int64_t reservation(struct store *st, const char *holder, const char *type,
+			   const char *board, int priority, uint64_t submitted)
+{
+	struct reservation_record rec = {
+		.holder = (char *)holder, .device_type = (char *)type, .board = (char *)board,
+		.priority = priority, .submitted = submitted, .duration = 100,
+	};
+
+	return store_reservation_insert(st, &rec) < 0 ? -1 : rec.id;
+}
+
+/* Queue order, device types, tags, a job before a reservation on a tie. */
+TEST(test_queue__claim_order)
+{
+	struct store *st = open_new("claim.db");
+	struct took t;
+	int64_t r1;
+
+	CHECK(st);
+	CHECK(job(st, "low", "sim", NULL, 10, 1) > 0);
+	CHECK(job(st, "high-late", "sim", NULL, 90, 5) > 0);
+	CHECK(job(st, "high-early", "sim", NULL, 90, 4) > 0);
+	CHECK(job(st, "other-type", "qemu", NULL, 100, 1) > 0);
+	CHECK(job(st, "needs-usb", "sim", "[\"usb\"]", 95, 1) > 0);
+	r1 = reservation(st, "alice", "sim", NULL, 90, 5);
+	CHECK(r1 > 0);
+
+	/* a board without usb skips the job that needs it */
+	t = claim(st, "sim-01", "sim", "[\"sim\"]", 1000);
+	CHECK_INT(t.err, ==, 0);
+	CHECK_INT(t.kind, ==, STORE_CLAIMED_JOB);
+	CHECK_STR(t.name, "high-early");
+	CHECK_STR(t.device, "sim-01");
+	CHECK_INT(t.state, ==, JOB_STATE_RUNNING);
+	CHECK_INT(t.started, ==, 1000);
+	t = claim(st, "sim-02", "sim", "[\"sim\",\"usb\"]", 1001);
+	CHECK_STR(t.name, "needs-usb");
+	/* same priority and time: the job first, then the reservation */
+	t = claim(st, "sim-03", "sim", NULL, 1002);
+	CHECK_STR(t.name, "high-late");
+	t = claim(st, "sim-03", "sim", NULL, 1003);
+	CHECK_INT(t.kind, ==, STORE_CLAIMED_RESERVATION);
+	CHECK_INT(t.id, ==, r1);
+	CHECK_STR(t.device, "sim-03");
+	CHECK_INT(t.rstate, ==, RESERVATION_ACTIVE);
+	CHECK_INT(t.until, ==, 1103);
+	t = claim(st, "sim-04", "sim", NULL, 1004);
+	CHECK_STR(t.name, "low");
+	t = claim(st, "sim-04", "sim", NULL, 1005);
+	CHECK_INT(t.err, ==, 0);
+	CHECK_INT(t.kind, ==, STORE_CLAIMED_NONE);
+	t = claim(st, "qemu-01", "qemu", NULL, 1006);
+	CHECK_STR(t.name, "other-type");
+	store_close(st);
+}
+
+/* A reservation of a board by name, a requeued job's avoided board, session jobs. */
+TEST(test_queue__claim_board_avoid_session)
+{
+	struct store *st = open_new("claim2.db");
+	struct job_record rec = { .name = "session", .device_type = "sim", .priority = 100,
+				  .definition = "x", .session = true };
+	struct reservation_record res;
+	struct took t;
+	int64_t j, r;
+
+	CHECK(st);
+	CHECK(store_job_insert(st, &rec) == 0);
+	r = reservation(st, "bob", "sim", "sim-02", 80, 1);
+	j = job(st, "flaky", "sim", NULL, 50, 2);
+	CHECK(r > 0 && j > 0);
+	t = claim(st, "sim-01", "sim", NULL, 10);
+	CHECK_INT(t.kind, ==, STORE_CLAIMED_JOB);
+	CHECK_INT(t.id, ==, j);
+	CHECK(store_job_requeue(st, j, false, "power failed") == 0);
+	/* not on the board it failed on */
+	t = claim(st, "sim-01", "sim", NULL, 20);
+	CHECK_INT(t.kind, ==, STORE_CLAIMED_NONE);
+	t = claim(st, "sim-02", "sim", NULL, 30);
+	CHECK_INT(t.kind, ==, STORE_CLAIMED_RESERVATION);
+	CHECK_INT(t.id, ==, r);
+	CHECK(store_reservation_get(st, r, &res) == 0);
+	CHECK_INT(res.state, ==, RESERVATION_ACTIVE);
+	CHECK_STR(res.device, "sim-02");
+	CHECK_INT(res.until, ==, 130);
+	reservation_record_release(&res);
+	t = claim(st, "sim-02", "sim", NULL, 40);
+	CHECK_INT(t.id, ==, j);
+	/* after a crash (recovered) no board is avoided */
+	CHECK(store_job_requeue(st, j, true, "labd stopped") == 0);
+	t = claim(st, "sim-02", "sim", NULL, 50);
+	CHECK_INT(t.id, ==, j);
+	/* the session job was never taken */
+	t = claim(st, "sim-03", "sim", NULL, 60);
+	CHECK_INT(t.kind, ==, STORE_CLAIMED_NONE);
+	CHECK(store_claim(st, &(struct store_claim_req){ .board = "x" }, on_claim, &t) == -EINVAL);
+	store_close(st);
+}
+
+TEST(test_queue__position)
+{
+	struct store *st = open_new("position.db");
+	int64_t r1, r2, r3, pos;
+
+	CHECK(st);
+	CHECK(job(st, "a", "sim", NULL, 50, 1) > 0);
+	r1 = reservation(st, "alice", "sim", NULL, 50, 1);
+	CHECK(job(st, "b", "sim", NULL, 50, 2) > 0);
+	CHECK(job(st, "c", "sim", NULL, 90, 3) > 0);
+	CHECK(job(st, "other", "qemu", NULL, 90, 1) > 0);
+	r2 = reservation(st, "bob", "sim", NULL, 50, 1);
+	r3 = reservation(st, "carol", "sim", NULL, 10, 0);
+	CHECK(store_queue_position(st, r1, &pos) == 0);
+	CHECK_INT(pos, ==, 3);	/* c (priority), a (a job on a tie), then r1 */
+	CHECK(store_queue_position(st, r2, &pos) == 0);
+	CHECK_INT(pos, ==, 4);	/* same time as r1, a later id */
+	CHECK(store_queue_position(st, r3, &pos) == 0);
+	CHECK_INT(pos, ==, 6);
+	CHECK(store_reservation_end(st, r1, 5, "canceled") == 0);
+	CHECK(store_queue_position(st, r1, &pos) == -ENOENT);
+	CHECK(store_queue_position(st, r2, &pos) == 0);
+	CHECK_INT(pos, ==, 3);
+	CHECK(store_queue_position(st, 999, &pos) == -ENOENT);
+	store_close(st);
+}
+
+struct summary {
+	int n;
+	char type[4][16];
+	int64_t queued[4];
+	uint64_t oldest[4];
+};
+
+static int seen_summary(const struct queue_record *rec, void *ud)
+{
+	struct summary *s = ud;
+
+	if (s->n < 4) {
+		snprintf(s->type[s->n], sizeof(s->type[0]), "%s", rec->device_type);
+		s->queued[s->n] = rec->queued;
+		s->oldest[s->n] = rec->oldest;
+	}
+	s->n++;
+	return 0;
+}
+
+/* Counts kept by the database follow every change of state. */
+TEST(test_queue__counts_and_summary)
+{
+	struct store *st = open_new("counts.db");
+	struct job_filter f = { .state = JOB_STATE_QUEUED, .device_type = "sim" };
+	struct summary s = { 0 };
+	int64_t a, b, n;
+
+	CHECK(st);
+	a = job(st, "a", "sim", NULL, 50, 7);
+	b = job(st, "b", "sim", NULL, 50, 5);
+	CHECK(job(st, "c", "qemu", NULL, 50, 9) > 0);
+	CHECK(store_job_count(st, JOB_STATE_QUEUED, &n) == 0);
+	CHECK_INT(n, ==, 3);
+	CHECK(store_job_count_matching(st, &f, &n) == 0);
+	CHECK_INT(n, ==, 2);
+	CHECK(store_job_start(st, a, "sim-01", 10) == 0);
+	CHECK(store_job_count(st, JOB_STATE_RUNNING, &n) == 0);
+	CHECK_INT(n, ==, 1);
+	CHECK(store_job_count_matching(st, &f, &n) == 0);
+	CHECK_INT(n, ==, 1);
+	CHECK(store_job_finish(st, a, JOB_HEALTH_COMPLETE, ERROR_NONE, NULL, 20) == 0);
+	CHECK(store_job_count(st, JOB_STATE_RUNNING, &n) == 0);
+	CHECK_INT(n, ==, 0);
+	CHECK(store_job_count(st, JOB_STATE_FINISHED, &n) == 0);
+	CHECK_INT(n, ==, 1);
+	f = (struct job_filter){ .state = -1 };
+	CHECK(store_job_count_matching(st, &f, &n) == 0);
+	CHECK_INT(n, ==, 3);
+	CHECK(store_queue_summary(st, seen_summary, &s) == 0);
+	CHECK_INT(s.n, ==, 2);
+	CHECK_STR(s.type[0], "qemu");
+	CHECK_INT(s.queued[0], ==, 1);
+	CHECK_STR(s.type[1], "sim");
+	CHECK_INT(s.queued[1], ==, 1);
+	CHECK_INT(s.oldest[1], ==, 5);
+	CHECK(store_job_start(st, b, "sim-01", 30) == 0);
+	memset(&s, 0, sizeof(s));
+	CHECK(store_queue_summary(st, seen_summary, &s) == 0);
+	CHECK_INT(s.n, ==, 1);
+	store_close(st);
+}
+
+/* Pages below and above a cursor, with and without filters. */
+TEST(test_queue__list_cursors)
+{
+	struct store *st = open_new("cursor.db");
+	struct job_filter f = { .state = -1, .limit = 3 };
+	struct seen s = { 0 };
+	int i;
+
+	CHECK(st);
+	for (i = 1; i <= 10; i++)
+		CHECK(job(st, i % 2 ? "odd" : "even", i % 2 ? "sim" : "qemu", NULL, 50, i) == i);
+	f.before_id = 8;
+	CHECK(store_job_list(st, &f, seen_job, &s) == 0);
+	CHECK(s.n == 3 && s.ids[0] == 7 && s.ids[1] == 6 && s.ids[2] == 5);
+	/* the page above 4, still newest first */
+	memset(&s, 0, sizeof(s));
+	f.before_id = 0;
+	f.after_id = 4;
+	CHECK(store_job_list(st, &f, seen_job, &s) == 0);
+	CHECK(s.n == 3 && s.ids[0] == 7 && s.ids[1] == 6 && s.ids[2] == 5);
+	memset(&s, 0, sizeof(s));
+	f.device_type = "sim";
+	f.after_id = 2;
+	CHECK(store_job_list(st, &f, seen_job, &s) == 0);
+	CHECK(s.n == 3 && s.ids[0] == 7 && s.ids[1] == 5 && s.ids[2] == 3);
+	memset(&s, 0, sizeof(s));
+	f.after_id = 0;
+	f.before_id = 3;
+	CHECK(store_job_list(st, &f, seen_job, &s) == 0);
+	CHECK(s.n == 1 && s.ids[0] == 1);
+	f.limit = STORE_JOB_LIST_MAX + 1;
+	CHECK(store_job_list(st, &f, seen_job, &s) == -EINVAL);
+	f.limit = 0;
+	f.after_id = -1;
+	CHECK(store_job_list(st, &f, seen_job, &s) == -EINVAL);
+	store_close(st);
+}
+
+struct synced {
+	int calls;
+	int err;
+};
+
+static void on_synced(int err, void *ud)
+{
+	struct synced *s = ud;
+
+	s->calls++;
+	s->err = err;
+}
+
+/* Jobs committed so far, as another connection sees them. */
+static int committed_jobs(const char *dir)
+{
+	char path[200];
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, STORE_SQLITE_FILE);
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT count(*) FROM jobs", -1, &s, NULL) == SQLITE_OK) {
+		if (sqlite3_step(s) == SQLITE_ROW)
+			n = sqlite3_column_int(s, 0);
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(db);
+	return n;
+}
+
+/* With a loop, an iteration's writes commit together at the next one. */
+TEST(test_queue__batch_and_sync)
+{
+	const char *dir = state_dir("batch.db");
+	struct synced a = { 0 }, b = { 0 }, gone = { 0 };
+	struct store_params p = { .state_dir = dir };
+	struct diag diag = DIAG_INIT;
+	struct store *st = NULL;
+	struct loop *l = NULL;
+	int64_t n;
+
+	CHECK(loop_new(&l) == 0);
+	p.loop = l;
+	CHECK(store_open(&p, &st, &diag) == 0);
+	CHECK(store_sync(st, on_synced, &a) == 0);	/* nothing written: durable */
+	CHECK(job(st, "one", "sim", NULL, 50, 1) == 1);
+	CHECK(job(st, "two", "sim", NULL, 50, 2) == 2);
+	CHECK(store_sync(st, on_synced, &a) == 1);
+	CHECK(store_sync(st, on_synced, &gone) == 1);
+	store_forget(st, &gone);
+	/* the connection that wrote sees its writes; the others only after the commit */
+	CHECK(store_job_count(st, JOB_STATE_QUEUED, &n) == 0);
+	CHECK_INT(n, ==, 2);
+	CHECK_INT(committed_jobs(dir), ==, 0);
+	CHECK(loop_run_once(l, 0) >= 0);
+	CHECK_INT(a.calls, ==, 1);
+	CHECK_INT(a.err, ==, 0);
+	CHECK_INT(gone.calls, ==, 0);
+	CHECK_INT(committed_jobs(dir), ==, 2);
+	/* store_commit() ends the batch it joined */
+	CHECK(job(st, "three", "sim", NULL, 50, 3) == 3);
+	CHECK(store_sync(st, on_synced, &b) == 1);
+	CHECK(store_begin(st) == 0);
+	CHECK(job(st, "four", "sim", NULL, 50, 4) == 4);
+	CHECK(store_commit(st) == 0);
+	CHECK_INT(b.calls, ==, 1);
+	CHECK_INT(committed_jobs(dir), ==, 4);
+	/* close commits a batch still open */
+	CHECK(job(st, "five", "sim", NULL, 50, 5) == 5);
+	store_close(st);
+	CHECK_INT(committed_jobs(dir), ==, 5);
+	loop_free(l);
+	diag_release(&diag);
+}
+
+TEST_LIST(test_queue__claim_order, test_queue__claim_board_avoid_session, test_queue__position,
+	  test_queue__counts_and_summary, test_queue__list_cursors, test_queue__batch_and_sync);
