@@ -317,8 +317,9 @@ static int on_stop_check(struct loop_source *s, uint64_t now, void *ud)
 {
 	struct daemon *d = ud;
 
+	/* the last events wait for the store's commit before the backends have them */
 	if ((sched_running(d->sched) && now < loop_now(d->loop) + 1) ||
-	    backends_draining(d->backends, now)) {
+	    events_waiting(d->events) || backends_draining(d->backends, now)) {
 		loop_timer_set_rel(s, 100 * USEC_PER_MSEC);
 		return 0;
 	}

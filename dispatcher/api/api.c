@@ -55,6 +55,7 @@ struct api {
 	struct api_ws *ws;		/* api_ws.c: browser consoles */
 	struct api_listener listeners[API_MAX_LISTENERS];
 	size_t n_listeners;
+	struct api_request *held;	/* answers waiting for the store's commit */
 };
 
 static const struct api_route routes[] = {
@@ -289,14 +290,82 @@ char *api_base_url(const struct api_request *r)
 
 /* ---- replies ---- */
 
+static void held_unlink(struct api_request *r)
+{
+	if (!r->held_pprev)
+		return;
+	*r->held_pprev = r->held_next;
+	if (r->held_next)
+		r->held_next->held_pprev = r->held_pprev;
+	r->held_pprev = NULL;
+	r->held_next = NULL;
+}
+
+/* The store committed (or failed to): let the held answer go. */
+static void on_reply_durable(int err, void *ud)
+{
+	struct api_request *r = ud;
+
+	held_unlink(r);
+	if (err < 0) {
+		MHD_destroy_response(r->held);
+		r->held_status = r->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		r->held = api_error_response(r, r->held_status,
+					     "the store could not commit: try again");
+	}
+	r->held_ready = true;
+	api_resume(r);
+}
+
+/* Queue the held answer, after the resumed connection came back to on_request(). */
+static enum MHD_Result reply_held(struct api_request *r)
+{
+	struct MHD_Response *resp = r->held;
+	enum MHD_Result ret;
+
+	r->held = NULL;
+	r->held_ready = false;
+	if (!resp)
+		return MHD_NO;
+	ret = MHD_queue_response(r->conn, r->held_status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* The connection ended (or labd stops) while its answer was held. */
+static void held_drop(struct api_request *r)
+{
+	if (!r->held && !r->held_pprev)
+		return;
+	store_forget(api_deps_of(r)->store, r);
+	held_unlink(r);
+	if (r->held)
+		MHD_destroy_response(r->held);
+	r->held = NULL;
+}
+
 enum MHD_Result api_reply(struct api_request *r, unsigned status, struct MHD_Response *resp)
 {
+	struct api *a = r->listener->api;
 	enum MHD_Result ret;
+	int w;
 
 	if (!resp)
 		return MHD_NO;	/* out of memory: libmicrohttpd closes the connection */
 	r->replied = true;
 	r->status = status;
+	w = store_sync(a->d.store, on_reply_durable, r);
+	if (w > 0) {
+		r->held = resp;
+		r->held_status = status;
+		r->held_next = a->held;
+		if (a->held)
+			a->held->held_pprev = &r->held_next;
+		r->held_pprev = &a->held;
+		a->held = r;
+		MHD_suspend_connection(r->conn);
+		return MHD_YES;
+	}
 	ret = MHD_queue_response(r->conn, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -694,6 +763,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		return request_body(st, upload, len);
 	}
+	if (st->req.held_ready)
+		return reply_held(&st->req);
 	if (st->req.replied || !st->route)
 		return MHD_YES;
 	if (st->too_large)
@@ -713,6 +784,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 		return;
 	if (st->req.pending && st->req.pending_gone)
 		st->req.pending_gone(&st->req);
+	held_drop(&st->req);
 	api_metrics_count(st->req.listener->api->metrics, st->route ? st->route->path : NULL,
 			  route_prefix(st->req.url), st->req.status);
 	api_log_request_done(&st->req);
@@ -1053,6 +1125,13 @@ struct api *api_free(struct api *a)
 	api_streams_shutdown(a->streams);
 	api_ws_shutdown(a->ws);
 	api_sessions_shutdown(&a->d);
+	/* libmicrohttpd wants its suspended connections back: the held answers go unsent */
+	while (a->held) {
+		struct api_request *r = a->held;
+
+		held_drop(r);
+		MHD_resume_connection(r->conn);
+	}
 	for (i = 0; i < a->n_listeners; i++)
 		listener_stop(&a->listeners[i]);
 	api_logs_free(a->logs);

@@ -100,6 +100,11 @@ struct api_request {
 	/* an operation the handler waits for with the connection suspended */
 	void *pending;
 	void (*pending_gone)(struct api_request *r);	/* the connection ended first */
+	/* the answer, held (connection suspended) until the store committed (api_reply()) */
+	struct MHD_Response *held;
+	unsigned held_status;
+	bool held_ready;
+	struct api_request *held_next, **held_pprev;
 };
 
 typedef enum MHD_Result (*api_handler_fn)(struct api_request *r);
@@ -156,7 +161,15 @@ enum MHD_Result api_reply_diag(struct api_request *r, unsigned status, const cha
 /** api_json_response() - a JSON response of @body (reference stolen), or NULL (ENOMEM). */
 struct MHD_Response *api_json_response(json_t *body);
 
-/** api_reply() - queue @resp (a reference is dropped, also on failure). */
+/**
+ * api_reply() - queue @resp (a reference is dropped, also on failure)
+ *
+ * Every answer leaves once the store has committed what the request (and
+ * anything before it) wrote: a job's id only once the job is durable.  When
+ * the store has a commit pending (store_sync()), the connection is suspended
+ * with the answer held and resumed after the commit; a failed commit turns
+ * the answer into a 503.
+ */
 enum MHD_Result api_reply(struct api_request *r, unsigned status, struct MHD_Response *resp);
 
 /** api_query() - the query argument @key, or NULL. */

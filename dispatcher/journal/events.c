@@ -1,5 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* events.c -- store job events and hand them, and log growth, to listeners */
+/*
+ * events.c -- store job events and hand them, and log growth, to listeners
+ *
+ * An event reaches its listeners once the store says it is durable
+ * (store_sync()): with SQLite's batching that is the start of the next loop
+ * iteration.  A listener thus never announces (to a backend's spool, a
+ * follower, KCIDB) what a crash could take back, and the events keep their
+ * order.
+ */
 #include "journal/events.h"
 
 #include <errno.h>
@@ -19,10 +27,18 @@ struct events_listener {
 	struct events_listener *next;
 };
 
+/* An event stored, waiting for the store's commit before it is handed out. */
+struct pending {
+	struct event ev;	/* kind and data owned */
+	struct pending *next;
+};
+
 struct events {
 	struct store *st;
 	struct events_listener *listeners;
 	unsigned dispatching;
+	struct pending *pending, **pending_tail;
+	bool waiting;		/* for store_sync()'s completion */
 };
 
 int events_new(struct store *st, struct events **ret)
@@ -32,6 +48,7 @@ int events_new(struct store *st, struct events **ret)
 	if (!e)
 		return -ENOMEM;
 	e->st = st;
+	e->pending_tail = &e->pending;
 	*ret = e;
 	return 0;
 }
@@ -52,12 +69,25 @@ static void reap(struct events *e)
 	}
 }
 
+static void pending_free(struct pending *p)
+{
+	free((char *)p->ev.kind);
+	json_decref(p->ev.data);
+	free(p);
+}
+
 struct events *events_free(struct events *e)
 {
 	struct events_listener *l;
+	struct pending *p;
 
 	if (!e)
 		return NULL;
+	store_forget(e->st, e);
+	while ((p = e->pending)) {
+		e->pending = p->next;
+		pending_free(p);
+	}
 	while ((l = e->listeners)) {
 		e->listeners = l->next;
 		free(l);
@@ -66,10 +96,61 @@ struct events *events_free(struct events *e)
 	return NULL;
 }
 
+static void broadcast(struct events *e, const struct event *ev)
+{
+	struct events_listener *l;
+
+	e->dispatching++;
+	for (l = e->listeners; l; l = l->next)
+		if (!l->dead && l->fn)
+			l->fn(ev, l->userdata);
+	if (--e->dispatching == 0)
+		reap(e);
+}
+
+/* The store committed: hand out what waited for it, in order. */
+static void on_durable(int err, void *ud)
+{
+	struct events *e = ud;
+	struct pending *p = e->pending;
+
+	if (err < 0)
+		log_error("job events may be lost: the store could not commit them: %s",
+			  strerror(-err));
+	e->pending = NULL;
+	e->pending_tail = &e->pending;
+	e->waiting = false;
+	while (p) {
+		struct pending *next = p->next;
+
+		broadcast(e, &p->ev);
+		pending_free(p);
+		p = next;
+	}
+}
+
+/* Keep @ev (its data's reference stolen) until the store's commit. */
+static int hold(struct events *e, const struct event *ev)
+{
+	struct pending *p = calloc(1, sizeof(*p));
+
+	if (!p || !(p->ev.kind = strdup(ev->kind))) {
+		free(p);
+		json_decref(ev->data);
+		return -ENOMEM;
+	}
+	p->ev.job_id = ev->job_id;
+	p->ev.seq = ev->seq;
+	p->ev.ts = ev->ts;
+	p->ev.data = ev->data;
+	*e->pending_tail = p;
+	e->pending_tail = &p->next;
+	return 0;
+}
+
 int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind, json_t *data)
 {
 	struct event ev = { .job_id = job_id, .ts = ts, .kind = kind };
-	struct events_listener *l;
 	char *text;
 	int r;
 
@@ -89,14 +170,22 @@ int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind,
 		return r;
 	}
 	ev.data = data;
-	e->dispatching++;
-	for (l = e->listeners; l; l = l->next)
-		if (!l->dead && l->fn)
-			l->fn(&ev, l->userdata);
-	if (--e->dispatching == 0)
-		reap(e);
+	if (!e->waiting) {
+		r = store_sync(e->st, on_durable, e);
+		if (r < 0)
+			log_error("cannot wait for the store: %s", strerror(-r));
+		e->waiting = r > 0;
+	}
+	if (e->waiting)
+		return hold(e, &ev);
+	broadcast(e, &ev);
 	json_decref(data);
 	return 0;
+}
+
+bool events_waiting(const struct events *e)
+{
+	return e->waiting;
 }
 
 void events_log_grew(struct events *e, int64_t job_id)

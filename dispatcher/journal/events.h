@@ -9,8 +9,10 @@
  * Everything that happens to a job (queued, started, phase, result,
  * finished, canceled, requeued) is an event: a kind and a JSON object.
  * events_emit() stores it (store_event_add gives it a per-job sequence
- * number) and calls every listener (results backends, API followers)
- * synchronously; listeners must not block.
+ * number) and calls every listener (results backends, API followers) once
+ * the store says it is durable (store_sync()): at once without batching,
+ * else from the loop after the commit, always in the order emitted.
+ * Listeners must not block.
  *
  * The growth of a running job's console log is announced the same way, but
  * not stored (the log files are the record): the scheduler calls
@@ -22,6 +24,7 @@
 #ifndef LABD_EVENTS_H
 #define LABD_EVENTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -47,6 +50,9 @@ struct events *events_free(struct events *e);
 
 /** events_emit() - store and broadcast; steals the reference to @data (may be NULL). */
 int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind, json_t *data);
+
+/** events_waiting() - whether emitted events wait for the store's commit. */
+bool events_waiting(const struct events *e);
 
 /** events_listen() - call @fn for every event from now on; @ret (optional) to unlisten. */
 int events_listen(struct events *e, events_fn fn, void *userdata, struct events_listener **ret);
