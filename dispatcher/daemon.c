@@ -115,11 +115,11 @@ static struct board *lab_board_of(void *ud, const char *name)
 
 /* ---- what the modules ask of each other through the daemon ---- */
 
-static void on_grant(int64_t id, struct board *b, void *ud)
+static void on_grant(const struct reservation_record *rec, struct board *b, void *ud)
 {
 	struct daemon *d = ud;
 
-	reservations_grant(d->reservations, id, b);
+	reservations_grant(d->reservations, rec, b);
 }
 
 /* A viewer's ~p: the reservations decide (they are created after the viewers). */
@@ -146,7 +146,7 @@ static void on_board_changed(struct board *b, void *ud)
 	struct daemon *d = ud;
 
 	if (!d->stopping)
-		sched_kick(d->sched);
+		sched_board_changed(d->sched, b);
 }
 
 static int create_board(struct daemon *d, struct lab_config *cfg, const struct device *dev,

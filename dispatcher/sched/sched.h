@@ -3,31 +3,33 @@
  * sched.h -- the scheduler: queued jobs onto idle boards
  *
  * sched/ owns the queue: what enters it (sched_submit.c: a job checked
- * against this lab, stored, queued) and what leaves it (sched.c: jobs and
- * reservations onto boards, runs, retries, recovery).
+ * against this lab, stored, queued), which board takes which entry
+ * (sched_plan.c: claims) and the runs (sched.c: starting, outcomes, retries,
+ * recovery).
  *
- * The queue lives in the store; the scheduler plans whenever something
- * changed (a job submitted or finished, a board freed, a reload), at most
- * once per loop iteration.  Order: priority, then submission.  A job runs on
- * an available board of its device type that has all its tags.  A job whose
- * type has no free board waits without blocking jobs of other types.
+ * The queue lives in the store and is never loaded: a board that becomes
+ * free claims the first queue entry of its device type that it may take
+ * (store_claim(): priority, then submission; all the entry's tags; the board
+ * a reservation names), and a new entry makes a free board that fits it
+ * claim.  A job whose type has no free board waits without blocking jobs of
+ * other types.  Costs per event are O(boards), never O(queue).
  *
  * When a run finishes the scheduler records the outcome, or requeues the job
- * when it ended with an infrastructure error and has retries left (it then
- * avoids the board that failed), and frees the board.
+ * when it ended with an infrastructure error and has retries left (the store
+ * then keeps it from the board that failed), and frees the board.
  *
  * At start, sched_recover() handles jobs that were running when labd died:
  * each is marked incomplete (infrastructure) and requeued once.
  *
  * Reservations (a developer waiting for a board, store_reservation_*) are
- * queue entries too: merged with the jobs in the same order (priority, then
- * submission time) and matched the same way (device type, tags, and the
- * board's name when one was asked for).  When one reaches a board the
- * scheduler hands it to deps->grant() instead of starting a run; the board
- * is then reserved and gets no job until it is free again.  A holder's
- * session boot (labctl boot) is a job that is never queued: it starts at once
- * on the held board (sched_start_session()), never powers it off at its end
- * and is not requeued after a labd crash.
+ * queue entries too, in the same order and matched the same way (device
+ * type, tags, and the board's name when one was asked for).  When a board
+ * claims one, the store makes it active on the board and the scheduler hands
+ * it to deps->grant() instead of starting a run; the board is then reserved
+ * and gets no job until it is free again.  A holder's session boot (labctl
+ * boot) is a job that is never queued: it starts at once on the held board
+ * (sched_start_session()), never powers it off at its end and is not
+ * requeued after a labd crash.
  */
 #ifndef LABD_SCHED_H
 #define LABD_SCHED_H
@@ -41,11 +43,16 @@
 
 struct board;
 struct diag;
+struct reservation_record;
 struct lab;
 struct sched;
 
-/** Called when waiting reservation @id reaches available board @b: reserve it. */
-typedef void (*sched_grant_fn)(int64_t id, struct board *b, void *userdata);
+/**
+ * Called when available board @b claimed reservation @rec (now active on @b
+ * in the store, until rec->until): hold the board for it.
+ */
+typedef void (*sched_grant_fn)(const struct reservation_record *rec, struct board *b,
+			       void *userdata);
 
 /*
  * What the scheduler gets at creation.  The growth of a running job's log is
@@ -103,8 +110,14 @@ int sched_boot_session(struct sched *s, struct board *b, const char *text, size_
 
 /* ---- the queue and the runs (sched.c) ---- */
 
-/** sched_kick() - plan at the next loop iteration. */
+/** sched_kick() - every free board claims at the next loop iteration (start, reload). */
 void sched_kick(struct sched *s);
+
+/** sched_board_changed() - @b may have become free: it claims at the next iteration. */
+void sched_board_changed(struct sched *s, struct board *b);
+
+/** sched_reservation_queued() - waiting reservation @rec entered the queue. */
+void sched_reservation_queued(struct sched *s, const struct reservation_record *rec);
 
 /** sched_recover() - requeue or finish jobs left running by a previous labd. */
 int sched_recover(struct sched *s);
@@ -118,8 +131,9 @@ int sched_cancel(struct sched *s, int64_t id, const char *why);
 
 /**
  * sched_position() - where waiting reservation @id stands: 1 + the queue
- * entries (jobs and reservations) of its device type before it.  Returns 0,
- * -ENOENT when it is not waiting, or -ENOMEM/-EIO.
+ * entries (jobs and reservations) of its device type before it
+ * (store_queue_position()).  Returns 0, -ENOENT when it is not waiting, or
+ * -EIO.
  */
 int sched_position(struct sched *s, int64_t id, size_t *ret);
 

@@ -1,28 +1,60 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * sched_internal.h -- struct sched, shared by sched.c (the queue and the
- * runs) and sched_submit.c (what enters the queue); only sched/ includes it
+ * sched_internal.h -- struct sched, shared by sched.c (the runs),
+ * sched_plan.c (claims: which board takes which queue entry) and
+ * sched_submit.c (what enters the queue); only sched/ includes it
  */
 #ifndef LABD_SCHED_INTERNAL_H
 #define LABD_SCHED_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sched/sched.h"
 
+struct board;
+struct job_record;
 struct loop_source;
-struct sched_avoid;
+struct sched_arrival;
+struct sched_claim;
 struct sched_run;
 
 struct sched {
 	struct sched_deps deps;
 	struct loop_source *plan;	/* defer: plan at the next iteration */
 	struct loop_source *reap;	/* defer: free finished runs */
+	struct loop_source *retry;	/* timer: plan again after a failed claim */
 	struct sched_run *runs;
-	struct sched_avoid *avoid;
 	size_t n_running;
 	bool paused;
+	/* sched_plan.c */
+	struct sched_claim *claims;	/* in flight: their boards are "claiming" */
+	struct sched_arrival *arrivals;	/* new entries looking for a free board */
+	struct board **dirty;		/* boards that may have become free (references) */
+	size_t n_dirty;
+	bool all;			/* every free board claims (start, reload) */
 };
+
+/* sched_plan.c: the plan and retry callbacks, and what sched_free() releases */
+int sched_on_plan(struct loop_source *src, void *ud);
+int sched_on_retry(struct loop_source *src, uint64_t now, void *ud);
+void sched_kick_plan(struct sched *s);
+void sched_plan_release(struct sched *s);
+
+/*
+ * sched_job_queued() - job @id entered the queue (submitted, or requeued
+ * avoiding board @avoid): a free board that fits it claims.  Its tags are
+ * @tags (strv) or @tags_json.
+ */
+void sched_job_queued(struct sched *s, int64_t id, const char *device_type, char *const *tags,
+		      const char *tags_json, const char *avoid);
+
+/*
+ * sched_start_claimed() - sched.c: board @b claimed job @rec (running on @b
+ * in the store): start its run.  When it cannot start, the job is finished
+ * (incomplete) and the board claims again.
+ */
+void sched_start_claimed(struct sched *s, const struct job_record *rec, struct board *b);
 
 #endif

@@ -128,7 +128,7 @@ int sched_submit(struct sched *s, const char *text, size_t len, const char *file
 			    json_pack("{s:s, s:s, s:i, s:s}", "name", job->name, "device_type",
 				      job->device_type, "priority", job->priority, "submitter",
 				      submitter ? submitter : "anonymous"));
-		sched_kick(s);
+		sched_job_queued(s, id, job->device_type, job->tags, NULL, NULL);
 		*ret_id = id;
 	}
 	job_free(job);

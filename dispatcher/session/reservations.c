@@ -365,36 +365,30 @@ int reservations_request(struct reservations *rs, const struct reservation_reque
 	rec.duration = req->duration;
 	rec.submitted = realtime(rs);
 	r = rec.tags ? store_reservation_insert(store_of(rs), &rec) : -ENOMEM;
-	free(rec.tags);
-	if (r < 0)
+	if (r < 0) {
+		free(rec.tags);
 		return set_err(err, r, "cannot store the reservation: %s", strerror(-r));
+	}
 	log_info("reservation %lld: '%s' waits for %s%s%s", (long long)rec.id, req->holder,
 		 req->board ? "board '" : "a board of type '", req->board ? req->board : type, "'");
-	sched_kick(rs->deps.sched);
+	sched_reservation_queued(rs->deps.sched, &rec);
+	free(rec.tags);
 	*ret_id = rec.id;
 	return 0;
 }
 
-void reservations_grant(struct reservations *rs, int64_t id, struct board *b)
+void reservations_grant(struct reservations *rs, const struct reservation_record *rec,
+			struct board *b)
 {
-	struct reservation_record rec = { 0 };
-	uint64_t now = realtime(rs), until;
 	char when[40];
 
-	if (store_reservation_get(store_of(rs), id, &rec) < 0 || rec.state != RESERVATION_WAITING)
-		goto out;
-	until = now + rec.duration;
-	if (store_reservation_activate(store_of(rs), id, board_name(b), now, until) < 0)
-		goto out;
-	if (!hold_new(rs, id, board_name(b), rec.holder, until)) {
-		store_reservation_end(store_of(rs), id, now, "labd ran out of memory");
-		goto out;
+	if (!hold_new(rs, rec->id, board_name(b), rec->holder, rec->until)) {
+		store_reservation_end(store_of(rs), rec->id, realtime(rs), "labd ran out of memory");
+		return;
 	}
-	board_set_reservation(b, rec.holder, until);
-	announce(rs, board_name(b), "reservation %lld: '%s' holds '%s' until %s", (long long)id,
-		 rec.holder, board_name(b), format_time(until, when));
-out:
-	reservation_record_release(&rec);
+	board_set_reservation(b, rec->holder, rec->until);
+	announce(rs, board_name(b), "reservation %lld: '%s' holds '%s' until %s",
+		 (long long)rec->id, rec->holder, board_name(b), format_time(rec->until, when));
 }
 
 /* ---- after a restart ---- */

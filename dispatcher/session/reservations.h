@@ -19,8 +19,9 @@
  * Lifecycle:
  *  1. reservations_request() stores a waiting reservation, the scheduler
  *     re-plans.
- *  2. The scheduler calls reservations_grant() when it reaches a free board:
- *     the holder holds it until now + the duration asked for.
+ *  2. The scheduler calls reservations_grant() when a free board claimed it
+ *     (store_claim() made it active): the holder holds the board until now +
+ *     the duration asked for.
  *  3. reservations_renew() moves the end to now + a new duration.
  *  4. reservations_release() (the holder is done), reservations_cancel() or
  *     the expiry end it: a session boot running on the board is canceled,
@@ -40,6 +41,7 @@
 
 struct board;
 struct lab;
+struct reservation_record;
 struct reservations;
 struct sched;
 struct store;
@@ -94,8 +96,12 @@ int reservations_restore(struct reservations *rs);
 int reservations_request(struct reservations *rs, const struct reservation_request *req,
 			 int64_t *ret_id, char err[RESERVATION_ERR_MAX]);
 
-/** reservations_grant() - the scheduler's deps->grant: reservation @id holds @b from now. */
-void reservations_grant(struct reservations *rs, int64_t id, struct board *b);
+/**
+ * reservations_grant() - the scheduler's deps->grant: board @b claimed
+ * reservation @rec (active on @b in the store until rec->until): hold it.
+ */
+void reservations_grant(struct reservations *rs, const struct reservation_record *rec,
+			struct board *b);
 
 /** reservations_renew() - @board's reservation now ends @duration from now; -ENOENT if not held. */
 int reservations_renew(struct reservations *rs, const char *board, uint64_t duration,

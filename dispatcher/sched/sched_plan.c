@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * sched_plan.c -- free boards claim their next queue entry; new entries look
+ * for a free board
+ *
+ * The queue is never loaded.  Planning touches only what changed:
+ *  - a board that may have become free (its job ended, a reservation ended,
+ *    it came back from maintenance) claims: store_claim() gives it the first
+ *    entry of its device type it may take, through the store's index, and
+ *    marks it taken in the same transaction.  Nothing to take: the board
+ *    stays idle ("parked") and claims nothing more until something is queued
+ *    for it or it changes again.
+ *  - a new entry (a job submitted or requeued, a reservation asked for) looks
+ *    for a free board that fits it and makes that board claim.  The claim may
+ *    take an earlier entry the board fits better; then the new entry tries the
+ *    next free board, until it is taken, gone, or no free board fits it.
+ *  - sched_kick() (start, reload) makes every free board claim once.
+ *
+ * A claim completes through a callback, at once with SQLite, later with an
+ * asynchronous store.  Meanwhile its board is "claiming": it starts no second
+ * claim, and a new entry that fits only claiming boards waits for one of
+ * their claims to complete.  The store guarantees that an entry is taken by
+ * one claim only, so a job runs once per attempt.
+ */
+#include "sched/sched.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "board/board.h"
+#include "board/lab.h"
+#include "config/config.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/strv.h"
+#include "sched/sched_internal.h"
+#include "store/store.h"
+
+#define SCHED_RETRY (1 * USEC_PER_SEC)	/* after the store failed a claim */
+#define SCHED_MAX_DIRTY 64	/* more boards changed than this: every free board claims */
+
+/* A board's claim in flight: the board is "claiming" until it completes. */
+struct sched_claim {
+	struct sched *sched;
+	struct board *board;		/* a reference */
+	struct sched_arrival *arrival;	/* the new entry it was made for, or NULL */
+	struct sched_claim *next;
+};
+
+/* A new queue entry looking for a free board. */
+struct sched_arrival {
+	int64_t job;			/* the entry: a job, */
+	int64_t reservation;		/* or a reservation */
+	char *device_type;
+	char **tags;
+	char *board;			/* a reservation of a board by name */
+	char *avoid;			/* a requeued job's failed board */
+	struct sched_arrival *next;
+};
+
+static void arrival_free(struct sched_arrival *a)
+{
+	if (!a)
+		return;
+	free(a->device_type);
+	strv_free(a->tags);
+	free(a->board);
+	free(a->avoid);
+	free(a);
+}
+
+void sched_plan_release(struct sched *s)
+{
+	struct sched_arrival *a;
+	size_t i;
+
+	while ((a = s->arrivals)) {
+		s->arrivals = a->next;
+		arrival_free(a);
+	}
+	for (i = 0; i < s->n_dirty; i++)
+		board_unref(s->dirty[i]);
+	free(s->dirty);
+	s->dirty = NULL;
+	s->n_dirty = 0;
+	/* claims in flight (asynchronous stores) complete into nothing */
+	while (s->claims) {
+		struct sched_claim *c = s->claims;
+
+		s->claims = c->next;
+		store_forget(s->deps.run.store, c);
+		arrival_free(c->arrival);
+		board_unref(c->board);
+		free(c);
+	}
+}
+
+static char **tags_from_json(const char *text)
+{
+	json_t *arr = text ? json_loads(text, 0, NULL) : NULL;
+	char **tags = NULL;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v)
+		if (json_is_string(v))
+			strv_push(&tags, json_string_value(v));
+	json_decref(arr);
+	return tags;
+}
+
+static char *tags_to_json(char *const *tags)
+{
+	json_t *arr = json_array();
+	char *text;
+
+	STRV_FOREACH(t, tags)
+		json_array_append_new(arr, json_string(*t));
+	text = json_dumps(arr, JSON_COMPACT);
+	json_decref(arr);
+	return text;
+}
+
+static bool claiming(const struct sched *s, const struct board *b)
+{
+	const struct sched_claim *c;
+
+	for (c = s->claims; c; c = c->next)
+		if (c->board == b)
+			return true;
+	return false;
+}
+
+static void claim_unlink(struct sched *s, struct sched_claim *c)
+{
+	struct sched_claim **pp;
+
+	for (pp = &s->claims; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			return;
+		}
+	}
+}
+
+static void arrival_push(struct sched *s, struct sched_arrival *a)
+{
+	a->next = s->arrivals;
+	s->arrivals = a;
+}
+
+/* Whether @a's entry may go to board @b. */
+static bool fits(const struct board *b, const struct sched_arrival *a)
+{
+	const char *name = board_name(b);
+
+	return !strcmp(board_device(b)->type_name, a->device_type) && board_has_tags(b, a->tags) &&
+	       (!a->board || !strcmp(a->board, name)) && (!a->avoid || strcmp(a->avoid, name));
+}
+
+static bool took_arrival(const struct store_claimed *c, const struct sched_arrival *a)
+{
+	if (c->kind == STORE_CLAIMED_JOB)
+		return a->job && c->job.id == a->job;
+	return a->reservation && c->reservation.id == a->reservation;
+}
+
+static void on_claimed(int err, const struct store_claimed *took, void *ud)
+{
+	struct sched_claim *c = ud;
+	struct sched *s = c->sched;
+	struct sched_arrival *a = c->arrival;
+	struct board *b = c->board;
+
+	claim_unlink(s, c);
+	free(c);
+	if (err < 0) {
+		log_error("board '%s': cannot claim from the queue: %s; trying again", board_name(b),
+			  strerror(-err));
+		sched_board_changed(s, b);
+		if (a)
+			arrival_push(s, a);
+		loop_timer_set_rel(s->retry, SCHED_RETRY);
+		board_unref(b);
+		return;
+	}
+	if (took->kind == STORE_CLAIMED_JOB)
+		sched_start_claimed(s, &took->job, b);
+	else if (took->kind == STORE_CLAIMED_RESERVATION && s->deps.grant)
+		s->deps.grant(&took->reservation, b, s->deps.userdata);
+	if (a && took->kind != STORE_CLAIMED_NONE && !took_arrival(took, a))
+		arrival_push(s, a);	/* an earlier entry went first: the next free board */
+	else
+		arrival_free(a);	/* taken, or gone (canceled, or by another host) */
+	/* new entries that waited for a claiming board */
+	if (s->arrivals)
+		loop_defer_again(s->plan);
+	board_unref(b);
+}
+
+/* Make board @b claim, for new entry @a (NULL: whatever it may take). */
+static void claim(struct sched *s, struct board *b, struct sched_arrival *a)
+{
+	const struct device *dev = board_device(b);
+	struct store_claim_req req = { board_name(b), dev->type_name, NULL,
+				       loop_realtime(s->deps.run.loop) };
+	struct sched_claim *c = calloc(1, sizeof(*c));
+	char *tags = tags_to_json(dev->tags);
+	int err = c && tags ? 0 : -ENOMEM;
+
+	if (!err) {
+		c->sched = s;
+		c->board = board_ref(b);
+		c->arrival = a;
+		c->next = s->claims;
+		s->claims = c;
+		req.tags = tags;
+		/* may complete (and free c) before it returns */
+		err = store_claim(s->deps.run.store, &req, on_claimed, c);
+		if (err < 0) {
+			claim_unlink(s, c);
+			board_unref(c->board);
+		}
+	}
+	if (err < 0) {
+		log_error("board '%s': cannot claim from the queue: %s", board_name(b),
+			  strerror(-err));
+		free(c);
+		arrival_free(a);
+	}
+	free(tags);
+}
+
+static bool may_claim(const struct sched *s, const struct board *b)
+{
+	return board_is_available(b) && !board_job(b) && !claiming(s, b);
+}
+
+/* New entry @a: the first free board that fits it claims; or it waits, or is dropped. */
+static void place(struct sched *s, struct sched_arrival *a)
+{
+	struct board **boards;
+	bool busy = false;
+	size_t n, i;
+
+	boards = lab_boards(s->deps.lab, &n);
+	for (i = 0; i < n; i++) {
+		if (!fits(boards[i], a))
+			continue;
+		if (may_claim(s, boards[i])) {
+			claim(s, boards[i], a);
+			return;
+		}
+		busy |= claiming(s, boards[i]);
+	}
+	if (busy)
+		arrival_push(s, a);	/* again when a claim completes */
+	else
+		arrival_free(a);	/* it waits in the queue for a board to be freed */
+}
+
+int sched_on_plan(struct loop_source *src, void *ud)
+{
+	struct sched *s = ud;
+	struct board **dirty = s->dirty, **boards;
+	struct sched_arrival *a = s->arrivals, *next;
+	size_t n_dirty = s->n_dirty, n, i;
+	bool all = s->all;
+
+	if (s->paused)
+		return 0;
+	s->dirty = NULL;
+	s->n_dirty = 0;
+	s->arrivals = NULL;
+	s->all = false;
+	boards = all ? lab_boards(s->deps.lab, &n) : NULL;
+	for (i = 0; all && i < n; i++)
+		if (may_claim(s, boards[i]))
+			claim(s, boards[i], NULL);
+	for (i = 0; i < n_dirty; i++) {
+		if (!all && may_claim(s, dirty[i]) && !board_is_retired(dirty[i]))
+			claim(s, dirty[i], NULL);
+		board_unref(dirty[i]);
+	}
+	free(dirty);
+	for (; a; a = next) {
+		next = a->next;
+		a->next = NULL;
+		place(s, a);
+	}
+	return 0;
+}
+
+int sched_on_retry(struct loop_source *src, uint64_t now, void *ud)
+{
+	struct sched *s = ud;
+
+	sched_kick_plan(s);
+	return 0;
+}
+
+void sched_kick_plan(struct sched *s)
+{
+	if (!s->paused)
+		loop_defer_again(s->plan);
+}
+
+void sched_kick(struct sched *s)
+{
+	s->all = true;
+	sched_kick_plan(s);
+}
+
+void sched_board_changed(struct sched *s, struct board *b)
+{
+	struct board **n;
+	size_t i;
+
+	if (s->all)
+		return;
+	for (i = 0; i < s->n_dirty; i++)
+		if (s->dirty[i] == b)
+			return;
+	n = s->n_dirty < SCHED_MAX_DIRTY ? realloc(s->dirty, (s->n_dirty + 1) * sizeof(*n)) : NULL;
+	if (!n) {
+		s->all = true;	/* too many (or no memory): every free board claims */
+	} else {
+		s->dirty = n;
+		s->dirty[s->n_dirty++] = board_ref(b);
+	}
+	sched_kick_plan(s);
+}
+
+/* A new entry of @device_type with @tags (strv, borrowed or JSON text) looks for a board. */
+static void arrive(struct sched *s, struct sched_arrival *a, const char *device_type,
+		   char *const *tags, const char *tags_json)
+{
+	int err = 0;
+
+	if (!a)
+		return;
+	a->device_type = strdup(device_type);
+	if (tags_json)
+		a->tags = tags_from_json(tags_json);
+	else
+		err = strv_copy(tags, &a->tags);
+	if (!a->device_type || err < 0) {
+		arrival_free(a);
+		sched_kick(s);	/* no memory for the details: every free board claims */
+		return;
+	}
+	arrival_push(s, a);
+	sched_kick_plan(s);
+}
+
+void sched_job_queued(struct sched *s, int64_t id, const char *device_type, char *const *tags,
+		      const char *tags_json, const char *avoid)
+{
+	struct sched_arrival *a = calloc(1, sizeof(*a));
+
+	if (a) {
+		a->job = id;
+		a->avoid = avoid ? strdup(avoid) : NULL;
+	}
+	arrive(s, a, device_type, tags, tags_json);
+}
+
+void sched_reservation_queued(struct sched *s, const struct reservation_record *rec)
+{
+	struct sched_arrival *a = calloc(1, sizeof(*a));
+
+	if (a) {
+		a->reservation = rec->id;
+		a->board = rec->board ? strdup(rec->board) : NULL;
+	}
+	arrive(s, a, rec->device_type, NULL, rec->tags);
+}
+
+int sched_position(struct sched *s, int64_t id, size_t *ret)
+{
+	int64_t pos;
+	int err = store_queue_position(s->deps.run.store, id, &pos);
+
+	if (!err)
+		*ret = (size_t)pos;
+	return err;
+}
