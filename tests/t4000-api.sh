@@ -201,6 +201,9 @@ t_list() {
 		  'd[1]["submitted"][-1]' 'd[1]["started"]')" = "queued unknown sim-uboot 1 Z None" ] &&
 	req GET "/jobs?state=queued&limit=1" && [ "$(jget '[j["id"] for j in d]')" = "[2]" ] &&
 	req GET "/jobs?before=2" && [ "$(jget '[j["id"] for j in d]')" = "[1]" ] &&
+	req GET "/jobs?after=1" && [ "$(jget '[j["id"] for j in d]')" = "[2]" ] &&
+	req GET "/jobs?after=2" && [ "$(jget 'len(d)')" = 0 ] &&
+	req GET "/jobs?after=1&before=2" && expect_status 400 &&
 	req GET "/jobs?state=finished" && [ "$(jget 'len(d)')" = 0 ] &&
 	req GET "/jobs?state=bogus" && expect_status 400 &&
 	req GET "/jobs?limit=0" && expect_status 400 &&
@@ -342,7 +345,7 @@ CONF
 req POST /devices/sim-01/state -d '{"state": "maintenance"}'	# jobs below stay queued
 test_expect_success 'a query parameter an endpoint does not take is answered 400, named' '
 	req GET "/jobs?colour=red" && expect_status 400 &&
-	[ "$(jget "d[\"error\"]")" = "unknown query parameter '\''colour'\''; this endpoint takes: state health device device_type submitter limit before" ] &&
+	[ "$(jget "d[\"error\"]")" = "unknown query parameter '\''colour'\''; this endpoint takes: state health device device_type submitter limit before after" ] &&
 	req GET "/jobs/1/results?format=junit" && expect_status 400 &&
 	grep -q "unknown query parameter '\''format'\''; this endpoint takes none" "$TMP/body" &&
 	req GET "/jobs?state=queued&limit=5" && expect_status 200

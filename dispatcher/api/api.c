@@ -110,7 +110,7 @@ static const struct {
 	const char *method, *path, *query;
 } route_queries[] = {
 	{ "GET", "/stream", "job" },
-	{ "GET", "/jobs", "state health device device_type submitter limit before" },
+	{ "GET", "/jobs", "state health device device_type submitter limit before after" },
 	{ "POST", "/jobs", "filename dry_run" },
 	{ "GET", "/jobs/*/log", "offset timestamps labd follow tail lines" },
 	{ "GET", "/jobs/*/events", "after" },

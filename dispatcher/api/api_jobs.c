@@ -158,7 +158,7 @@ enum MHD_Result api_jobs_list(struct api_request *r)
 {
 	struct job_filter f = { .state = -1 };
 	const char *state = api_query(r, "state"), *health = api_query(r, "health");
-	int64_t limit = API_DEFAULT_LIST, before = 0;
+	int64_t limit = API_DEFAULT_LIST, before = 0, after = 0;
 	enum job_health h = JOB_HEALTH_UNKNOWN;
 	enum job_state s;
 	json_t *list;
@@ -176,6 +176,9 @@ enum MHD_Result api_jobs_list(struct api_request *r)
 				       API_MAX_LIST);
 	if (api_query_int(r, "before", 1, INT64_MAX, &before) < 0)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "'before' must be a job id");
+	if (api_query_int(r, "after", 1, INT64_MAX, &after) < 0 || (after && before))
+		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
+				       "'after' must be a job id, and not given with 'before'");
 	if (state)
 		f.state = (int)s;
 	f.device = api_query(r, "device");
@@ -184,6 +187,7 @@ enum MHD_Result api_jobs_list(struct api_request *r)
 	f.healths = health ? 1u << h : 0;
 	f.limit = (unsigned)limit;
 	f.before_id = before;
+	f.after_id = after;
 	list = json_array();
 	err = store_job_list(api_deps_of(r)->store, &f, add_summary, list);
 	if (err < 0) {
