@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# t1060-store-pg.sh -- the store's unit tests (test-store) on PostgreSQL: a
+# t1060-store-pg.sh -- the store's unit tests (test-store, test-store-queue) on PostgreSQL: a
 # server of the test's own (tests/pg-lib.sh), one database per test case.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
@@ -19,5 +19,15 @@ test_expect_success 'test-store on PostgreSQL: every case passes' '
 	! grep -q "^not ok" "$TMP/unit.out"
 '
 sed -n 's/^\(ok\|not ok\) [0-9]* - /#   &/p' "$TMP/unit.out" 2>/dev/null
+
+# the queue: claims (FOR UPDATE SKIP LOCKED), positions, counts, cursors
+test_expect_success 'test-store-queue on PostgreSQL: every case passes' '
+	LABD_TEST_PG="host=127.0.0.1 port=$PG_PORT user=labd" \
+		"$BUILD/tests/unit/test-store-queue" >"$TMP/queue.out" 2>&1 ||
+		{ cat "$TMP/queue.out"; false; }
+	cat "$TMP/queue.out"
+	! grep -q "^not ok" "$TMP/queue.out"
+'
+sed -n 's/^\(ok\|not ok\) [0-9]* - /#   &/p' "$TMP/queue.out" 2>/dev/null
 
 test_done

@@ -2,8 +2,10 @@
 /*
  * api_queue.c -- the lab per device type: GET /queue, GET /device-types, GET /whoami
  *
- * api_type_stats_collect() is the one pass over the boards and the queue
- * that these endpoints, /metrics and the dashboard share.
+ * api_type_stats_collect() is the one pass over the boards, and the queue's
+ * counts per device type (store_queue_summary(): kept counts and an index,
+ * never the queue itself), that these endpoints, /metrics and the dashboard
+ * share.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,15 +34,14 @@ static struct api_type_stat *find_type(struct api_type_stats *s, const char *nam
 	return bsearch(&key, s->types, s->n, sizeof(*s->types), by_name);
 }
 
-static int count_queued(const struct job_record *rec, void *ud)
+static int count_queued(const struct queue_record *rec, void *ud)
 {
 	struct api_type_stat *t = find_type(ud, rec->device_type);
 
-	if (!t || rec->session)
-		return 0;
-	t->queued++;
-	if (!t->oldest || rec->submitted < t->oldest)
-		t->oldest = rec->submitted;
+	if (t) {
+		t->queued = rec->queued;
+		t->oldest = rec->oldest;
+	}
 	return 0;
 }
 
@@ -69,7 +70,7 @@ int api_type_stats_collect(const struct api_deps *d, struct api_type_stats *ret)
 		if (!board_console_up(boards[i]))
 			t->console_down++;
 	}
-	err = store_job_queued(d->store, count_queued, ret);
+	err = store_queue_summary(d->store, count_queued, ret);
 	if (err < 0) {
 		api_type_stats_release(ret);
 		return err;

@@ -321,6 +321,11 @@ static const struct store_ops pg_ops = {
 	.reservation_activate = pg_reservation_activate,
 	.reservation_renew = pg_reservation_renew,
 	.reservation_end = pg_reservation_end,
+	.claim = pg_claim,
+	.queue_position = pg_queue_position,
+	.queue_summary = pg_queue_summary,
+	.sync = pg_sync,
+	.forget = pg_forget,
 };
 
 static void on_conn_state(bool up, void *userdata)

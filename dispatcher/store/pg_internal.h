@@ -225,6 +225,21 @@ int pg_host_start(struct pg_store *ps);
 /* pg_host_state() - the connection came back (take the name again, plan again) or went. */
 void pg_host_state(struct pg_store *ps, bool up);
 
+/* The columns every query of jobs reads (pg_job_reader), in this order. */
+#define PG_JOB_COLUMNS                                                                     \
+	"id, name, device_type, tags, priority, submitted, started, ended, state, health, " \
+	"error_type, error_msg, device, definition, format, filename, submitter, attempt, "  \
+	"retries_left, recovered, results_pass, results_fail, results_skip, "                \
+	"results_unknown, last_error, session, avoid"
+
+/* The columns every query of reservations reads (pg_reservation_reader). */
+#define PG_RESERVATION_COLUMNS                                                              \
+	"id, holder, board, device_type, tags, priority, duration, submitted, state, device, " \
+	"started, until, ended, end_reason"
+
+extern const struct pg_reader pg_job_reader;		/* pg_jobs.c */
+extern const struct pg_reader pg_reservation_reader;	/* pg_reservations.c */
+
 /* ---- the schema (pg_schema.c) ---- */
 
 /* pg_migrate() - bring the schema to the newest version, under an advisory lock. */
@@ -265,5 +280,12 @@ int pg_reservation_activate(struct store *st, int64_t id, const char *device, ui
 			    uint64_t until);
 int pg_reservation_renew(struct store *st, int64_t id, uint64_t until);
 int pg_reservation_end(struct store *st, int64_t id, uint64_t when, const char *reason);
+
+int pg_claim(struct store *st, const struct store_claim_req *req, store_claim_fn done,
+	     void *userdata);
+int pg_queue_position(struct store *st, int64_t id, int64_t *ret);
+int pg_queue_summary(struct store *st, struct store_rows *rows);
+int pg_sync(struct store *st, store_done_fn done, void *userdata);
+void pg_forget(struct store *st, void *userdata);
 
 #endif

@@ -7,13 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STORE_JOB_LIST_DEFAULT 100
-
-#define JOB_COLUMNS                                                                        \
-	"id, name, device_type, tags, priority, submitted, started, ended, state, health, " \
-	"error_type, error_msg, device, definition, format, filename, submitter, attempt, "  \
-	"retries_left, recovered, results_pass, results_fail, results_skip, "                \
-	"results_unknown, last_error, session"
+#define JOB_COLUMNS PG_JOB_COLUMNS
 
 enum {
 	COL_ID,
@@ -42,6 +36,7 @@ enum {
 	COL_RESULTS_UNKNOWN,
 	COL_LAST_ERROR,
 	COL_SESSION,
+	COL_AVOID,
 	COL_LAST_SEQ,	/* sql_queued and sql_running only */
 };
 
@@ -57,6 +52,7 @@ static const struct pg_text job_texts[] = {
 	TEXT(COL_FILENAME, filename),
 	TEXT(COL_SUBMITTER, submitter),
 	TEXT(COL_LAST_ERROR, last_error),
+	TEXT(COL_AVOID, avoid),
 };
 #undef TEXT
 
@@ -69,21 +65,25 @@ static const struct pg_text job_texts[] = {
 static const char sql_insert[] =
 	"INSERT INTO jobs (name, device_type, tags, priority, submitted, started, ended, state,"
 	" health, error_type, error_msg, device, definition, format, filename, submitter,"
-	" attempt, retries_left, recovered, last_error, session, id)"
+	" attempt, retries_left, recovered, last_error, session, id, avoid)"
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-	" $18, $19, $20, $21, COALESCE($22::bigint, nextval('jobs_id_seq'))) RETURNING id";
+	" $18, $19, $20, $21, COALESCE($22::bigint, nextval('jobs_id_seq')), $23) RETURNING id";
 /* the other hosts plan again when a job is queued */
 static const char sql_notify[] = "SELECT pg_notify('" PG_CHANNEL_QUEUE "', $1)";
 static const char sql_get[] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1";
 static const char sql_list[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE " JOB_MATCHES
 	" AND ($6 = 0 OR id < $6) ORDER BY id DESC LIMIT $7 OFFSET $8";
+/* the page just above a cursor, read upwards, handed over newest first */
+static const char sql_list_after[] =
+	"SELECT * FROM (SELECT " JOB_COLUMNS " FROM jobs WHERE " JOB_MATCHES
+	" AND id > $6 ORDER BY id LIMIT $7 OFFSET $8) page ORDER BY id DESC";
 static const char sql_count_matching[] = "SELECT count(*) FROM jobs WHERE " JOB_MATCHES;
 /* with the number of each job's last event, for the events this host will add */
 #define LAST_SEQ ", (SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.job_id = jobs.id)"
 static const char sql_queued[] =
 	"SELECT " JOB_COLUMNS LAST_SEQ " FROM jobs WHERE state = 'queued'"
-	" ORDER BY priority DESC, id";
+	" ORDER BY priority DESC, submitted, id";
 /* this host's: the others recover their own (or are reaped, pg_hosts.c) */
 static const char sql_running[] =
 	"SELECT " JOB_COLUMNS LAST_SEQ " FROM jobs WHERE state IN ('running', 'canceling')"
@@ -107,7 +107,7 @@ static const char sql_requeue[] =
 	" last_error = COALESCE($3, error_msg, last_error), error_msg = NULL,"
 	" retries_left = CASE WHEN $2 THEN retries_left ELSE GREATEST(retries_left - 1, 0) END,"
 	" recovered = recovered OR $2, results_pass = 0, results_fail = 0, results_skip = 0,"
-	" results_unknown = 0"
+	" results_unknown = 0, avoid = CASE WHEN $2 THEN avoid ELSE device END"
 	" WHERE id = $1 RETURNING id),"
 	" r AS (DELETE FROM results WHERE job_id IN (SELECT id FROM j))"
 	" SELECT count(*) FROM j";
@@ -150,7 +150,8 @@ static int job_read(PGresult *res, int row, void *p)
 	return pg_read_texts(res, row, rec, job_texts, ARRAY_SIZE(job_texts));
 }
 
-static const struct pg_reader job_reader = { &store_job_rows, job_read };
+const struct pg_reader pg_job_reader = { &store_job_rows, job_read };
+#define job_reader pg_job_reader
 
 int pg_job_insert(struct store *st, struct job_record *rec)
 {
@@ -187,6 +188,7 @@ int pg_job_insert(struct store *st, struct job_record *rec)
 		pg_arg_int(&a, id);
 	else
 		pg_arg_text(&a, NULL);
+	pg_arg_text(&a, rec->avoid);
 	r = pg_write_notify(ps, "insert a job", sql_insert, &a, pg_read_int, &id,
 			    rec->state == JOB_STATE_QUEUED && !rec->session ? sql_notify : NULL,
 			    rec->device_type);
@@ -236,10 +238,11 @@ int pg_job_list(struct store *st, const struct job_filter *f, struct store_rows 
 	char healths[64];
 
 	filter_args(&a, f, healths, sizeof(healths));
-	pg_arg_int(&a, f->before_id > 0 ? f->before_id : 0);
+	pg_arg_int(&a, f->after_id > 0 ? f->after_id : f->before_id > 0 ? f->before_id : 0);
 	pg_arg_int(&a, f->limit ? f->limit : STORE_JOB_LIST_DEFAULT);
 	pg_arg_int(&a, f->offset);
-	return pg_list(pg_of(st), "list jobs", sql_list, &a, &job_reader, rows);
+	return pg_list(pg_of(st), "list jobs", f->after_id > 0 ? sql_list_after : sql_list, &a,
+		       &job_reader, rows);
 }
 
 int pg_job_count_matching(struct store *st, const struct job_filter *f, int64_t *ret)

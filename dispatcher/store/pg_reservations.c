@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RESERVATION_COLUMNS                                                                 \
-	"id, holder, board, device_type, tags, priority, duration, submitted, state, device, " \
-	"started, until, ended, end_reason"
+#define RESERVATION_COLUMNS PG_RESERVATION_COLUMNS
 
 enum {
 	COL_ID,
@@ -45,7 +43,7 @@ static const char sql_insert[] =
 static const char sql_get[] = "SELECT " RESERVATION_COLUMNS " FROM reservations WHERE id = $1";
 static const char sql_waiting[] =
 	"SELECT " RESERVATION_COLUMNS " FROM reservations WHERE state = 'waiting'"
-	" ORDER BY priority DESC, id";
+	" ORDER BY priority DESC, submitted, id";
 static const char sql_active[] =
 	"SELECT " RESERVATION_COLUMNS " FROM reservations WHERE state = 'active' ORDER BY id";
 static const char sql_recent[] =
@@ -76,7 +74,8 @@ static int reservation_read(PGresult *res, int row, void *p)
 	return pg_read_texts(res, row, rec, reservation_texts, ARRAY_SIZE(reservation_texts));
 }
 
-static const struct pg_reader reservation_reader = { &store_reservation_rows, reservation_read };
+const struct pg_reader pg_reservation_reader = { &store_reservation_rows, reservation_read };
+#define reservation_reader pg_reservation_reader
 
 int pg_reservation_insert(struct store *st, struct reservation_record *rec)
 {

@@ -92,8 +92,34 @@ static const char *const schema_v1[] = {
 	NULL,
 };
 
+/*
+ * 2: the queue and the lists at scale, as SQLite's version 4: the queue of
+ * each device type in partial indexes in queue order (pg_queue.c's claim
+ * and positions), an index per filter of the job list, the board a
+ * requeued job avoids.  The counts stay COUNTs over these indexes: a row of
+ * kept counts would be updated by every host at every change of state.
+ */
+static const char *const schema_v2[] = {
+	"ALTER TABLE jobs ADD COLUMN avoid TEXT",
+	"DROP INDEX jobs_queue",
+	"CREATE INDEX jobs_claim ON jobs (device_type, priority DESC, submitted, id)"
+	" WHERE state = 'queued' AND NOT session",
+	"CREATE INDEX jobs_queue_age ON jobs (device_type, submitted)"
+	" WHERE state = 'queued' AND NOT session",
+	"CREATE INDEX jobs_state ON jobs (state, id)",
+	"CREATE INDEX jobs_type ON jobs (device_type, id)",
+	"CREATE INDEX jobs_submitter ON jobs (submitter, id)",
+	"CREATE INDEX jobs_health ON jobs (health, id)",
+	"DROP INDEX reservations_queue",
+	"CREATE INDEX reservations_claim ON reservations"
+	" (device_type, priority DESC, submitted, id) WHERE state = 'waiting'",
+	"CREATE INDEX reservations_state ON reservations (state, id)",
+	NULL,
+};
+
 static const char *const *const migrations[] = {
 	schema_v1,
+	schema_v2,
 };
 
 #define LATEST ((int64_t)(sizeof(migrations) / sizeof(migrations[0])))
