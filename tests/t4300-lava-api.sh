@@ -288,4 +288,67 @@ t_errors() {
 test_expect_success 'errors: faults on /RPC2 with LAVA codes, {"detail"} on REST, never HTML' \
 	t_errors
 
+# big_log DIR MB: a console log of about MB MiB with its index and labd lines.
+big_log() {
+	mkdir -p "$1"
+	$PY - "$1" "$2" <<'PY'
+import struct, sys
+d, mb = sys.argv[1], int(sys.argv[2])
+con, idx, labd = bytearray(), bytearray(), []
+line, ts = 0, 1_700_000_000_000_000
+while len(con) < mb << 20:
+    idx += struct.pack("<QQ", len(con), ts + line * 1000)
+    con += b"[%8d.000000] console line %d \xe2\x9c\x93 \x1b[0m\r\n" % (line, line)
+    line += 1
+    if line % 1000 == 0:
+        labd.append("2023-11-14T22:13:20.000000Z info L%d at line %d\n" % (line, line))
+open(d + "/console.log", "wb").write(con)
+open(d + "/console.idx", "wb").write(idx)
+open(d + "/labd.log", "w").write("".join(labd))
+PY
+}
+
+t_big_log() {
+	set_board maintenance &&
+	bid=$(lava gitlab jobs submit "$TMP/job.yaml") &&
+	lava gitlab jobs cancel "$bid" >/dev/null &&
+	set_board idle &&
+	big_log "$LAB/state/jobs/$bid" 16 &&
+	records=$(($(wc -l <"$LAB/state/jobs/$bid/console.log") + \
+		   $(wc -l <"$LAB/state/jobs/$bid/labd.log"))) &&
+	echo 5 >"/proc/$LABD_PID/clear_refs" &&
+	rss0=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$LABD_PID/status") &&
+	pids= &&
+	for i in 1 2 3 4; do
+		curl -sf --limit-rate 20M -o "$TMP/big$i.yaml" \
+			"$LABD_URL/api/v0.2/jobs/$bid/logs/" &
+		pids="$pids $!"
+	done &&
+	for i in 5; do
+		$PY - "$HOSTPORT" "$(token_of rita)" "$bid" "$TMP/big$i.yaml" <<'PY' &
+import sys, xmlrpc.client
+host, token, job, out = sys.argv[1:]
+p = xmlrpc.client.ServerProxy("http://rita:%s@%s/RPC2" % (token, host), allow_none=True)
+start, f = 0, open(out, "wb")
+while True:    # as lavacli loops: from the records read so far until finished
+    done, data = p.scheduler.jobs.logs(job, start, None)
+    f.write(data.data)
+    start += data.data.count(b"\n")
+    if done:
+        break
+PY
+		pids="$pids $!"
+	done &&
+	for p in $pids; do wait "$p"; done &&
+	hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$LABD_PID/status") &&
+	say "RSS $rss0 kB, peak $hwm kB with 5 readers of a 16 MiB log ($records records)" &&
+	[ $((hwm - rss0)) -lt $((5 * 16 * 1024)) ] &&
+	for i in 1 2 3 4 5; do [ "$(wc -l <"$TMP/big$i.yaml")" = "$records" ] || exit 1; done &&
+	cmp "$TMP/big1.yaml" "$TMP/big4.yaml" &&
+	cmp "$TMP/big1.yaml" "$TMP/big5.yaml" &&
+	head -1 "$TMP/big5.yaml" | grep -q '"msg": "\[       0.000000\] console line 0 \\u2713 \\e\[0m\\r"'
+}
+test_expect_success 'a 16 MiB log to 4 REST readers and 1 XML-RPC reader at once: bounded RSS' \
+	t_big_log
+
 test_done

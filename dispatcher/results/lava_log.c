@@ -20,6 +20,7 @@
 #define LABD_READ (64 * 1024)	/* labd.log bytes read at once */
 #define LABD_MAX_LINE (64 * 1024)	/* a longer "line" is not labd's: dropped */
 #define MAP_MAX (1 << 20)	/* labd lines counted by lava_log_map_lines() */
+#define CONSOLE_READ (64 * 1024)	/* console.log bytes read at once */
 
 struct lava_log {
 	int console_fd, idx_fd, labd_fd;	/* -1 when the file is absent */
@@ -42,6 +43,9 @@ struct lava_log {
 	/* a snapshot of the console files, taken by each read */
 	int64_t n_lines;
 	uint64_t console_size;
+	/* console.log bytes from file offset cbuf_off: lines are read in order */
+	struct strbuf cbuf;
+	uint64_t cbuf_off;
 	struct strbuf line;
 };
 
@@ -68,6 +72,7 @@ int lava_log_open(const char *dir, char *const *suites, bool complete, struct la
 	strbuf_init(&lg->lbuf);
 	strbuf_init(&lg->pend_text);
 	strbuf_init(&lg->line);
+	strbuf_init(&lg->cbuf);
 	lg->complete = complete;
 	lg->cline = 1;
 	lg->idx_first = -1;
@@ -101,6 +106,7 @@ struct lava_log *lava_log_close(struct lava_log *lg)
 	strbuf_release(&lg->lbuf);
 	strbuf_release(&lg->pend_text);
 	strbuf_release(&lg->line);
+	strbuf_release(&lg->cbuf);
 	free(lg);
 	return NULL;
 }
@@ -270,26 +276,53 @@ static void record_begin(struct yaml_out *y, uint64_t ts, const char *lvl)
 	yaml_out_cstr(y, "msg");
 }
 
+/*
+ * @len bytes of console.log at @start into *ret, from the read-ahead buffer
+ * (refilled as needed: the file is only ever appended to, so bytes read once
+ * stay right).  @len is at most LAVA_LOG_MAX_LINE.
+ */
+static int console_bytes(struct lava_log *lg, uint64_t start, size_t len, const char **ret)
+{
+	size_t want = len > CONSOLE_READ ? len : CONSOLE_READ;
+	ssize_t n;
+	int err;
+
+	if (start < lg->cbuf_off || start + len > lg->cbuf_off + lg->cbuf.len) {
+		strbuf_reset(&lg->cbuf);
+		err = strbuf_grow(&lg->cbuf, want);
+		if (err < 0)
+			return err;
+		n = pread(lg->console_fd, lg->cbuf.buf, want, (off_t)start);
+		if (n < 0)
+			return -errno;
+		lg->cbuf.len = (size_t)n;
+		lg->cbuf_off = start;
+		if ((size_t)n < len)
+			return -EIO;	/* the index points past the file */
+	}
+	*ret = lg->cbuf.buf + (start - lg->cbuf_off);
+	return 0;
+}
+
 static int console_record(struct lava_log *lg, struct yaml_out *y, uint64_t start, uint64_t end,
 			  uint64_t ts)
 {
 	uint64_t len = end - start, want = len > LAVA_LOG_MAX_LINE ? LAVA_LOG_MAX_LINE : len;
-	ssize_t n;
+	const char *bytes = "";
 	int err;
 
-	strbuf_reset(&lg->line);
-	err = strbuf_grow(&lg->line, (size_t)want + 64);
+	err = want ? console_bytes(lg, start, (size_t)want, &bytes) : 0;
 	if (err < 0)
 		return err;
-	n = want ? pread(lg->console_fd, lg->line.buf, (size_t)want, (off_t)start) : 0;
-	if (n < 0)
-		return -errno;
-	lg->line.len = (size_t)n;
-	lg->line.buf[n] = '\0';
-	if (want < len)
+	if (want < len) {
+		strbuf_reset(&lg->line);
+		strbuf_add(&lg->line, bytes, (size_t)want);
 		strbuf_addf(&lg->line, " [labd: %llu bytes cut]", (unsigned long long)(len - want));
+		bytes = lg->line.buf;
+		want = lg->line.len;
+	}
 	record_begin(y, ts, "target");
-	yaml_out_str(y, lg->line.buf, lg->line.len);
+	yaml_out_str(y, bytes, (size_t)want);
 	yaml_out_map_end(y);
 	return 0;
 }
