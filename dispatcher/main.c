@@ -6,6 +6,8 @@
  *   labd check-config [-c FILE]                validate labd.conf and the boards
  *   labd run-job [-c FILE] JOB                 run one job without the HTTP API
  *                                              and exit like `labctl submit --follow`
+ *   labd import-lava-device [--name NAME] FILE a LAVA device dictionary as a
+ *                                              board file, on stdout
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "config/lava_device.h"
 #include "core/diag.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -32,7 +35,8 @@ struct options {
 	const char *config;
 	const char *listen;
 	const char *command;
-	const char *job;
+	const char *job;	/* run-job's job, import-lava-device's dictionary */
+	const char *name;
 	int verbose;
 };
 
@@ -41,9 +45,11 @@ static void usage(FILE *f)
 	fprintf(f, "usage: labd [-c FILE] [--listen HOST:PORT] [-v]\n"
 		   "       labd check-config [-c FILE]\n"
 		   "       labd run-job [-c FILE] JOB\n"
+		   "       labd import-lava-device [--name NAME] FILE.jinja2|FILE.yaml\n"
 		   "\n"
 		   "  -c, --config FILE   labd.conf (default %s)\n"
 		   "  -l, --listen ADDR   HTTP API address, overriding the configuration\n"
+		   "  -n, --name NAME     the imported board's name\n"
 		   "  -v, --verbose       more messages (twice: debug)\n"
 		   "  -V, --version       print the version\n",
 		   CONFIG_DEFAULT_PATH);
@@ -54,6 +60,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "listen", required_argument, NULL, 'l' },
+		{ "name", required_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -61,13 +68,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:l:vVh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:l:n:vVh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config = optarg;
 			break;
 		case 'l':
 			o->listen = optarg;
+			break;
+		case 'n':
+			o->name = optarg;
 			break;
 		case 'v':
 			o->verbose++;
@@ -85,15 +95,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		o->command = argv[optind++];
-	if (o->command && !strcmp(o->command, "run-job") && optind < argc)
+	if (o->command && (!strcmp(o->command, "run-job") ||
+			   !strcmp(o->command, "import-lava-device")) && optind < argc)
 		o->job = argv[optind++];
 	if (optind < argc || (o->command && strcmp(o->command, "check-config") &&
-			      strcmp(o->command, "run-job"))) {
+			      strcmp(o->command, "run-job") &&
+			      strcmp(o->command, "import-lava-device"))) {
 		usage(stderr);
 		return -EINVAL;
 	}
 	if (o->command && !strcmp(o->command, "run-job") && !o->job) {
 		fprintf(stderr, "labd: run-job needs a job file\n");
+		return -EINVAL;
+	}
+	if (o->command && !strcmp(o->command, "import-lava-device") && !o->job) {
+		fprintf(stderr, "labd: import-lava-device needs a device dictionary\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -137,6 +153,28 @@ static int check_config(const struct options *o)
 	       cfg->n_devices);
 	config_unref(cfg);
 	return 0;
+}
+
+/*
+ * import-lava-device: the board file on stdout, what was not converted on
+ * stderr; 0 when a board came out, 1 when the file is no dictionary.
+ */
+static int import_lava_device(const struct options *o)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct diag notes = DIAG_INIT;
+	int err;
+
+	err = lava_device_import(o->job, o->name, &out, &notes);
+	print_diag(&notes);
+	if (err < 0)
+		fprintf(stderr, "labd: cannot import '%s': %s\n", o->job,
+			err == -EINVAL ? "not a LAVA device dictionary" : strerror(-err));
+	else
+		fwrite(out.buf, 1, out.len, stdout);
+	diag_release(&notes);
+	strbuf_release(&out);
+	return err < 0 ? 1 : 0;
 }
 
 /* ---- run-job: one job, its live log on stdout, exit status like labctl ---- */
@@ -250,6 +288,8 @@ int main(int argc, char **argv)
 	log_set_level(o.verbose > 1 ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	if (o.command && !strcmp(o.command, "check-config"))
 		return check_config(&o);
+	if (o.command && !strcmp(o.command, "import-lava-device"))
+		return import_lava_device(&o);
 	dopts.config_path = o.config;
 	dopts.listen = o.listen;
 	dopts.no_api = o.job != NULL;

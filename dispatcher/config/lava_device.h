@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lava_device.h -- a LAVA device dictionary as a labd board definition
+ *
+ * `labd import-lava-device FILE` helps a LAVA lab move to labd (doc/lava-compat.md):
+ *
+ *   FILE.jinja2   a device dictionary as LAVA admins write them: one
+ *                 `{% extends 'TYPE.jinja2' %}` and `{% set key = value %}`
+ *                 lines (a value may span lines).  That is a tiny line
+ *                 format, read here line by line, not a template engine:
+ *                 values are YAML-compatible literals ('x', "x", 12, [..],
+ *                 {..}, ( "x" )) or the name of a variable set before.
+ *                 The board gets type TYPE, which labd must also have (import
+ *                 a rendered dictionary of that type to get one).
+ *   FILE.yaml     a rendered device dictionary (lava-server's
+ *                 `lavacli devices dict get --render`): the board and a
+ *                 device type "<name>-type" with its U-Boot settings and
+ *                 command sets, load addresses and kernel start message.
+ *
+ * What is converted: the console command (telnet HOST PORT, nc HOST PORT,
+ * microcom/picocom/screen on a tty: labd's telnet, tcp and tty drivers;
+ * the connection tagged "primary" of several), the power commands
+ * (power_on/power_off and hard_reset: the command power driver; a list of
+ * commands runs as one `a && b`), and from a rendered dictionary the u-boot
+ * method.  Every setting that is not converted is named in @notes with the
+ * reason, one line each.  The definition is written with libconfig's own
+ * writer, as a board file of the devices directory.
+ */
+#ifndef LABD_LAVA_DEVICE_H
+#define LABD_LAVA_DEVICE_H
+
+struct diag;
+struct strbuf;
+
+/**
+ * lava_device_import() - convert the dictionary in file @path
+ * @name: the board's name, or NULL: the dictionary's hostname, else the
+ *	file's name without its extension
+ * @out: gets the board definition (libconfig text) appended
+ * @notes: what could not be converted, and why
+ *
+ * Returns 0, -EINVAL (not a device dictionary: why in @notes), -ENOMEM or
+ * another negative errno reading @path.
+ */
+int lava_device_import(const char *path, const char *name, struct strbuf *out,
+		       struct diag *notes);
+
+#endif

@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t4310-lava-import.sh -- labd import-lava-device: LAVA's device dictionaries
+# (shared/lava/lava-devices: jinja2 as admins write them, and rendered YAML)
+# as board files that labd check-config accepts, with what was not converted.
+. "$(dirname "$0")/lib.sh"
+
+# shared/ next to the checkout (or next to the worktrees' directory)
+DICTS=${LAVA_DEVICES:-$TOP/../shared/lava/lava-devices}
+[ -d "$DICTS" ] || [ -n "${LAVA_DEVICES:-}" ] || DICTS=$TOP/../../shared/lava/lava-devices
+if [ ! -d "$DICTS" ]; then
+	test_skip 'import-lava-device' "no LAVA device dictionaries at $DICTS (set LAVA_DEVICES)"
+	test_done
+	exit 0
+fi
+
+mkdir -p "$LAB/devices"
+printf 'state_dir = "state";\ndevices_dir = "devices";\n' >"$LAB/labd.conf"
+
+# import NAME FILE [ARGS...]: the board file in $LAB/devices/NAME.conf, notes in $TMP/NAME.notes
+import() {
+	local name=$1 file=$2
+	shift 2
+	"$LABD" import-lava-device "$@" "$DICTS/$file" >"$LAB/devices/$name.conf" \
+		2>"$TMP/$name.notes"
+}
+
+check() {
+	"$LABD" check-config -c "$LAB/labd.conf" >"$TMP/check" 2>&1 || { cat "$TMP/check"; return 1; }
+}
+
+t_rendered() {
+	import bbb rendered__bbb-01.yaml --name bbb-01 &&
+	cat "$LAB/devices/bbb.conf" &&
+	check && grep -q "1 device types, 1 devices" "$TMP/check" &&
+	grep -q 'name = "bbb-01";' "$LAB/devices/bbb.conf" &&
+	grep -q 'type = "bbb-01-type";' "$LAB/devices/bbb.conf" &&
+	grep -q 'driver = "telnet";' "$LAB/devices/bbb.conf" &&
+	grep -q 'port = 6000;' "$LAB/devices/bbb.conf" &&
+	grep -q 'reset = "/usr/bin/pduclient --daemon localhost --hostname pdu --command reboot --port 08";' \
+		"$LAB/devices/bbb.conf" &&
+	grep -q 'default_commands = "ramdisk";' "$LAB/devices/bbb.conf" &&
+	grep -q '"tftp {DTB_ADDR} {DTB}"' "$LAB/devices/bbb.conf" &&
+	! grep -q 'TEE' "$LAB/devices/bbb.conf" &&
+	grep -q 'char_delay = 0.01;' "$LAB/devices/bbb.conf" &&
+	grep -q "u-boot commands 'nfs': .* needs {NFS_SERVER_IP}" "$TMP/bbb.notes" &&
+	grep -q "u-boot commands 'ramdisk': the TEE/DTBO lines" "$TMP/bbb.notes"
+}
+test_expect_success 'a rendered dictionary: a device type and a board, check-config ok' t_rendered
+
+t_jinja() {
+	import bbb-jinja tests_lava_scheduler_app_devices__bbb-01.jinja2 --name bbb-02 &&
+	sed -i 's/type = "beaglebone-black"/type = "bbb-01-type"/' "$LAB/devices/bbb-jinja.conf" &&
+	check && grep -q "1 device types, 2 devices" "$TMP/check" &&
+	grep -q "'mac_addr': a variable of LAVA's template 'beaglebone-black.jinja2'" \
+		"$TMP/bbb-jinja.notes" &&
+	import x15 tests_lava_scheduler_app_devices__x15-01.jinja2 &&
+	grep -q 'type = "x15";' "$LAB/devices/x15.conf" &&
+	grep -q 'on = "/usr/local/lab-scripts/snmp_pdu_control --hostname pdu14 --command on --port 5 --delay 20 && /usr/local/lab-scripts/eth008_control -a 10.0.9.2 -r 3 -s onoff";' \
+		"$LAB/devices/x15.conf" &&
+	grep -q "'adb_serial_number'" "$TMP/x15.notes" &&
+	import rzn1d tests_lava_scheduler_app_devices__rzn1d-01.jinja2 &&
+	grep -q "commands 'users': labd runs no host commands besides power" "$TMP/rzn1d.notes" &&
+	grep -q 'host = "localhost";' "$LAB/devices/rzn1d.conf"
+}
+test_expect_success 'jinja2 dictionaries: extends, set over several lines, lists of commands' t_jinja
+
+t_connections() {
+	import imx tests_lava_scheduler_app_devices__imx8dxl-evk-01.jinja2 &&
+	cat "$LAB/devices/imx.conf" "$TMP/imx.notes" &&
+	grep -q 'driver = "telnet";' "$LAB/devices/imx.conf" &&
+	import hikey rendered__imx8mq-evk-01.yaml &&
+	grep -q 'driver = "telnet";' "$LAB/devices/hikey.conf"
+}
+test_expect_success 'connection lists: the primary connection is the console' t_connections
+
+t_refused() {
+	rm -f "$LAB/devices/"*.conf &&
+	echo 'just: [text' >"$TMP/garbage.yaml" &&
+	! "$LABD" import-lava-device "$TMP/garbage.yaml" >"$TMP/out" 2>"$TMP/err" &&
+	grep -q "cannot import" "$TMP/err" && [ ! -s "$TMP/out" ] &&
+	echo '{% set a = 1 %}' >"$TMP/noextends.jinja2" &&
+	! "$LABD" import-lava-device "$TMP/noextends.jinja2" 2>"$TMP/err" &&
+	grep -q "no '{% extends 'TYPE.jinja2' %}' line" "$TMP/err" &&
+	! "$LABD" import-lava-device "$DICTS/rendered__juno-uboot-01.yaml" 2>"$TMP/err" >/dev/null &&
+	grep -q "rendered__juno-uboot-01.yaml:147: duplicate key 'parameters' (PyYAML keeps the last" \
+		"$TMP/err" &&
+	! "$LABD" import-lava-device 2>"$TMP/err" && grep -q "needs a device dictionary" "$TMP/err"
+}
+test_expect_success 'what is no dictionary is refused with the reason' t_refused
+
+t_all() {
+	n=0 &&
+	for f in "$DICTS"/*.jinja2 "$DICTS"/*.yaml; do
+		"$LABD" import-lava-device "$f" >/dev/null 2>"$TMP/one" || continue
+		n=$((n + 1))
+	done &&
+	say "$n of $(ls "$DICTS" | wc -l) dictionaries imported" &&
+	[ "$n" -ge 38 ]
+}
+test_expect_success 'every dictionary of the LAVA tree imports, or says why not' t_all
+
+test_done
