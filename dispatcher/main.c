@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "config/lava_device.h"
+#include "lava_device.h"
 #include "core/diag.h"
 #include "core/log.h"
 #include "core/loop.h"

@@ -29,22 +29,7 @@ JOB
 
 # big_log DIR MB: a console log of about MB MiB with its index and labd lines.
 big_log() {
-	mkdir -p "$1"
-	$PY - "$1" "$2" <<'PY'
-import struct, sys
-d, mb = sys.argv[1], int(sys.argv[2])
-con, idx, labd = bytearray(), bytearray(), []
-line, ts = 0, 1_700_000_000_000_000
-while len(con) < mb << 20:
-    idx += struct.pack("<QQ", len(con), ts + line * 1000)
-    con += b"[%8d.000000] a line of console output, number %d, for the reader\r\n" % (line, line)
-    line += 1
-    if line % 1000 == 0:
-        labd.append("2023-11-14T22:13:20.000000Z info L%d at line %d\n" % (line, line))
-open(d + "/console.log", "wb").write(con)
-open(d + "/console.idx", "wb").write(idx)
-open(d + "/labd.log", "w").write("".join(labd))
-PY
+	$PY "$TOP/tests/helper/big-log.py" "$1" "$2"
 }
 
 test_expect_success 'eight slow readers of a 40 MB log rendered with timestamps: RSS stays low' '

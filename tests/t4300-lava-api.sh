@@ -288,32 +288,13 @@ t_errors() {
 test_expect_success 'errors: faults on /RPC2 with LAVA codes, {"detail"} on REST, never HTML' \
 	t_errors
 
-# big_log DIR MB: a console log of about MB MiB with its index and labd lines.
-big_log() {
-	mkdir -p "$1"
-	$PY - "$1" "$2" <<'PY'
-import struct, sys
-d, mb = sys.argv[1], int(sys.argv[2])
-con, idx, labd = bytearray(), bytearray(), []
-line, ts = 0, 1_700_000_000_000_000
-while len(con) < mb << 20:
-    idx += struct.pack("<QQ", len(con), ts + line * 1000)
-    con += b"[%8d.000000] console line %d \xe2\x9c\x93 \x1b[0m\r\n" % (line, line)
-    line += 1
-    if line % 1000 == 0:
-        labd.append("2023-11-14T22:13:20.000000Z info L%d at line %d\n" % (line, line))
-open(d + "/console.log", "wb").write(con)
-open(d + "/console.idx", "wb").write(idx)
-open(d + "/labd.log", "w").write("".join(labd))
-PY
-}
 
 t_big_log() {
 	set_board maintenance &&
 	bid=$(lava gitlab jobs submit "$TMP/job.yaml") &&
 	lava gitlab jobs cancel "$bid" >/dev/null &&
 	set_board idle &&
-	big_log "$LAB/state/jobs/$bid" 16 &&
+	$PY "$TOP/tests/helper/big-log.py" "$LAB/state/jobs/$bid" 16 &&
 	records=$(($(wc -l <"$LAB/state/jobs/$bid/console.log") + \
 		   $(wc -l <"$LAB/state/jobs/$bid/labd.log"))) &&
 	echo 5 >"/proc/$LABD_PID/clear_refs" &&
@@ -346,7 +327,7 @@ PY
 	for i in 1 2 3 4 5; do [ "$(wc -l <"$TMP/big$i.yaml")" = "$records" ] || exit 1; done &&
 	cmp "$TMP/big1.yaml" "$TMP/big4.yaml" &&
 	cmp "$TMP/big1.yaml" "$TMP/big5.yaml" &&
-	head -1 "$TMP/big5.yaml" | grep -q '"msg": "\[       0.000000\] console line 0 \\u2713 \\e\[0m\\r"'
+	head -1 "$TMP/big5.yaml" | grep -q '"msg": "\[       0.000000\] a line of console output, number 0, for the reader \\u2713 \\e\[0m\\r"'
 }
 test_expect_success 'a 16 MiB log to 4 REST readers and 1 XML-RPC reader at once: bounded RSS' \
 	t_big_log

@@ -517,8 +517,9 @@ static xmlrpc_value *yaml_value(xmlrpc_env *env, int err, struct strbuf *yaml)
 	return v;
 }
 
-static xmlrpc_value *testjob_results(xmlrpc_env *env, xmlrpc_value *params,
-				     struct api_request *r)
+/* The job's cases as export dicts (@suites false), or its suites [{name, job, id}]. */
+static xmlrpc_value *testjob_yaml(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r,
+				  bool suites)
 {
 	struct lava_results *lr = results_of(env, params, r);
 	struct strbuf yaml = STRBUF_INIT;
@@ -526,23 +527,22 @@ static xmlrpc_value *testjob_results(xmlrpc_env *env, xmlrpc_value *params,
 
 	if (!lr)
 		return NULL;
-	err = lava_results_export_yaml(lr, -1, 0, 0, &yaml);
+	err = suites ? lava_results_suites_yaml(lr, &yaml) :
+		       lava_results_export_yaml(lr, -1, 0, 0, &yaml);
 	lava_results_free(lr);
 	return yaml_value(env, err, &yaml);
+}
+
+static xmlrpc_value *testjob_results(xmlrpc_env *env, xmlrpc_value *params,
+				     struct api_request *r)
+{
+	return testjob_yaml(env, params, r, false);
 }
 
 static xmlrpc_value *testjob_suites(xmlrpc_env *env, xmlrpc_value *params,
 				    struct api_request *r)
 {
-	struct lava_results *lr = results_of(env, params, r);
-	struct strbuf yaml = STRBUF_INIT;
-	int err;
-
-	if (!lr)
-		return NULL;
-	err = lava_results_suites_yaml(lr, &yaml);
-	lava_results_free(lr);
-	return yaml_value(env, err, &yaml);
+	return testjob_yaml(env, params, r, true);
 }
 
 /* get_testsuite_results_yaml(id, suite, limit=None, offset=None); squad pages by 500. */

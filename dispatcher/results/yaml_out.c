@@ -104,13 +104,23 @@ void yaml_out_plain(struct yaml_out *y, const char *s)
 	scalar(y, s, strlen(s), YAML_PLAIN_SCALAR_STYLE);
 }
 
-void yaml_out_map_begin(struct yaml_out *y, bool flow)
+/* The start of a mapping or a sequence, in flow or block style. */
+static void collection_begin(struct yaml_out *y, bool map, bool flow)
 {
 	yaml_event_t ev;
+	int ok = map ? yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+							   flow ? YAML_FLOW_MAPPING_STYLE :
+								  YAML_BLOCK_MAPPING_STYLE) :
+		       yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+							    flow ? YAML_FLOW_SEQUENCE_STYLE :
+								   YAML_BLOCK_SEQUENCE_STYLE);
 
-	emit(y, &ev, yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
-							 flow ? YAML_FLOW_MAPPING_STYLE :
-								YAML_BLOCK_MAPPING_STYLE));
+	emit(y, &ev, ok);
+}
+
+void yaml_out_map_begin(struct yaml_out *y, bool flow)
+{
+	collection_begin(y, true, flow);
 }
 
 void yaml_out_map_end(struct yaml_out *y)
@@ -122,11 +132,7 @@ void yaml_out_map_end(struct yaml_out *y)
 
 void yaml_out_seq_begin(struct yaml_out *y, bool flow)
 {
-	yaml_event_t ev;
-
-	emit(y, &ev, yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
-							  flow ? YAML_FLOW_SEQUENCE_STYLE :
-								 YAML_BLOCK_SEQUENCE_STYLE));
+	collection_begin(y, false, flow);
 }
 
 void yaml_out_seq_end(struct yaml_out *y)

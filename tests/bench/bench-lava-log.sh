@@ -37,22 +37,7 @@ id=$(as gitlab submit -q "$TMP/queued.yaml")
 as gitlab cancel "$id" >/dev/null
 dir=$LAB/state/jobs/$id
 mkdir -p "$dir"
-# console lines as a kernel prints them, a labd line every 1000
-$PY - "$dir" "$MB" <<'PY'
-import struct, sys
-d, mb = sys.argv[1], int(sys.argv[2])
-con, idx, labd = bytearray(), bytearray(), []
-line, ts = 0, 1_700_000_000_000_000
-while len(con) < mb << 20:
-    idx += struct.pack("<QQ", len(con), ts + line * 1000)
-    con += b"[%8d.000000] a line of console output, number %d, \xe2\x9c\x93 \x1b[0m\r\n" % (line, line)
-    line += 1
-    if line % 1000 == 0:
-        labd.append("2023-11-14T22:13:20.000000Z info L%d at line %d\n" % (line, line))
-open(d + "/console.log", "wb").write(con)
-open(d + "/console.idx", "wb").write(idx)
-open(d + "/labd.log", "w").write("".join(labd))
-PY
+$PY "$TOP/tests/helper/big-log.py" "$dir" "$MB"
 lines=$(($(wc -l <"$dir/console.log") + $(wc -l <"$dir/labd.log")))
 say "log: $(stat -c %s "$dir/console.log") bytes, $lines records"
 
