@@ -289,6 +289,9 @@ test_expect_success 'errors: faults on /RPC2 with LAVA codes, {"detail"} on REST
 	t_errors
 
 
+# AddressSanitizer keeps freed memory in quarantine: RSS says nothing then.
+under_asan() { case "$BUILD" in *-san) true ;; *) false ;; esac; }
+
 t_big_log() {
 	set_board maintenance &&
 	bid=$(lava gitlab jobs submit "$TMP/job.yaml") &&
@@ -323,7 +326,7 @@ PY
 	for p in $pids; do wait "$p"; done &&
 	hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$LABD_PID/status") &&
 	say "RSS $rss0 kB, peak $hwm kB with 5 readers of a 16 MiB log ($records records)" &&
-	[ $((hwm - rss0)) -lt $((5 * 16 * 1024)) ] &&
+	{ under_asan || [ $((hwm - rss0)) -lt $((5 * 16 * 1024)) ]; } &&
 	for i in 1 2 3 4 5; do [ "$(wc -l <"$TMP/big$i.yaml")" = "$records" ] || exit 1; done &&
 	cmp "$TMP/big1.yaml" "$TMP/big4.yaml" &&
 	cmp "$TMP/big1.yaml" "$TMP/big5.yaml" &&
