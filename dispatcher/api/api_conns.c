@@ -151,7 +151,9 @@ static void conn_started(struct api_conns *c, struct MHD_Connection *conn, void 
 	e->conns = c;
 	e->conn = conn;
 	e->fd = fd->connect_fd;
-	if (addr && addr->client_addr)
+	/* a Unix socket's peer address is shorter than an IP one: not kept */
+	if (addr && addr->client_addr && (addr->client_addr->sa_family == AF_INET ||
+					  addr->client_addr->sa_family == AF_INET6))
 		memcpy(&e->peer, addr->client_addr,
 		       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
 								  sizeof(struct sockaddr_in));

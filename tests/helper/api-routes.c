@@ -133,5 +133,7 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	free(doc);
+	strbuf_release(&list);
 	return bad;
 }
