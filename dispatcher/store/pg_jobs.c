@@ -208,20 +208,6 @@ int pg_job_get(struct store *st, int64_t id, struct job_record *ret)
 	return pg_get(pg_of(st), "read a job", sql_get, &a, &job_reader, ret);
 }
 
-/* ",complete,canceled," of a health mask, or NULL for all (into @buf). */
-static const char *healths_text(unsigned mask, char *buf, size_t len)
-{
-	enum job_health h;
-
-	if (!mask)
-		return NULL;
-	snprintf(buf, len, ",");
-	for (h = JOB_HEALTH_UNKNOWN; h <= JOB_HEALTH_CANCELED; h++)
-		if (mask & (1U << h))
-			snprintf(buf + strlen(buf), len - strlen(buf), "%s,", job_health_name(h));
-	return buf;
-}
-
 /* $1 .. $5 of JOB_MATCHES; @buf holds the health text. */
 static void filter_args(struct pg_args *a, const struct job_filter *f, char *buf, size_t len)
 {
@@ -229,7 +215,7 @@ static void filter_args(struct pg_args *a, const struct job_filter *f, char *buf
 	pg_arg_text(a, f->device);
 	pg_arg_text(a, f->device_type);
 	pg_arg_text(a, f->submitter);
-	pg_arg_text(a, healths_text(f->healths, buf, len));
+	pg_arg_text(a, store_healths_text(f->healths, buf, len));
 }
 
 int pg_job_list(struct store *st, const struct job_filter *f, struct store_rows *rows)

@@ -51,18 +51,6 @@ void sqlite_joblist_sql(unsigned shape, char *buf, size_t len)
 			 after ? "ASC" : "DESC");
 }
 
-/* ",complete,canceled," of a health mask (into @buf). */
-static const char *healths_text(unsigned mask, char *buf, size_t len)
-{
-	enum job_health h;
-
-	snprintf(buf, len, ",");
-	for (h = JOB_HEALTH_UNKNOWN; h <= JOB_HEALTH_CANCELED; h++)
-		if (mask & (1U << h))
-			snprintf(buf + strlen(buf), len - strlen(buf), "%s,", job_health_name(h));
-	return buf;
-}
-
 static unsigned shape_of(const struct job_filter *f)
 {
 	unsigned shape = 0;
@@ -109,7 +97,7 @@ static bool bind_filter(sqlite3_stmt *s, unsigned shape, const struct job_filter
 	if (shape & JOBLIST_HEALTH)
 		health = job_health_name(__builtin_ctz(f->healths));
 	else if (shape & JOBLIST_HEALTHS)
-		health = healths_text(f->healths, buf, len);
+		health = store_healths_text(f->healths, buf, len);
 	return (!(shape & JOBLIST_STATE) ||
 		!sqlite3_bind_text(s, 1, job_state_name(f->state), -1, SQLITE_STATIC)) &&
 	       (!(shape & JOBLIST_DEVICE) || !sqlite3_bind_text(s, 2, f->device, -1, SQLITE_STATIC)) &&

@@ -402,6 +402,19 @@ int store_job_count(struct store *st, enum job_state state, int64_t *ret)
 	return st->ops->job_count(st, state, ret);
 }
 
+const char *store_healths_text(unsigned mask, char *buf, size_t len)
+{
+	enum job_health h;
+
+	if (!mask)
+		return NULL;
+	snprintf(buf, len, ",");
+	for (h = JOB_HEALTH_UNKNOWN; h <= JOB_HEALTH_CANCELED; h++)
+		if (mask & (1U << h))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s,", job_health_name(h));
+	return buf;
+}
+
 int store_job_count_matching(struct store *st, const struct job_filter *f, int64_t *ret)
 {
 	if (f->state >= 0 && (unsigned)f->state > JOB_STATE_FINISHED)

@@ -136,6 +136,13 @@ struct store_ops {
 	void (*forget)(struct store *st, void *userdata);
 };
 
+/*
+ * store_healths_text() - job_filter.healths as ",complete,canceled," (the
+ * names between commas, for an SQL instr() or position() test), or NULL for
+ * every health; @buf (64 bytes are enough) holds the text.
+ */
+const char *store_healths_text(unsigned mask, char *buf, size_t len);
+
 /* ---- drivers ---- */
 
 struct store_driver {
