@@ -28,6 +28,9 @@ submit() {
 	if [ "$rc" != "$2" ]; then
 		echo "labctl submit --follow $1: exit status $rc, expected $2"
 		tail -40 "$TMP/follow.out"
+		echo "the end of the console, printable:"
+		tail -c 3000 "$LAB/state/jobs/$(job_id)/console.log" |
+			sed 's/\x1b\[[0-9;=?]*[A-Za-z]/~/g' | tr -cd '[:print:]\n~' | tail -15
 		return 1
 	fi
 }
@@ -79,8 +82,8 @@ powered_off() {
 }
 
 if [ -n "$have_ipxe" ]; then
-test_expect_success 'iPXE: Ctrl-B, dhcp, kernel and initrd over TFTP, boot, shell' '
-	fw_job "$TMP/ipxe.yaml" qemu-x86_64-ipxe ipxe "$TFTP_DEPLOY" "commands: ramdisk" &&
+test_expect_success 'jobs/qemu-x86_64-ipxe.yaml: Ctrl-B, dhcp, kernel and initrd over TFTP, shell' '
+	qemu_job "$TOP/jobs/qemu-x86_64-ipxe.yaml" "$TMP/ipxe.yaml" &&
 	submit "$TMP/ipxe.yaml" 0 &&
 	has "$TMP/follow.out" "smoke.echo .*pass\|complete, 1 passed" &&
 	id=$(job_id) &&
@@ -102,8 +105,8 @@ else
 fi
 
 if [ -n "$have_uefi" ]; then
-test_expect_success 'GRUB EFI: OVMF PXE, c at the menu, linux and initrd over TFTP, shell' '
-	fw_job "$TMP/grub.yaml" qemu-x86_64-uefi grub-efi "$TFTP_DEPLOY" "commands: ramdisk" &&
+test_expect_success 'jobs/qemu-x86_64-grub-efi.yaml: OVMF PXE, c at the menu, linux and initrd, shell' '
+	qemu_job "$TOP/jobs/qemu-x86_64-grub-efi.yaml" "$TMP/grub.yaml" &&
 	submit "$TMP/grub.yaml" 0 &&
 	id=$(job_id) &&
 	console=$LAB/state/jobs/$id/console.log &&

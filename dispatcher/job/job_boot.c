@@ -15,7 +15,8 @@
  *	  commands: ramdisk | [inline, commands]	(bootloader methods: a set of the
  *						 device type, or a list; uefi-menu:
  *						 menu entries, by their text)
- *	  bootloader: u-boot			(method bootloader: whose prompt to stop at)
+ *	  bootloader: u-boot			(method bootloader: whose prompt to stop at;
+ *						 its prompts are then that bootloader's)
  *	  expect_shell: false			(bootloader methods: done when the kernel starts)
  *	  prompts: [regex, ...]			(shell prompts)
  *	  auto_login: {login_prompt, username, password_prompt, password, login_commands}

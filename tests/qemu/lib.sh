@@ -70,26 +70,11 @@ qemu_firmware() {
 	esac
 }
 
-# qemu_uefi_grub TFTP_ROOT: the UEFI board's network bootloader, a standalone
-# GRUB EFI image in TFTP_ROOT/labd-grub/ (the type's UEFI_BOOTFILE), with the
-# lab's own Debian kernel and initramfs next to it for its menu entry, which
-# boots after 2 s unless a key stops the menu.
+# qemu_uefi_grub TFTP_ROOT: the UEFI board's network GRUB in TFTP_ROOT/labd-grub/
+# (tests/qemu/uefi-grub.sh), with the lab image from the fixtures.
 qemu_uefi_grub() {
-	local d=$1/labd-grub
-	mkdir -p "$d"
-	cp "$QEMU_FIX/x86_64/bzImage" "$d/bzImage"
-	cp "$QEMU_FIX/x86_64/initrd.cpio.gz" "$d/initrd.cpio.gz"
-	cat >"$TMP/grub.cfg" <<'CFG'
-set timeout=2
-menuentry 'Debian (the lab image)' {
-	linux (tftp)/labd-grub/bzImage console=ttyS0 panic=-1 no_timer_check
-	initrd (tftp)/labd-grub/initrd.cpio.gz
-}
-CFG
-	grub-mkstandalone -O x86_64-efi -o "$d/grubx64.efi" --locales= --fonts= --themes= \
-		--modules="tftp efinet linux normal echo" \
-		--install-modules="tftp efinet net linux normal echo ls cat test gzio boot configfile" \
-		"boot/grub/grub.cfg=$TMP/grub.cfg"
+	"$TOP/tests/qemu/uefi-grub.sh" "$1" "$QEMU_FIX" >"$TMP/uefi-grub.log" 2>&1 ||
+		{ cat "$TMP/uefi-grub.log"; return 1; }
 }
 
 # qemu_job SRC DEST: the job SRC with its artifact server replaced by ours.

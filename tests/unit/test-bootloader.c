@@ -121,6 +121,34 @@ TEST(test_bootloader__echo_with_cursor_moves)
 	strbuf_release(&re);
 }
 
+/* A loaded QEMU drops output bytes: an echo with a broken escape sequence (captured:
+ * "\x1b[08;24H\x1b[08;24H2" came out as "\x1b[08;24H\x1b2"); and only the end of a
+ * long command is looked for. */
+TEST(test_bootloader__echo_with_lost_bytes)
+{
+	static const char out[] =
+		"\x1b[08;22H0\x1b[08;23H\x1b[08;23H.\x1b[08;24H\x1b" "2\x1b[08;25H\x1b[08;25H."
+		"\x1b[08;26H\x1b[08;26H2\x1b[08;27H\x1b[08;27H)\x1b[08;28H\n\rgrub> ";
+	struct strbuf re = STRBUF_INIT;
+	struct matcher *m;
+	struct match res;
+
+	CHECK(bootloader_echo_regex("0.2.2)", &re) == 0);
+	CHECK(matcher_new(&m) == 0);
+	CHECK(add(m, re.buf, 7) == 0);
+	feed(m, out, sizeof(out) - 1);
+	CHECK(matcher_next(m, &res) && res.id == 7);
+	matcher_clear(m);
+	strbuf_reset(&re);
+	/* the whole line was garbled early on: its last 16 bytes still match */
+	CHECK(bootloader_echo_regex("linux (tftp,10.0XXXXXXXXXXXXXXXXXXXXXX0.2.2)", &re) == 0);
+	CHECK(add(m, re.buf, 7) == 0);
+	feed(m, out, sizeof(out) - 1);
+	CHECK(!matcher_next(m, &res));	/* "XX0.2.2)" is not there */
+	matcher_free(m);
+	strbuf_release(&re);
+}
+
 /* iPXE's error link wrapped at 80 columns by SeaBIOS's serial console still matches. */
 TEST(test_bootloader__ipxe_wrapped_error)
 {
@@ -179,5 +207,6 @@ TEST(test_bootloader__ovmf_menu_highlights)
 }
 
 TEST_LIST(test_bootloader__dialects_compile, test_bootloader__resolve,
-	  test_bootloader__echo_with_cursor_moves, test_bootloader__ipxe_wrapped_error,
+	  test_bootloader__echo_with_cursor_moves, test_bootloader__echo_with_lost_bytes,
+	  test_bootloader__ipxe_wrapped_error,
 	  test_bootloader__ovmf_menu_highlights)

@@ -26,6 +26,19 @@ static const char *const lava_expected_ok[] = {
 	"tests_lava_dispatcher_sample_jobs__kvm-notest-noprompts.yaml",
 	"tests_lava_dispatcher_sample_jobs__qemu-monitor.yaml",
 	"tests_lava_dispatcher_sample_jobs__zephyr-qemu-test-task.yaml",
+	/* the bootloader methods (grub, ipxe, depthcharge, bootloader) */
+	"doc_v2_examples_test-jobs__bbb-uboot-interactive.yaml",
+	"tests_lava_dispatcher_sample_jobs__b2260-bootloader.yaml",
+	"tests_lava_dispatcher_sample_jobs__bbb-uboot-interactive.yaml",
+	"tests_lava_dispatcher_sample_jobs__depthcharge.yaml",
+	"tests_lava_dispatcher_sample_jobs__depthcharge_commands_override.yaml",
+	"tests_lava_dispatcher_sample_jobs__grub-centos-installed-x86.yaml",
+	"tests_lava_dispatcher_sample_jobs__grub-installed-x86.yaml",
+	"tests_lava_dispatcher_sample_jobs__grub-ramdisk-monitor.yaml",
+	"tests_lava_dispatcher_sample_jobs__ipxe-monitor.yaml",
+	"tests_lava_dispatcher_sample_jobs__synquacer-dtb.yaml",
+	/* parameters: shutdown-message is accepted (labd never reboots from the shell) */
+	"tests_lava_dispatcher_sample_jobs__bbb-ramdisk-nfs.yaml",
 	NULL,
 };
 

@@ -99,10 +99,11 @@ void bootloader_conf_resolve(const struct bootloader_dialect *d, const struct bo
 			     const json_t *context, struct bootloader_conf *ret);
 
 /**
- * bootloader_echo_regex() - append to @re a regex matching the echo of @cmd:
- * each byte literally, with terminal control sequences (ESC [ ... letter) and
- * line breaks allowed between bytes (GRUB on EFI moves the cursor before
- * each character; consoles wrap long lines).  Returns 0 or -ENOMEM.
+ * bootloader_echo_regex() - append to @re a regex matching the echo of the
+ * end of @cmd (its last 16 bytes): each byte literally, with control bytes
+ * and terminal escape sequences, whole or broken, allowed between them (GRUB
+ * on EFI moves the cursor before each character, consoles wrap long lines,
+ * an emulator under load drops output bytes).  Returns 0 or -ENOMEM.
  */
 int bootloader_echo_regex(const char *cmd, struct strbuf *re);
 
