@@ -65,6 +65,7 @@ struct state {
 	char **commands;	/* substituted command lines, or menu entries */
 	size_t next;		/* next command to type / entry to select */
 	unsigned int moves;	/* menu: keys sent looking for the current entry */
+	bool stuck;		/* menu: a key was sent again after no highlight came */
 	char *first_seen;	/* menu: the first entry highlighted on this page */
 	char **seen;		/* menu: entries passed, for the failure reason */
 	const char *stage;	/* the stage waited in: "bootloader-commands" ... */
@@ -293,6 +294,7 @@ static int start(struct run *r, void *state)
 static void menu_next(struct run *r, struct state *st)
 {
 	st->moves = 0;
+	st->stuck = false;
 	st->first_seen = NULL;
 	st->seen = strv_free(st->seen);
 	if (st->next == strv_length(st->commands)) {
@@ -350,6 +352,7 @@ static void menu_entry(struct run *r, struct state *st)
 	size_t len = 0;
 	char *item;
 
+	st->stuck = false;
 	if (!run_match_group(r, "item", &p, &len))
 		p = (const uint8_t *)"";
 	item = strndup((const char *)p, len);
@@ -448,9 +451,15 @@ static void on_timeout(struct run *r, struct state *st)
 		on_want(r, st);
 		break;
 	case STEP_MENU:
-		if (st->moves)
+		if (st->moves && !st->stuck) {
+			/* the highlight's redraw was lost, or the menu's end: one more key */
+			st->stuck = true;
+			st->moves++;
+			run_send(r, st->c.menu_down, 0);
+			expect(r, st, "bootloader-commands", st->c.menu_item, false, MENU_MOVE_TIMEOUT);
+		} else if (st->moves) {
 			menu_not_found(r, st);
-		else
+		} else
 			run_fail(r, ERROR_INFRASTRUCTURE, "timed out waiting for the %s menu",
 				 name(st));
 		break;
