@@ -4,8 +4,8 @@
 # x86_64 QEMU board through iPXE and through OVMF + GRUB EFI, from QEMU's start
 # to the shell prompt, driven by labd's bootloader engine (the job's phases
 # power-on -> shell) and by a minimal console reader (qemu-expect.py --chat)
-# running the same QEMU command line and typing the same commands, without
-# waiting for their echo.  BENCH_FW_RUNS runs each (default 3), interleaved.
+# running the same QEMU command line and typing the same commands (with the
+# same 10 ms between keys for iPXE) without waiting for their echo.  BENCH_FW_RUNS runs each (default 3), interleaved.
 # Prints figures; asserts nothing about them.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/qemu/lib.sh"
@@ -64,7 +64,7 @@ common=(qemu-system-x86_64 -display none -monitor none
 	-accel tcg -m 256 -nodefaults -no-reboot)
 ipxe_argv=("${common[@]}" -machine graphics=off -netdev "user,id=net0,tftp=$TMP/tftp"
 	-device virtio-net-pci,netdev=net0 -boot n)
-ipxe_chat=(--chat 'Press Ctrl-B for the iPXE command line' '\x02'
+ipxe_chat=(--delay 10 --chat 'Press Ctrl-B for the iPXE command line' '\x02'
 	--chat 'iPXE> ' 'dhcp\n'
 	--chat 'iPXE> ' "kernel tftp://10.0.2.2/base/bzImage $ARGS\\n"
 	--chat 'iPXE> ' 'initrd tftp://10.0.2.2/base/initrd.cpio.gz\n'

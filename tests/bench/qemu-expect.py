@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-# qemu-expect.py PROMPT_REGEX [--chat REGEX TEXT]... -- QEMU ARGS...: the
+# qemu-expect.py PROMPT_REGEX [--delay MS] [--chat REGEX TEXT]... -- QEMU ARGS...: the
 # baseline of bench-qemu-boot.sh and bench-qemu-firmware.sh.
 #
 # Starts QEMU with its first serial port on a socketpair, as labd does
@@ -8,8 +8,9 @@
 # console until PROMPT_REGEX matches, kills QEMU and prints the seconds from
 # starting QEMU to the prompt.  Each --chat pair, in order, first: wait for
 # REGEX, then send TEXT (\n, \xNN escapes), the way one drives a bootloader by
-# hand.  The smallest console reader there is: no logging, no matching beyond
-# one regex at a time, no event loop beyond select().
+# hand, its characters MS milliseconds apart (--delay, default 0).  The
+# smallest console reader there is: no logging, no matching beyond one regex
+# at a time, no event loop beyond select().
 import os
 import re
 import select
@@ -24,7 +25,10 @@ TIMEOUT = 120.0
 
 def main():
     prompt = re.compile(sys.argv[1].encode())
-    args, chat = sys.argv[2:], []
+    args, chat, delay = sys.argv[2:], [], 0.0
+    if args and args[0] == "--delay":
+        delay = float(args[1]) / 1000
+        args = args[2:]
     while args and args[0] == "--chat":
         chat.append((re.compile(args[1].encode()),
                      args[2].encode().decode("unicode_escape").encode("latin1")))
@@ -51,7 +55,13 @@ def main():
             m = chat[0][0].search(buf)
             if not m:
                 break
-            ours.sendall(chat[0][1])
+            text = chat[0][1]
+            if delay:
+                for i in range(len(text)):
+                    ours.sendall(text[i:i + 1])
+                    time.sleep(delay)
+            else:
+                ours.sendall(text)
             buf = buf[m.end():]
             chat.pop(0)
         if not chat and prompt.search(buf):
