@@ -79,6 +79,7 @@ struct sched *sched_free(struct sched *s)
 		sched_run_free(sr);
 	}
 	sched_plan_release(s);
+	sched_finish_free(s);
 	loop_source_free(s->plan);
 	loop_source_free(s->reap);
 	loop_source_free(s->retry);
@@ -118,32 +119,6 @@ static void emit(struct sched *s, int64_t id, const char *kind, json_t *data)
 
 /* ---- finishing ---- */
 
-/*
- * The one way a job ends: its outcome into the store, then its "finished"
- * event, which every consumer of the event stream waits for (backends, KCIDB,
- * JUnit).  The event follows the store: a job the store still has running is
- * ended once more after a restart, and must not have announced its end yet.
- * @device may be NULL; @results_fail < 0 leaves the count out.
- */
-static void finish_job(struct sched *s, int64_t id, enum job_health health, enum error_type type,
-		       const char *msg, const char *device, int results_fail)
-{
-	json_t *data;
-	int err;
-
-	err = store_job_finish(s->deps.run.store, id, health, type, msg,
-			       loop_realtime(s->deps.run.loop));
-	if (err < 0) {
-		log_error("job %lld: cannot record its end: %s", (long long)id, strerror(-err));
-		return;
-	}
-	data = json_pack("{s:s, s:s, s:s?, s:s?}", "health", job_health_name(health), "error_type",
-			 error_type_name(type), "error_msg", msg, "device", device);
-	if (data && results_fail >= 0)
-		json_object_set_new(data, "results_fail", json_integer(results_fail));
-	emit(s, id, "finished", data);
-}
-
 static void record_outcome(struct sched *s, struct sched_run *sr)
 {
 	const struct run_outcome *o = run_outcome(sr->run);
@@ -164,7 +139,7 @@ static void record_outcome(struct sched *s, struct sched_run *sr)
 	}
 	log_info("job %lld finished on '%s': %s%s%s", (long long)sr->id, board,
 		 job_health_name(o->health), msg ? ": " : "", msg ? msg : "");
-	finish_job(s, sr->id, o->health, o->error_type, msg, board, o->results_fail);
+	sched_finish_job(s, sr->id, o->health, o->error_type, msg, board, o->results_fail);
 }
 
 static void on_run_finished(struct run *r, void *ud)
@@ -246,7 +221,7 @@ static struct sched_run *run_new(struct sched *s, const struct job_record *rec, 
 
 err:
 	job_free(job);
-	finish_job(s, rec->id, JOB_HEALTH_INCOMPLETE, ERROR_BUG, "cannot start the job runner",
+	sched_finish_job(s, rec->id, JOB_HEALTH_INCOMPLETE, ERROR_BUG, "cannot start the job runner",
 		   board_name(b), -1);
 	return NULL;
 }
@@ -269,7 +244,7 @@ static bool start_on(struct sched *s, const struct job_record *rec, struct board
 	if (job_parse(text, strlen(text), rec->filename ? rec->filename : "job", fmt, &job,
 		      &diag) < 0) {
 		why = diag_join(&diag);
-		finish_job(s, rec->id, JOB_HEALTH_INCOMPLETE, ERROR_BUG,
+		sched_finish_job(s, rec->id, JOB_HEALTH_INCOMPLETE, ERROR_BUG,
 			   why ? why : "cannot parse the stored job", NULL, -1);
 		free(why);
 		diag_release(&diag);
@@ -277,9 +252,14 @@ static bool start_on(struct sched *s, const struct job_record *rec, struct board
 	}
 	diag_release(&diag);
 	job->session = rec->session;
-	if (!claimed)
-		store_job_start(s->deps.run.store, rec->id, board_name(b),
-				loop_realtime(s->deps.run.loop));
+	/* a start the store did not record would leave the job queued: started again */
+	if (!claimed && store_job_start(s->deps.run.store, rec->id, board_name(b),
+					loop_realtime(s->deps.run.loop)) < 0) {
+		log_error("job %lld: cannot record its start on '%s'", (long long)rec->id,
+			  board_name(b));
+		job_free(job);
+		return false;
+	}
 	return run_new(s, rec, b, job) != NULL;
 }
 
@@ -331,7 +311,7 @@ int sched_cancel(struct sched *s, int64_t id, const char *why)
 		run_cancel(r, why);
 		return 0;
 	}
-	finish_job(s, id, JOB_HEALTH_CANCELED, ERROR_NONE, why, NULL, -1);
+	sched_finish_job(s, id, JOB_HEALTH_CANCELED, ERROR_NONE, why, NULL, -1);
 	return 0;
 }
 
@@ -358,12 +338,12 @@ static int recover_one(const struct job_record *rec, void *ud)
 	     json_pack("{s:s, s:s, s:s, s:s?}", "health", "incomplete", "error_type",
 		       "infrastructure", "error_msg", msg, "device", rec->device));
 	if (rec->state == JOB_STATE_CANCELING) {
-		finish_job(s, rec->id, JOB_HEALTH_CANCELED, ERROR_NONE, msg, rec->device, -1);
+		sched_finish_job(s, rec->id, JOB_HEALTH_CANCELED, ERROR_NONE, msg, rec->device, -1);
 		return 0;
 	}
 	if (rec->session) {
 		/* a holder's boot is the holder's to start again, on its board */
-		finish_job(s, rec->id, JOB_HEALTH_INCOMPLETE, ERROR_INFRASTRUCTURE, msg,
+		sched_finish_job(s, rec->id, JOB_HEALTH_INCOMPLETE, ERROR_INFRASTRUCTURE, msg,
 			   rec->device, -1);
 		return 0;
 	}
@@ -375,7 +355,7 @@ static int recover_one(const struct job_record *rec, void *ud)
 		return 0;
 	}
 	log_warning("job %lld: %s again; not requeued twice", (long long)rec->id, msg);
-	finish_job(s, rec->id, JOB_HEALTH_INCOMPLETE, ERROR_INFRASTRUCTURE, msg, rec->device, -1);
+	sched_finish_job(s, rec->id, JOB_HEALTH_INCOMPLETE, ERROR_INFRASTRUCTURE, msg, rec->device, -1);
 	return 0;
 }
 

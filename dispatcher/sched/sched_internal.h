@@ -18,6 +18,7 @@ struct job_record;
 struct loop_source;
 struct sched_arrival;
 struct sched_claim;
+struct sched_end;
 struct sched_run;
 
 struct sched {
@@ -34,7 +35,23 @@ struct sched {
 	struct board **dirty;		/* boards that may have become free (references) */
 	size_t n_dirty;
 	bool all;			/* every free board claims (start, reload) */
+	/* sched_finish.c */
+	struct sched_end *ends;		/* ends the store did not record yet */
+	struct loop_source *retry_ends;	/* timer: try them again */
 };
+
+/* sched_finish.c */
+
+/**
+ * sched_finish_job() - end job @id: its outcome into the store, then its
+ * "finished" event (once the store has it; tried again until it does)
+ * @device: may be NULL; @results_fail < 0 leaves the count out
+ */
+void sched_finish_job(struct sched *s, int64_t id, enum job_health health, enum error_type type,
+		      const char *msg, const char *device, int results_fail);
+
+/** sched_finish_free() - drop the ends not recorded (labd stops; a restart recovers them). */
+void sched_finish_free(struct sched *s);
 
 /* sched_plan.c: the plan and retry callbacks, and what sched_free() releases */
 int sched_on_plan(struct loop_source *src, void *ud);

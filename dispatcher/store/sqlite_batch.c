@@ -75,6 +75,17 @@ void sqlite_write(struct sqlite_store *sq)
 	loop_defer_again(sq->commit);
 }
 
+int sqlite_commit_batch(struct sqlite_store *sq)
+{
+	int r;
+
+	if (!sq->batch || sq->store.depth)
+		return 0;
+	r = commit_now(sq);
+	batch_done(sq, r);
+	return r;
+}
+
 int sqlite_batch_init(struct sqlite_store *sq, struct loop *loop)
 {
 	int r;

@@ -287,6 +287,12 @@ int sqlite_reservation_activate(struct store *st, int64_t id, const char *device
 int sqlite_reservation_renew(struct store *st, int64_t id, uint64_t until);
 int sqlite_reservation_end(struct store *st, int64_t id, uint64_t when, const char *reason);
 
+/*
+ * sqlite_commit_batch() - commit the writes of this iteration now (outside
+ * store_begin()), for what a caller is told at once and must not be rolled
+ * back later (a claim).  Returns 0 or the commit's error (then rolled back).
+ */
+int sqlite_commit_batch(struct sqlite_store *sq);
 int sqlite_claim(struct store *st, const struct store_claim_req *req, store_claim_fn done,
 		 void *userdata);
 int sqlite_queue_position(struct store *st, int64_t id, int64_t *ret);

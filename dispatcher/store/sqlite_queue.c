@@ -147,6 +147,13 @@ int sqlite_claim(struct store *st, const struct store_claim_req *req, store_clai
 	r = sqlite_savepoint_begin(sq);
 	if (!r)
 		r = sqlite_savepoint_end(sq, claim_in(sq, req, &c));
+	/*
+	 * Told, the claim must hold: a batch rolled back later (its commit
+	 * failed: a full disk) would free the entry for another board's claim,
+	 * and the job would run on both.
+	 */
+	if (r >= 0)
+		r = sqlite_commit_batch(sq);
 	done(r, r < 0 ? NULL : &c, userdata);
 	job_record_release(&c.job);
 	reservation_record_release(&c.reservation);

@@ -406,7 +406,7 @@ static int start_segment(struct spool *sp)
 	if (sp->wfd >= 0)
 		close(sp->wfd);
 	sp->wfd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	err = sp->wfd < 0 ? -errno : add_seg(sp, sp->tail, 0);
+	err = sp->wfd < 0 ? (errno == EDQUOT ? -ENOSPC : -errno) : add_seg(sp, sp->tail, 0);
 	free(path);
 	return err;
 }
@@ -433,9 +433,11 @@ int spool_append(struct spool *sp, const void *data, size_t len)
 	s = &sp->segs[sp->n_segs - 1];
 	n = writev(sp->wfd, iov, 2);
 	if (n != (ssize_t)(SPOOL_HEADER + len)) {
+		/* a full file system (a short write too) is a full spool: the data waits */
+		err = n < 0 && errno != ENOSPC && errno != EDQUOT ? -EIO : -ENOSPC;
 		if (n > 0 && ftruncate(sp->wfd, (off_t)s->size) < 0)
 			return -EIO;
-		return -EIO;
+		return err;
 	}
 	s->size += SPOOL_HEADER + len;
 	sp->size += SPOOL_HEADER + len;

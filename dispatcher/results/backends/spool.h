@@ -77,7 +77,7 @@ struct spool *spool_close(struct spool *sp);
 /**
  * spool_append() - add one record at the end
  *
- * Returns 0, -ENOSPC (the spool is full: nothing written), -E2BIG (payload
+ * Returns 0, -ENOSPC (the spool is full, or its file system: nothing written), -E2BIG (payload
  * larger than SPOOL_MAX_RECORD) or -EIO (a write failed; the segment is cut
  * back to its last whole record).
  */
