@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# t8000-chaos.sh -- labd under everything at once: 64 simulated boards run
+# t8100-chaos.sh -- labd under everything at once: 64 simulated boards run
 # jobs streaming to an HTTP backend for about three minutes while labd is
 # SIGKILLed at random moments (six times), the backend is stopped and
 # restarted (twice), one console vanishes and returns, a board spews garbage
