@@ -8,8 +8,9 @@
  * the interface every caller uses (the scheduler, the runner, the API, the
  * sessions, the backends); store_internal.h is what implementations provide
  * (struct store_ops, like the power drivers' ops tables); sqlite*.c is the
- * SQLite implementation, the default and, for now, the only one.  Only
- * those files include sqlite3.h.
+ * SQLite implementation, the default, and pg*.c the PostgreSQL one that
+ * several labd hosts share (doc/multi-host.md).  Only those files include
+ * sqlite3.h or libpq-fe.h.
  *
  * Opening: labd.conf's `store` group names the driver, `store = { driver =
  * "sqlite"; };`, the default when the group is absent.  An unknown driver or
@@ -60,7 +61,8 @@
  * ---- What an asynchronous implementation completes later ----
  *
  * PostgreSQL through libpq's non-blocking API (issue 12) must never wait on
- * the network inside a loop callback.  This interface gives it:
+ * the network inside a loop callback.  This interface gives it the
+ * following; what pg*.c does today is said with each point.
  *
  *  1. Completions, for what the caller cannot go on without:
  *     - store_claim(): the scheduler's only way into the queue.  One
@@ -68,11 +70,16 @@
  *       <queue order> LIMIT 1 FOR UPDATE SKIP LOCKED`, the same for
  *       reservations, then an UPDATE of the winner; SQLite runs the same
  *       statements without the locking clause.  Completed once, from the
- *       loop (or, SQLite, before store_claim() returns).  The scheduler
- *       keeps a board "claiming" until then (sched/sched.c).
+ *       loop (or before store_claim() returns: SQLite, and pg_queue.c for
+ *       now, which waits for its answers as pg_call() does).  The scheduler
+ *       keeps a board "claiming" until then (sched/sched_plan.c), and
+ *       works whichever way it completes (test-store-queue checks the
+ *       claim on both drivers).
  *     - store_sync(): called back once every write made before it is
  *       durable.  The API suspends the request's connection meanwhile
- *       (api/api.c), the events wait in journal/events.c.
+ *       (api/api.c), the events wait in journal/events.c.  PostgreSQL's
+ *       writes are journaled locally before they return (pg_writer.c), so
+ *       pg_sync() says "durable" at once.
  *  2. Writes that return at once (write-behind): every other function that
  *     changes something (job_insert, job_start, job_set_state, job_finish,
  *     job_requeue, device_put, result_add, event_add, reservation_insert /
@@ -81,7 +88,8 @@
  *     one connection, or queued while the database is away) and a later
  *     read on the same store sees them.  What they return must be known at
  *     once: job and reservation ids (fetch a block of the sequence ahead),
- *     event sequence numbers (count them per running job), result ids.
+ *     event sequence numbers (count them per running job), result ids;
+ *     pg_writer.c and pg_ids.c do so.
  *  3. Reads: the scheduler and the runner read nothing on their hot paths
  *     (the claim returns the whole job); sched_recover(), the backends'
  *     start-up and the API read.  A non-blocking implementation serves
