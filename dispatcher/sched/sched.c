@@ -265,8 +265,12 @@ static bool start_on(struct sched *s, const struct job_record *rec, struct board
 
 void sched_start_claimed(struct sched *s, const struct job_record *rec, struct board *b)
 {
+	/* a claim that completed late (an asynchronous store): labd stops, the board went away */
+	if (s->paused) {
+		store_job_requeue(s->deps.run.store, rec->id, true, "labd stopped as it started");
+		return;
+	}
 	if (board_is_retired(b) || board_job(b)) {
-		/* the board went away while its claim was in flight: give the job back */
 		store_job_requeue(s->deps.run.store, rec->id, true, "its board left the lab");
 		sched_job_queued(s, rec->id, rec->device_type, NULL, rec->tags, NULL);
 		return;
