@@ -152,13 +152,32 @@ static void arrival_push(struct sched *s, struct sched_arrival *a)
 	s->arrivals = a;
 }
 
+/*
+ * Whether @b is the only board of its device type in this lab: a job that
+ * failed on it has no other board to go to, and takes it again rather than
+ * wait for ever.
+ */
+static bool lone(const struct sched *s, const struct board *b)
+{
+	const char *type = board_device(b)->type_name;
+	struct board **boards;
+	size_t n, i;
+
+	boards = lab_boards(s->deps.lab, &n);
+	for (i = 0; i < n; i++)
+		if (boards[i] != b && !strcmp(board_device(boards[i])->type_name, type))
+			return false;
+	return true;
+}
+
 /* Whether @a's entry may go to board @b. */
-static bool fits(const struct board *b, const struct sched_arrival *a)
+static bool fits(const struct sched *s, const struct board *b, const struct sched_arrival *a)
 {
 	const char *name = board_name(b);
 
 	return !strcmp(board_device(b)->type_name, a->device_type) && board_has_tags(b, a->tags) &&
-	       (!a->board || !strcmp(a->board, name)) && (!a->avoid || strcmp(a->avoid, name));
+	       (!a->board || !strcmp(a->board, name)) &&
+	       (!a->avoid || strcmp(a->avoid, name) || lone(s, b));
 }
 
 static bool took_arrival(const struct store_claimed *c, const struct sched_arrival *a)
@@ -206,7 +225,7 @@ static void claim(struct sched *s, struct board *b, struct sched_arrival *a)
 {
 	const struct device *dev = board_device(b);
 	struct store_claim_req req = { board_name(b), dev->type_name, NULL,
-				       loop_realtime(s->deps.run.loop) };
+				       loop_realtime(s->deps.run.loop), lone(s, b) };
 	struct sched_claim *c = calloc(1, sizeof(*c));
 	char *tags = tags_to_json(dev->tags);
 	int err = c && tags ? 0 : -ENOMEM;
@@ -248,7 +267,7 @@ static void place(struct sched *s, struct sched_arrival *a)
 
 	boards = lab_boards(s->deps.lab, &n);
 	for (i = 0; i < n; i++) {
-		if (!fits(boards[i], a))
+		if (!fits(s, boards[i], a))
 			continue;
 		if (may_claim(s, boards[i])) {
 			claim(s, boards[i], a);

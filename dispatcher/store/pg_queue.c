@@ -27,7 +27,7 @@
 static const char sql_claim_job[] =
 	"SELECT " PG_JOB_COLUMNS " FROM jobs"
 	" WHERE state = 'queued' AND NOT session AND device_type = $1"
-	" AND (avoid IS NULL OR avoid <> $2)" FITS_TAGS("jobs")
+	" AND (avoid IS NULL OR avoid <> $2 OR $4)" FITS_TAGS("jobs")
 	" ORDER BY priority DESC, submitted, id LIMIT 1 FOR UPDATE SKIP LOCKED";
 static const char sql_claim_reservation[] =
 	"SELECT " PG_RESERVATION_COLUMNS " FROM reservations"
@@ -63,6 +63,8 @@ static int first_fit(struct pg_store *ps, const char *sql, const struct pg_reade
 	pg_arg_text(&a, req->device_type);
 	pg_arg_text(&a, req->board);
 	pg_arg_text(&a, req->tags);
+	if (sql == sql_claim_job)
+		pg_arg_bool(&a, req->lone);
 	return pg_get(ps, "claim from the queue", sql, &a, reader, ret);
 }
 

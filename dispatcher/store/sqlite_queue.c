@@ -31,7 +31,7 @@ const struct sqlite_sql sqlite_queue_sql[] = {
 	{ STMT_CLAIM_JOB,
 	  "SELECT " JOB_COLUMNS " FROM jobs"
 	  " WHERE state = 'queued' AND session = 0 AND device_type = ?1"
-	  " AND (avoid IS NULL OR avoid != ?2)" FITS_TAGS("jobs")
+	  " AND (avoid IS NULL OR avoid != ?2 OR ?4)" FITS_TAGS("jobs")
 	  " ORDER BY priority DESC, submitted, id LIMIT 1" },
 	{ STMT_CLAIM_RESERVATION,
 	  "SELECT " RESERVATION_COLUMNS " FROM reservations"
@@ -79,7 +79,8 @@ static int first_fit(struct sqlite_store *sq, enum sqlite_stmt id,
 
 	if (sqlite3_bind_text(s, 1, req->device_type, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(s, 2, req->board, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_text(s, 3, req->tags, -1, SQLITE_STATIC))
+	    sqlite3_bind_text(s, 3, req->tags, -1, SQLITE_STATIC) ||
+	    (id == STMT_CLAIM_JOB && sqlite3_bind_int(s, 4, req->lone)))
 		return sqlite_fail(sq, s, "claim from the queue");
 	return sqlite_read_one(sq, s, "claim from the queue", reader, ret);
 }

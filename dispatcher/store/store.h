@@ -240,6 +240,7 @@ struct store_claim_req {
 	const char *device_type;
 	const char *tags;	/* its tags as a JSON array text; NULL: none */
 	uint64_t when;		/* now: the job's started, the reservation's started */
+	bool lone;		/* the only board of its type: it takes a job that failed on it */
 };
 
 enum store_claimed_kind {
@@ -480,7 +481,7 @@ int reservation_state_from_name(const char *name, enum reservation_state *ret);
  * The entry: the first, in queue order, of @req->device_type whose tags the
  * board has (every tag of the entry is in @req->tags), and for a
  * reservation naming a board, that board; a requeued job avoids the board
- * it failed on (store_job_requeue()).  It is taken in the same transaction:
+ * it failed on (store_job_requeue()) unless @req->lone.  It is taken in the same transaction:
  * a job becomes running on the board, started @req->when (its attempt then
  * runs once: no other claim can take it), a reservation becomes active on
  * the board from @req->when for its duration.  Session jobs are never

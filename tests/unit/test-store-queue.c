@@ -55,7 +55,8 @@ static void on_claim(int err, const struct store_claimed *c, void *ud)
 static struct took claim(struct store *st, const char *board, const char *type, const char *tags,
 			 uint64_t when)
 {
-	struct store_claim_req req = { board, type, tags, when };
+	struct store_claim_req req = { .board = board, .device_type = type, .tags = tags,
+				       .when = when };
 	struct took t = { 0 };
 
 	if (store_claim(st, &req, on_claim, &t) < 0)
@@ -152,9 +153,19 @@ TEST(test_queue__claim_board_avoid_session)
 	CHECK_INT(t.kind, ==, STORE_CLAIMED_JOB);
 	CHECK_INT(t.id, ==, j);
 	CHECK(store_job_requeue(st, j, false, "power failed") == 0);
-	/* not on the board it failed on */
+	/* not on the board it failed on, unless no other board of its type exists */
 	t = claim(st, "sim-01", "sim", NULL, 20);
 	CHECK_INT(t.kind, ==, STORE_CLAIMED_NONE);
+	{
+		struct store_claim_req req = { .board = "sim-01", .device_type = "sim",
+					       .when = 21, .lone = true };
+		struct took lone = { 0 };
+
+		CHECK(store_claim(st, &req, on_claim, &lone) == 0);
+		CHECK_INT(lone.kind, ==, STORE_CLAIMED_JOB);
+		CHECK_INT(lone.id, ==, j);
+		CHECK(store_job_requeue(st, j, false, "power failed again") == 0);
+	}
 	t = claim(st, "sim-02", "sim", NULL, 30);
 	CHECK_INT(t.kind, ==, STORE_CLAIMED_RESERVATION);
 	CHECK_INT(t.id, ==, r);
