@@ -35,6 +35,7 @@ struct sched {
 	struct board **dirty;		/* boards that may have become free (references) */
 	size_t n_dirty;
 	bool all;			/* every free board claims (start, reload) */
+	bool claims_failing;		/* the store failed the last claim: said once */
 	/* sched_finish.c */
 	struct sched_end *ends;		/* ends the store did not record yet */
 	struct loop_source *retry_ends;	/* timer: try them again */

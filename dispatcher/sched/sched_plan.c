@@ -180,6 +180,26 @@ static bool fits(const struct sched *s, const struct board *b, const struct sche
 	       (!a->avoid || strcmp(a->avoid, name) || lone(s, b));
 }
 
+/* @b claims at the next plan. */
+static void mark_changed(struct sched *s, struct board *b)
+{
+	struct board **n;
+	size_t i;
+
+	if (s->all)
+		return;
+	for (i = 0; i < s->n_dirty; i++)
+		if (s->dirty[i] == b)
+			return;
+	n = s->n_dirty < SCHED_MAX_DIRTY ? realloc(s->dirty, (s->n_dirty + 1) * sizeof(*n)) : NULL;
+	if (!n) {
+		s->all = true;	/* too many (or no memory): every free board claims */
+	} else {
+		s->dirty = n;
+		s->dirty[s->n_dirty++] = board_ref(b);
+	}
+}
+
 static bool took_arrival(const struct store_claimed *c, const struct sched_arrival *a)
 {
 	if (c->kind == STORE_CLAIMED_JOB)
@@ -197,15 +217,22 @@ static void on_claimed(int err, const struct store_claimed *took, void *ud)
 	claim_unlink(s, c);
 	free(c);
 	if (err < 0) {
-		log_error("board '%s': cannot claim from the queue: %s; trying again", board_name(b),
-			  strerror(-err));
-		sched_board_changed(s, b);
+		/* once, not per board and second, while the store is away */
+		if (!s->claims_failing)
+			log_error("board '%s': cannot claim from the queue: %s; trying again every "
+				  "second", board_name(b), strerror(-err));
+		s->claims_failing = true;
+		mark_changed(s, b);	/* the retry timer plans, not the next iteration */
 		if (a)
 			arrival_push(s, a);
-		loop_timer_set_rel(s->retry, SCHED_RETRY);
+		if (!loop_timer_is_armed(s->retry))
+			loop_timer_set_rel(s->retry, SCHED_RETRY);
 		board_unref(b);
 		return;
 	}
+	if (s->claims_failing)
+		log_info("claims from the queue work again");
+	s->claims_failing = false;
 	if (took->kind == STORE_CLAIMED_JOB)
 		sched_start_claimed(s, &took->job, b);
 	else if (took->kind == STORE_CLAIMED_RESERVATION && s->deps.grant)
@@ -335,21 +362,7 @@ void sched_kick(struct sched *s)
 
 void sched_board_changed(struct sched *s, struct board *b)
 {
-	struct board **n;
-	size_t i;
-
-	if (s->all)
-		return;
-	for (i = 0; i < s->n_dirty; i++)
-		if (s->dirty[i] == b)
-			return;
-	n = s->n_dirty < SCHED_MAX_DIRTY ? realloc(s->dirty, (s->n_dirty + 1) * sizeof(*n)) : NULL;
-	if (!n) {
-		s->all = true;	/* too many (or no memory): every free board claims */
-	} else {
-		s->dirty = n;
-		s->dirty[s->n_dirty++] = board_ref(b);
-	}
+	mark_changed(s, b);
 	sched_kick_plan(s);
 }
 
