@@ -118,7 +118,7 @@ test_expect_success 'an unknown store driver: file:line in check-config, and lab
 	line=$(grep -n "^store = " "$STORE/labd.conf" | cut -d: -f1) &&
 	! "$LABD" check-config -c "$STORE/labd.conf" 2>"$TMP/err" &&
 	cat "$TMP/err" &&
-	grep -q "labd.conf:$line: unknown store driver '\''oracle'\'' (known: sqlite)" "$TMP/err" &&
+	grep -q "labd.conf:$line: unknown store driver '\''oracle'\'' (known: sqlite, postgresql)" "$TMP/err" &&
 	! "$LABD" -c "$STORE/labd.conf" --listen 127.0.0.1:0 2>"$TMP/err" &&
 	grep -q "labd.conf:$line: unknown store driver '\''oracle'\''" "$TMP/err" &&
 	[ ! -e "$STORE/state/labd.db" ]
