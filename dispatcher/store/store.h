@@ -485,7 +485,9 @@ int reservation_state_from_name(const char *name, enum reservation_state *ret);
  * a job becomes running on the board, started @req->when (its attempt then
  * runs once: no other claim can take it), a reservation becomes active on
  * the board from @req->when for its duration.  Session jobs are never
- * taken.
+ * taken.  What @done is told is durable (SQLite commits the iteration's
+ * batch with it): a claim rolled back later would give the entry to a
+ * second board.
  *
  * Returns 0 when @done will be called (SQLite: before store_claim()
  * returns; an asynchronous store: later, from the loop, unless
