@@ -497,6 +497,7 @@ static int start_api(struct daemon *d, const char *listen)
 		.viewers = d->viewers,
 		.lab = &d->lab,
 		.backends = d->backends,
+		.http = d->http,
 	};
 
 	return api_new(&ad, listen, &d->api);

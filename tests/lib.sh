@@ -48,8 +48,18 @@ test_expect_success() {
 	local desc=$1 body=$2 out
 	test_count=$((test_count + 1))
 	out=$TMP/test-$test_count.out
-	# TEST_TRACE=1 traces each test body into its log.
-	if (set -e; [ -z "${TEST_TRACE:-}" ] || set -x; eval "$body") >"$out" 2>&1; then
+	# TEST_TRACE=1 traces each test body into its log.  Bash ignores set -e
+	# in a condition (an `if` and what it runs): a script setting
+	# TEST_STRICT=1 runs the body outside of one, so that any command
+	# failing in it fails the test, not only the last one.
+	local rc=0
+	if [ -n "${TEST_STRICT:-}" ]; then
+		(set -e; [ -z "${TEST_TRACE:-}" ] || set -x; eval "$body") >"$out" 2>&1
+		rc=$?
+	elif ! (set -e; [ -z "${TEST_TRACE:-}" ] || set -x; eval "$body") >"$out" 2>&1; then
+		rc=1
+	fi
+	if [ $rc = 0 ]; then
 		echo "ok $test_count - $desc"
 	else
 		echo "not ok $test_count - $desc"

@@ -53,6 +53,7 @@ struct api {
 	struct api_metrics *metrics;	/* api_metrics.c: request counters, loop lag */
 	struct api_streams *streams;	/* api_stream.c: Server-Sent Events */
 	struct api_ws *ws;		/* api_ws.c: browser consoles */
+	struct api_forwards *forwards;	/* api_forward.c: requests another host answers */
 	struct api_listener listeners[API_MAX_LISTENERS];
 	size_t n_listeners;
 	struct api_request *held;	/* answers waiting for the store's commit */
@@ -189,6 +190,11 @@ struct api_streams *api_streams_of(const struct api_request *r)
 struct api_ws *api_ws_of(const struct api_request *r)
 {
 	return r->listener->api->ws;
+}
+
+struct api_forwards *api_forwards_of(const struct api_request *r)
+{
+	return r->listener->api->forwards;
 }
 
 bool api_listener_is_unix(const struct api_listener *l)
@@ -1100,6 +1106,8 @@ int api_new(const struct api_deps *deps, const char *listen, struct api **ret)
 	if (!err)
 		err = api_ws_new(&a->d, &a->ws);
 	if (!err)
+		err = api_forwards_new(&a->forwards);
+	if (!err)
 		err = listener_start(a, listen ? listen : c->http.listen);
 	if (!err && c->http.unix_socket) {
 		if (asprintf(&unix_where, "unix:%s", c->http.unix_socket) < 0)
@@ -1124,6 +1132,7 @@ struct api *api_free(struct api *a)
 	api_logs_shutdown(a->logs);
 	api_streams_shutdown(a->streams);
 	api_ws_shutdown(a->ws);
+	api_forwards_shutdown(a->forwards);
 	api_sessions_shutdown(&a->d);
 	/* libmicrohttpd wants its suspended connections back: the held answers go unsent */
 	while (a->held) {
@@ -1138,6 +1147,7 @@ struct api *api_free(struct api *a)
 	api_rpc_free(a->rpc);
 	api_streams_free(a->streams);
 	api_ws_free(a->ws);
+	api_forwards_free(a->forwards);
 	api_metrics_free(a->metrics);
 	free(a);
 	return NULL;

@@ -20,6 +20,7 @@
 struct api;
 struct backends;
 struct events;
+struct http_client;
 struct lab;
 struct loop;
 struct reservations;
@@ -42,6 +43,7 @@ struct api_deps {
 	struct viewers *viewers;	/* live consoles */
 	const struct lab *lab;		/* boards, configuration, users (board/lab.h) */
 	struct backends *backends;	/* results backends, for /metrics (or NULL) */
+	struct http_client *http;	/* requests to the lab's other hosts (api_forward.c) */
 };
 
 /**

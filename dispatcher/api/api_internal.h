@@ -351,6 +351,38 @@ bool api_ws_wanted(struct api_request *r);
 /** api_ws_console() - answer 101 and bridge the WebSocket to a viewer of @b. */
 enum MHD_Result api_ws_console(struct api_request *r, struct board *b);
 
+/* ---- api_forward.c: a request another host of the lab answers (api_forward.c) ---- */
+
+struct api_forwards;
+
+#define API_FORWARDED_HEADER "X-Labd-Forwarded-By"	/* the host that forwarded it */
+
+/**
+ * api_forward() - answer @r with what @host (its API at @base_url) answers
+ * to the same request: method, path, query, body and Authorization, the
+ * answer streamed back as it comes.  The connection is suspended until the
+ * other host's head is in; the handler is then called again and answers
+ * with api_forward_answer() (check api_forwarding() first).
+ */
+enum MHD_Result api_forward(struct api_request *r, const char *host, const char *base_url);
+/** api_forwarding() - whether @r is being forwarded: its handler calls api_forward_answer(). */
+bool api_forwarding(const struct api_request *r);
+/** api_forward_answer() - the other host's answer, or 502 when it did not give one. */
+enum MHD_Result api_forward_answer(struct api_request *r);
+/**
+ * api_elsewhere() - whether what @r asks lives on @host, another host of the
+ * lab (NULL: this one), and was answered there: true with @ret what the
+ * handler returns (the forward started, or an error answered)
+ */
+bool api_elsewhere(struct api_request *r, const char *host, enum MHD_Result *ret);
+/** api_forwarded() - whether @r came forwarded by another host (it is not forwarded again). */
+bool api_forwarded(const struct api_request *r);
+int api_forwards_new(struct api_forwards **ret);
+/** api_forwards_shutdown() - end every forwarded request (before the listeners stop). */
+void api_forwards_shutdown(struct api_forwards *set);
+struct api_forwards *api_forwards_free(struct api_forwards *set);
+struct api_forwards *api_forwards_of(const struct api_request *r);
+
 /* ---- api_log.c: console logs, whole or followed live ---- */
 
 enum MHD_Result api_log_get(struct api_request *r);

@@ -541,8 +541,14 @@ static enum MHD_Result jobs_logs(struct api_request *r)
 	bool ranged;
 	long n;
 
+	if (api_forwarding(r))
+		return api_forward_answer(r);
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
+	if (api_elsewhere(r, rec.host, &ret)) {	/* the log is on the host that ran it */
+		job_record_release(&rec);
+		return ret;
+	}
 	ls = calloc(1, sizeof(*ls));
 	if (!ls || open_log(r, &rec, ls, &ranged, &ret) < 0) {
 		if (ls)

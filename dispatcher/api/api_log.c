@@ -357,6 +357,8 @@ enum MHD_Result api_log_get(struct api_request *r)
 	int has_offset;
 	char *dir;
 
+	if (api_forwarding(r))
+		return api_forward_answer(r);
 	if (api_param_id(r, 0, &id) < 0)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid job id '%s'",
 				       r->params[0]);
@@ -378,6 +380,10 @@ enum MHD_Result api_log_get(struct api_request *r)
 				       "'follow' streams the log without timestamps");
 	if (store_job_get(api_deps_of(r)->store, id, &rec) < 0)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no job %lld", (long long)id);
+	if (api_elsewhere(r, rec.host, &ret)) {
+		job_record_release(&rec);
+		return ret;
+	}
 	dir = joblog_job_dir(lab_current_config(api_deps_of(r)->lab)->state_dir, id);
 	if (!dir)
 		ret = MHD_NO;

@@ -41,6 +41,7 @@ struct http_request {
 	uint64_t max_size;
 	uint64_t received;
 	int (*data)(const void *buf, size_t len, void *userdata);
+	int (*head)(struct http_request *req, long status, void *userdata);
 	int data_err;
 	http_done_fn done;
 	void *userdata;
@@ -197,21 +198,59 @@ static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
 		r->data_err = -EFBIG;
 		return 0;
 	}
-	r->received += len;
 	if (r->data) {
 		int e = r->data(ptr, len, r->userdata);
 
+		if (e == HTTP_DATA_PAUSE)
+			return CURL_WRITEFUNC_PAUSE;
 		if (e < 0) {
 			r->data_err = e;
 			return 0;
 		}
+		r->received += len;
 		return len;
 	}
+	r->received += len;
 	if (strbuf_add(&r->resp, ptr, len) < 0) {
 		r->data_err = -ENOMEM;
 		return 0;
 	}
 	return len;
+}
+
+/* The end of a response's head (its empty line): tell ->head of the final one. */
+static size_t header_cb(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct http_request *r = ud;
+	size_t len = size * nmemb;
+	long status = 0;
+	int e;
+
+	if (len > 2 || (len && ptr[0] != '\r' && ptr[0] != '\n'))
+		return len;
+	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || (status < 400 && status >= 300 && http_request_header(r, "Location")))
+		return len;	/* 1xx, or a redirect libcurl follows */
+	e = r->head(r, status, r->userdata);
+	if (e < 0) {
+		r->data_err = e;
+		return 0;
+	}
+	return len;
+}
+
+const char *http_request_header(struct http_request *r, const char *name)
+{
+	struct curl_header *h = NULL;
+
+	if (curl_easy_header(r->easy, name, 0, CURLH_HEADER, -1, &h) != CURLHE_OK || !h)
+		return NULL;
+	return h->value;
+}
+
+void http_request_unpause(struct http_request *r)
+{
+	curl_easy_pause(r->easy, CURLPAUSE_CONT);
 }
 
 static int curl_code_to_errno(CURLcode code)
@@ -321,13 +360,18 @@ static int request_setup(struct http_request *r, const struct http_request_opts 
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / USEC_PER_MSEC));
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+			 timeout == HTTP_NO_TIMEOUT ? 0L : (long)(timeout / USEC_PER_MSEC));
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(ctimeout / USEC_PER_MSEC));
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https,file");
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "labd");
 	if (o->unix_socket)
 		curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, o->unix_socket);
+	if (o->head) {
+		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+		curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+	}
 	return 0;
 }
 
@@ -346,6 +390,7 @@ int http_request_start(struct http_client *c, const struct http_request_opts *o,
 	r->done = done;
 	r->userdata = userdata;
 	r->data = o->data;
+	r->head = o->head;
 	r->max_size = o->max_size ? o->max_size : HTTP_DEFAULT_MAX_BODY;
 	strbuf_init(&r->resp);
 	r->easy = curl_easy_init();

@@ -48,9 +48,22 @@ struct http_request_opts {
 	uint64_t connect_timeout;	/* usec; 0 = 10 s */
 	uint64_t max_size;	/* body limit; 0 = HTTP_DEFAULT_MAX_BODY; over it: -EFBIG */
 	const char *unix_socket;	/* connect through this AF_UNIX path */
-	/** optional: stream the body here instead of collecting it; return < 0 to abort */
+	/**
+	 * optional: stream the body here instead of collecting it; return 0
+	 * (taken), < 0 to abort, or HTTP_DATA_PAUSE: @buf is not taken, the
+	 * transfer stops until http_request_unpause() gives it again
+	 */
 	int (*data)(const void *buf, size_t len, void *userdata);
+	/**
+	 * optional: the final response's status line and headers are in (a
+	 * redirect followed is not), before its body; http_request_header()
+	 * reads them meanwhile.  Return < 0 to abort.
+	 */
+	int (*head)(struct http_request *req, long status, void *userdata);
 };
+
+#define HTTP_DATA_PAUSE 1		/* from ->data: give me this again later */
+#define HTTP_NO_TIMEOUT UINT64_MAX	/* ->timeout: the request may last forever */
 
 typedef void (*http_done_fn)(struct http_request *req, const struct http_response *resp,
 			     void *userdata);
@@ -66,6 +79,19 @@ struct http_client *http_client_free(struct http_client *c);
  */
 int http_request_start(struct http_client *c, const struct http_request_opts *o,
 		       http_done_fn done, void *userdata, struct http_request **ret);
+
+/**
+ * http_request_header() - header @name of the response, from opts.head on
+ * (the last one when repeated), or NULL; valid until the next call to the
+ * request's callbacks
+ */
+const char *http_request_header(struct http_request *r, const char *name);
+
+/**
+ * http_request_unpause() - go on with a transfer whose ->data returned
+ * HTTP_DATA_PAUSE; ->data may be called from inside this call.
+ */
+void http_request_unpause(struct http_request *r);
 
 /** http_request_cancel() - abort; the done callback is not called. Accepts NULL. */
 void http_request_cancel(struct http_request *r);

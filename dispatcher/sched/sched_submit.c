@@ -20,6 +20,14 @@
 #include "sched/sched_internal.h"
 #include "store/store.h"
 
+/* Another host of the lab has a board of @type (several hosts): it may run the job. */
+static bool board_elsewhere(struct sched *s, const char *type)
+{
+	bool there = false;
+
+	return store_board_elsewhere(s->deps.run.store, type, &there) == 0 && there;
+}
+
 /* Parse @text and check it against this lab; the job on success. */
 static int check_job(struct sched *s, const char *text, size_t len, const char *filename,
 		     enum job_format fmt, struct job **ret, struct diag *diag)
@@ -37,7 +45,8 @@ static int check_job(struct sched *s, const char *text, size_t len, const char *
 			       job->device_type);
 	else
 		err = job_check_device_type(job, type, diag);
-	if (!err && !lab_has_board(s->deps.lab, job->device_type, job->tags)) {
+	if (!err && !lab_has_board(s->deps.lab, job->device_type, job->tags) &&
+	    !board_elsewhere(s, job->device_type)) {
 		char *tags = strv_join(job->tags, ", ");
 
 		err = diag_add(diag, filename, 0, "no board of type '%s'%s%s%s in this lab",

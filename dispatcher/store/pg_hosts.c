@@ -68,7 +68,9 @@ static int64_t realtime_usec(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int read_locked(PGresult *res, void *userdata)
+
+/* A boolean answer. */
+static int read_exists(PGresult *res, void *userdata)
 {
 	*(bool *)userdata = PQntuples(res) && pg_bool(res, 0, 0);
 	return 0;
@@ -82,7 +84,7 @@ static int take_name(struct pg_store *ps)
 	int r;
 
 	pg_arg_text(&a, ps->host);
-	r = pg_call(ps, "take this host's name", sql_lock, &a, read_locked, &locked);
+	r = pg_call(ps, "take this host's name", sql_lock, &a, read_exists, &locked);
 	if (r < 0)
 		return r;
 	if (!locked) {
@@ -254,4 +256,52 @@ int pg_board_register(struct store *st, const char *name, const char *device_typ
 	pg_arg_text(&a, name);
 	pg_arg_text(&a, ps->host);
 	return pg_call(ps, "take a board back", sql_board_back, &a, NULL, NULL);
+}
+
+/* ---- the other hosts' addresses, for requests forwarded to them ---- */
+
+static const char sql_host_url[] = "SELECT url FROM hosts WHERE name = $1 AND url IS NOT NULL";
+
+const char *pg_host_name(const struct store *st)
+{
+	return ((const struct pg_store *)st)->host;
+}
+
+static int read_url(PGresult *res, void *userdata)
+{
+	char **url = userdata;
+
+	if (!PQntuples(res) || pg_null(res, 0, 0))
+		return -ENOENT;
+	*url = strdup(pg_value(res, 0, 0));
+	return *url ? 0 : -ENOMEM;
+}
+
+int pg_host_url(struct store *st, const char *host, char **ret)
+{
+	struct pg_args a = { 0 };
+	char *url = NULL;
+	int r;
+
+	pg_arg_text(&a, host);
+	r = pg_call(pg_of(st), "read a host's address", sql_host_url, &a, read_url, &url);
+	if (r < 0) {
+		free(url);
+		return r;
+	}
+	*ret = url;
+	return 0;
+}
+
+static const char sql_board_elsewhere[] =
+	"SELECT EXISTS (SELECT 1 FROM devices WHERE device_type = $1 AND host <> $2)";
+
+int pg_board_elsewhere(struct store *st, const char *device_type, bool *ret)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_text(&a, device_type);
+	pg_arg_text(&a, pg_of(st)->host);
+	return pg_call(pg_of(st), "look for boards of a type", sql_board_elsewhere, &a,
+		       read_exists, ret);
 }

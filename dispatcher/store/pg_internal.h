@@ -219,6 +219,12 @@ int pg_host_open(struct pg_store *ps);
 int pg_board_register(struct store *st, const char *name, const char *device_type,
 		      char *owner, size_t len);
 
+/* pg_host_name(), pg_host_url() - store_host_name(), store_host_url() (a short read). */
+const char *pg_host_name(const struct store *st);
+int pg_host_url(struct store *st, const char *host, char **ret);
+/* pg_board_elsewhere() - store_board_elsewhere() (a short read). */
+int pg_board_elsewhere(struct store *st, const char *device_type, bool *ret);
+
 /* pg_host_start() - renew the lease and reap from the loop; LISTEN for the other hosts. */
 int pg_host_start(struct pg_store *ps);
 
@@ -230,7 +236,7 @@ void pg_host_state(struct pg_store *ps, bool up);
 	"id, name, device_type, tags, priority, submitted, started, ended, state, health, " \
 	"error_type, error_msg, device, definition, format, filename, submitter, attempt, "  \
 	"retries_left, recovered, results_pass, results_fail, results_skip, "                \
-	"results_unknown, last_error, session, avoid"
+	"results_unknown, last_error, session, avoid, host"
 
 /* The columns every query of reservations reads (pg_reservation_reader). */
 #define PG_RESERVATION_COLUMNS                                                              \

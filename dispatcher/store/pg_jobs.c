@@ -37,6 +37,7 @@ enum {
 	COL_LAST_ERROR,
 	COL_SESSION,
 	COL_AVOID,
+	COL_HOST,
 	COL_LAST_SEQ,	/* sql_queued and sql_running only */
 };
 
@@ -53,6 +54,7 @@ static const struct pg_text job_texts[] = {
 	TEXT(COL_SUBMITTER, submitter),
 	TEXT(COL_LAST_ERROR, last_error),
 	TEXT(COL_AVOID, avoid),
+	TEXT(COL_HOST, host),
 };
 #undef TEXT
 

@@ -36,6 +36,7 @@ void job_record_release(struct job_record *rec)
 	free(rec->submitter);
 	free(rec->last_error);
 	free(rec->avoid);
+	free(rec->host);
 	memset(rec, 0, sizeof(*rec));
 }
 
@@ -446,6 +447,26 @@ int store_device_list(struct store *st, int (*cb)(const struct device_record *re
 
 	STORE_EACH(&rows, r, cb, ud);
 	return r < 0 ? r : 0;
+}
+
+const char *store_host_name(const struct store *st)
+{
+	return st->ops->host_name ? st->ops->host_name(st) : NULL;
+}
+
+int store_host_url(struct store *st, const char *host, char **ret)
+{
+	if (!host || !ret)
+		return -EINVAL;
+	return st->ops->host_url ? st->ops->host_url(st, host, ret) : -ENOENT;
+}
+
+int store_board_elsewhere(struct store *st, const char *device_type, bool *ret)
+{
+	*ret = false;
+	if (!device_type)
+		return -EINVAL;
+	return st->ops->board_elsewhere ? st->ops->board_elsewhere(st, device_type, ret) : 0;
 }
 
 int store_board_register(struct store *st, const char *name, const char *device_type,

@@ -149,6 +149,7 @@ struct job_record {
 	char *last_error;	/* error text of the previous attempt, or NULL */
 	char *avoid;		/* the board its last attempt failed on: not claimed there */
 	bool session;		/* a holder's boot on its board (labctl boot): never queued */
+	char *host;		/* the labd host running it or that ran it (PostgreSQL), or NULL */
 };
 
 /** A board's persistent state. */
@@ -403,6 +404,29 @@ int store_device_list(struct store *st, int (*cb)(const struct device_record *re
  */
 int store_board_register(struct store *st, const char *name, const char *device_type,
 			 char *owner, size_t len);
+
+/* ---- hosts (several labd on PostgreSQL) ---- */
+
+/**
+ * store_host_name() - this labd's host name in the lab (store.host), or NULL
+ * with one host (SQLite).  Borrowed: valid until store_close().
+ */
+const char *store_host_name(const struct store *st);
+
+/**
+ * store_host_url() - the API address another host of the lab registered
+ * (store.url, or from its --listen): "http://rack-2.lab:8080", in @ret
+ * (the caller frees).  -ENOENT for a host without one or unknown, and with
+ * one host (SQLite); -ENOTCONN while the database is away.
+ */
+int store_host_url(struct store *st, const char *host, char **ret);
+
+/**
+ * store_board_elsewhere() - whether another host of the lab registered a
+ * board of @device_type (its tags are not known here): a job for it may be
+ * submitted through this host.  SQLite: one host, always false.
+ */
+int store_board_elsewhere(struct store *st, const char *device_type, bool *ret);
 
 /** device_record_release() - free @rec's strings and zero it; accepts NULL. */
 void device_record_release(struct device_record *rec);

@@ -107,6 +107,11 @@ struct store_ops {
 	int (*board_register)(struct store *st, const char *name, const char *device_type,
 			      char *owner, size_t len);
 
+	/* optional (NULL: one host): store_host_name(), store_host_url() */
+	const char *(*host_name)(const struct store *st);
+	int (*host_url)(struct store *st, const char *host, char **ret);
+	int (*board_elsewhere)(struct store *st, const char *device_type, bool *ret);
+
 	int (*result_add)(struct store *st, struct result_record *rec);
 	int (*result_list)(struct store *st, int64_t job_id, struct store_rows *rows);
 

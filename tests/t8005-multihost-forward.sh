@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t8005-multihost-forward.sh -- one API from any host: a job's console log
+# lives on the host that ran it, and another host of the lab answers for it
+# by forwarding the request there (whole, followed with labctl log -f, the
+# tail), byte for byte; the console of a board another host holds.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pg-lib.sh"
+TEST_STRICT=1
+
+if ! pg_start >"$TMP/pg-start.log" 2>&1; then
+	test_skip 'forwarding between hosts' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
+	test_done
+	exit
+fi
+CONSOLE_CLIENT="$PY $TOP/tests/helper/console-client.py"
+
+# host_lab NAME PREFIX TYPE: $TMP/NAME, one simulated board PREFIX-01 of TYPE, store on PG.
+host_lab() {
+	LAB=$TMP/$1
+	sim_start 1
+	write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"$1\"; host_lease = 5; timeout = 5; };"
+	sim_device "$2-01" 0 "$3"
+}
+host_start() {
+	local port
+	port=$(free_port)
+	"$LABD" -c "$TMP/$1/labd.conf" --listen "127.0.0.1:$port" >>"$TMP/$1/labd.log" 2>&1 </dev/null &
+	echo "$!" >>"$TMP/labd.pids"
+	at_exit "kill -9 $!"
+	eval "URL_$1=http://127.0.0.1:$port PORT_$1=$port"
+	wait_for "curl -sf http://127.0.0.1:$port/api/v1/health" 30
+}
+
+host_lab hA a sim-minimal
+host_lab hB b sim-uboot
+host_start hA
+host_start hB
+write_job "$TMP/j.yaml" <<JOB
+job_name: a job of host B
+device_type: sim-uboot
+timeouts: {job: {minutes: 2}}
+actions:
+$(sim_uboot_boot)
+- test:
+    definitions:
+    - from: inline
+      name: slow
+      path: inline/slow.yaml
+      repository:
+        metadata: {format: Lava-Test Test Definition 1.0, name: slow}
+        run:
+          steps:
+          - echo tick-1
+          - sleep 1
+          - echo tick-2
+          - sleep 1
+          - echo tick-3
+          - sleep 1
+          - echo tick-6
+JOB
+
+test_expect_success 'the log of a job run on host B, read through host A, is the same bytes' '
+	id=$("$LABCTL_BIN" --url "$URL_hA" submit -q "$TMP/j.yaml")
+	echo "job $id"
+	"$LABCTL_BIN" --url "$URL_hA" log -f "$id" >"$TMP/follow-A.txt" 2>&1 || true
+	wait_for "curl -sf $URL_hA/api/v1/jobs/$id | grep -q finished" 60
+	[ "$(pg_sql "SELECT host FROM jobs WHERE id = $id")" = hB ]
+	curl -sf "$URL_hB/api/v1/jobs/$id/log" >"$TMP/log-B.txt"
+	curl -sf -D "$TMP/h-A" "$URL_hA/api/v1/jobs/$id/log" >"$TMP/log-A.txt"
+	cat "$TMP/h-A"
+	[ -s "$TMP/log-B.txt" ]
+	cmp "$TMP/log-A.txt" "$TMP/log-B.txt"
+	grep -qi "^x-log-size: $(stat -c %s "$TMP/log-B.txt")" "$TMP/h-A"
+	grep -q tick-6 "$TMP/log-A.txt"
+	curl -sf "$URL_hA/api/v1/jobs/$id/log?tail=3" >"$TMP/tail-A.txt"
+	curl -sf "$URL_hB/api/v1/jobs/$id/log?tail=3" >"$TMP/tail-B.txt"
+	cmp "$TMP/tail-A.txt" "$TMP/tail-B.txt"
+	curl -sf "$URL_hA/api/v1/jobs/$id/log?follow=1&labd=1" >"$TMP/f-A.txt"
+	curl -sf "$URL_hB/api/v1/jobs/$id/log?follow=1&labd=1" >"$TMP/f-B.txt"
+	cmp "$TMP/f-A.txt" "$TMP/f-B.txt"
+	grep -q tick-6 "$TMP/follow-A.txt"
+	# LAVA'"'"'s REST API: the YAML log
+	curl -sf "$URL_hA/api/v0.2/jobs/$id/logs/" >"$TMP/lava-A.yaml"
+	curl -sf "$URL_hB/api/v0.2/jobs/$id/logs/" >"$TMP/lava-B.yaml"
+	grep -q tick-6 "$TMP/lava-A.yaml"
+	cmp "$TMP/lava-A.yaml" "$TMP/lava-B.yaml"
+	echo $id >"$TMP/job1"
+'
+
+test_expect_success 'labctl log -f through host A follows a running job of host B to its end' '
+	id=$("$LABCTL_BIN" --url "$URL_hA" submit -q "$TMP/j.yaml")
+	wait_for "curl -sf $URL_hA/api/v1/jobs/$id | grep -q running" 30
+	curl -sfN "$URL_hA/api/v1/jobs/$id/log?follow=1" >"$TMP/raw-follow-A.txt" &
+	curl_pid=$!
+	"$LABCTL_BIN" --url "$URL_hA" log -f "$id" >"$TMP/follow2-A.txt" 2>&1 || true
+	wait $curl_pid
+	curl -sf "$URL_hB/api/v1/jobs/$id/log" >"$TMP/log2-B.txt"
+	cmp "$TMP/raw-follow-A.txt" "$TMP/log2-B.txt"
+	grep -q tick-6 "$TMP/follow2-A.txt"
+	"$LABCTL_BIN" --url "$URL_hB" log -f "$id" >"$TMP/follow2-B.txt" 2>&1 || true
+	cmp "$TMP/follow2-A.txt" "$TMP/follow2-B.txt"
+'
+
+test_expect_success 'a job host A does not know, and a host gone: clear errors' '
+	code=$(curl -s -o "$TMP/body" -w "%{http_code}" "$URL_hA/api/v1/jobs/999999/log")
+	[ "$code" = 404 ]
+	id=$(cat "$TMP/job1")
+	pg_sql "UPDATE hosts SET url = \$\$http://127.0.0.1:1\$\$ WHERE name = \$\$hB\$\$" >/dev/null
+	code=$(curl -s -o "$TMP/body" -w "%{http_code}" "$URL_hA/api/v1/jobs/$id/log")
+	cat "$TMP/body"; echo
+	pg_sql "UPDATE hosts SET url = \$\$$URL_hB\$\$ WHERE name = \$\$hB\$\$" >/dev/null
+	[ "$code" = 502 ]
+	grep -q "host .hB. did not answer" "$TMP/body"
+'
+
+test_done
