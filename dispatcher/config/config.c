@@ -16,6 +16,9 @@
  *	server_ip = "10.0.2.2";			# the address boards reach labd at
  *	artifact_dir = "/srv/artifacts";	# file:// artifacts must be below it
  *	max_artifact_size = 536870912;		# bytes
+ *	git_allow = [ "https://github.com/Linaro/" ];	# repositories jobs may name
+ *	git_max_size = 1073741824;		# bytes of one cached repository
+ *	git_timeout = 600;			# seconds one fetch may take
  *	http = {
  *		listen = "127.0.0.1:8640";	# "HOST:PORT" or "unix:PATH"
  *		unix_socket = "/run/labd.sock";	# optional second listener
@@ -117,7 +120,7 @@
 /* Top-level keys of labd.conf that this file parses */
 static const char *const main_keys[] = {
 	"lab_name", "state_dir", "devices_dir", "tftp_root", "server_ip", "artifact_dir",
-	"max_artifact_size", "http", NULL
+	"max_artifact_size", "http", "git_allow", "git_max_size", "git_timeout", NULL
 };
 
 /* Top-level sections of labd.conf that other modules parse from lab_config.root */
@@ -535,6 +538,7 @@ static int parse_main(struct lab_config *c, const char *dir, struct diag *diag)
 	const config_setting_t *root = c->root;
 	char host[HOST_NAME_MAX + 1] = "lab", *tftp = NULL;
 	long long max = (long long)CONFIG_DEFAULT_MAX_ARTIFACT_SIZE;
+	long long git_max = (long long)CONFIG_DEFAULT_GIT_MAX_SIZE;
 
 	gethostname(host, sizeof(host) - 1);
 	if (config_oom(check_main_keys(root, diag)) ||
@@ -546,9 +550,13 @@ static int parse_main(struct lab_config *c, const char *dir, struct diag *diag)
 	    config_oom(get_path(root, "artifact_dir", dir, NULL, &c->artifact_dir, diag)) ||
 	    config_oom(get_str(root, "server_ip", CONFIG_DEFAULT_SERVER_IP, &c->server_ip, diag)) ||
 	    config_oom(check_server_ip(root, c->server_ip, diag)) ||
-	    config_oom(cfg_get_int(root, "max_artifact_size", false, 1, INT64_MAX, &max, diag)))
+	    config_oom(cfg_get_int(root, "max_artifact_size", false, 1, INT64_MAX, &max, diag)) ||
+	    config_oom(cfg_get_strv(root, "git_allow", false, &c->git_allow, diag)) ||
+	    config_oom(cfg_get_int(root, "git_max_size", false, 1, INT64_MAX, &git_max, diag)) ||
+	    config_oom(cfg_get_duration(root, "git_timeout", false, &c->git_timeout, diag)))
 		return -ENOMEM;
 	c->max_artifact_size = (uint64_t)max;
+	c->git_max_size = (uint64_t)git_max;
 	tftp = path_join(c->state_dir, "tftp");
 	if (!tftp || config_oom(get_path(root, "tftp_root", dir, tftp, &c->tftp_root, diag))) {
 		free(tftp);
@@ -689,6 +697,7 @@ int config_load(const char *path, struct lab_config **ret, struct diag *diag)
 	if (!c)
 		return -ENOMEM;
 	c->refcount = 1;
+	c->git_timeout = CONFIG_DEFAULT_GIT_TIMEOUT;
 	c->path = abs_path(path ? path : CONFIG_DEFAULT_PATH);
 	if (!c->path)
 		goto err_unref;
@@ -777,6 +786,7 @@ struct lab_config *config_unref(struct lab_config *c)
 	free(c->server_ip);
 	free(c->artifact_dir);
 	diag_release(&c->warnings);
+	strv_free(c->git_allow);
 	free(c);
 	return NULL;
 }

@@ -58,6 +58,8 @@
 #define CONFIG_DEFAULT_DEVICES_DIR "devices"	/* relative to labd.conf's directory */
 #define CONFIG_DEFAULT_SERVER_IP "10.0.2.2"
 #define CONFIG_DEFAULT_MAX_ARTIFACT_SIZE (512ULL << 20)
+#define CONFIG_DEFAULT_GIT_MAX_SIZE (1ULL << 30)
+#define CONFIG_DEFAULT_GIT_TIMEOUT (600 * 1000000ULL)
 
 /*
  * Defaults of a device type, used when neither the type nor its parents set
@@ -198,6 +200,10 @@ struct lab_config {
 	char *server_ip;	/* what boards use to reach labd's TFTP/HTTP; default "10.0.2.2" */
 	char *artifact_dir;	/* file:// URLs must point below this; NULL forbids them */
 	uint64_t max_artifact_size;
+	char **git_allow;	/* strv: URL prefixes of the git repositories jobs may use;
+				 * NULL: none */
+	uint64_t git_max_size;	/* bytes of one cached repository */
+	uint64_t git_timeout;	/* one fetch, usec */
 	struct http_config http;
 	struct device_type **types;
 	size_t n_types;

@@ -22,17 +22,20 @@
  *
  *   key                        treatment    why
  *   -------------------------  -----------  ----------------------------------------------
- *   visibility                 ignored      only decides who may see the job in a LAVA
- *                                           server's web UI; labd has no per-user views
+ *   visibility                 read         public, personal or {group: [...]}; labd has no
+ *                                           per-user views, the value is only shown
  *   urlspec use_cache          ignored      asks LAVA to bypass its download cache;
  *                                           labd has none (job_deploy.c)
- *   notify                     unsupported  results go to labd's configured backends
- *   protocols                  unsupported  multinode, VLANs and xnbd are not supported
- *   secrets                    unsupported  labd keeps no secrets and masks nothing
+ *   notify                     read         HTTP callbacks (job_notify.c); email and IRC
+ *                                           recipients are refused
+ *   protocols                  refused      multinode, VLANs, xnbd, LXC: after every other
+ *                                           check, so a multinode job's other mistakes show
+ *   secrets                    read         exported to the test definitions, masked
+ *                                           everywhere labd writes (secret.h)
  *   environment                unsupported  jobs do not set the lab host's environment
  *   reboot_to_fastboot         unsupported  boards are not put back into fastboot mode
- *   timeouts.queue             unsupported  queued jobs wait until a board is free
- *   action role                unsupported  multinode
+ *   timeouts.queue             read         a job still queued after it is canceled
+ *   action role                read         only in multinode jobs, which are refused
  *   action protocols           unsupported  multinode, VLANs and xnbd
  *   action connection-namespace unsupported one console connection per job
  *   action repeat              unsupported  submit the job again to repeat it
@@ -58,15 +61,14 @@ static const struct job_doc_key job_keys[] = {
 	{ "metadata", JOB_KEY_KNOWN, NULL },
 	{ "infrastructure_retries", JOB_KEY_KNOWN, NULL },
 	{ "actions", JOB_KEY_KNOWN, NULL },
-	{ "visibility", JOB_KEY_IGNORED, "only decides who may see the job in a LAVA web UI" },
-	{ "notify", JOB_KEY_UNSUPPORTED, "results are sent through labd's configured backends" },
-	{ "protocols", JOB_KEY_UNSUPPORTED,
-	  "multinode, VLAN and xnbd protocols are not supported" },
+	{ "visibility", JOB_KEY_KNOWN, NULL },
+	{ "notify", JOB_KEY_KNOWN, NULL },
+	{ "protocols", JOB_KEY_KNOWN, NULL },
+	{ "secrets", JOB_KEY_KNOWN, NULL },
 	{ "job_timeout", JOB_KEY_UNSUPPORTED, "LAVA's first job format: use timeouts.job" },
 	{ "action_timeout", JOB_KEY_UNSUPPORTED, "LAVA's first job format: use timeouts.action" },
 	{ "target_group", JOB_KEY_UNSUPPORTED, "multinode jobs are not supported" },
 	{ "target", JOB_KEY_UNSUPPORTED, "multinode jobs are not supported" },
-	{ "secrets", JOB_KEY_UNSUPPORTED, "labd keeps no secrets and masks nothing in logs" },
 	{ "environment", JOB_KEY_UNSUPPORTED, "jobs do not set the lab host's environment" },
 	{ "reboot_to_fastboot", JOB_KEY_UNSUPPORTED,
 	  "boards are not put back into fastboot mode after a job" },
@@ -79,7 +81,7 @@ static const struct job_doc_key job_timeout_keys[] = {
 	{ "actions", JOB_KEY_KNOWN, NULL },
 	{ "connection", JOB_KEY_KNOWN, NULL },
 	{ "connections", JOB_KEY_KNOWN, NULL },
-	{ "queue", JOB_KEY_UNSUPPORTED, "queued jobs wait until a board is free" },
+	{ "queue", JOB_KEY_KNOWN, NULL },
 	{ NULL, 0, NULL },
 };
 
@@ -88,7 +90,7 @@ const struct job_doc_key job_action_keys[] = {
 	{ "timeouts", JOB_KEY_KNOWN, NULL },
 	{ "failure_retry", JOB_KEY_KNOWN, NULL },
 	{ "namespace", JOB_KEY_KNOWN, NULL },
-	{ "role", JOB_KEY_UNSUPPORTED, "multinode jobs are not supported" },
+	{ "role", JOB_KEY_KNOWN, NULL },
 	{ "protocols", JOB_KEY_UNSUPPORTED,
 	  "multinode, VLAN and xnbd protocols are not supported" },
 	{ "connection-namespace", JOB_KEY_UNSUPPORTED, "a job has one console connection" },
@@ -187,6 +189,9 @@ struct job *job_free(struct job *job)
 	kv_release(&job->connection_timeouts);
 	json_decref(job->context);
 	json_decref(job->metadata);
+	kv_release(&job->secrets);
+	job_notify_release(&job->notify);
+	free(job->visibility);
 	json_decref(job->line_map);
 	free(job);
 	return NULL;
@@ -252,6 +257,8 @@ static int job_walk_timeouts(struct job_doc *doc, struct job *job)
 		job_check_timeout(doc, job, "connection", job->connection_timeout);
 	job_walk_stage_timeouts(doc, t, "actions", job, &job->stage_timeouts);
 	job_walk_stage_timeouts(doc, t, "connections", job, &job->connection_timeouts);
+	/* how long the job may wait for a board: not bounded by the job's own timeout */
+	job_doc_get_timeout(doc, t, "queue", &job->queue_timeout);
 	job_doc_leave(doc, mark);
 	return 0;
 }
@@ -308,6 +315,95 @@ static int job_walk_context(struct job_doc *doc, struct job *job)
 	return r;
 }
 
+/* LAVA: a multinode job names no device_type and gives each action a role. */
+static bool job_is_multinode(const struct job_doc *doc)
+{
+	return json_object_get(json_object_get(doc->root, "protocols"), "lava-multinode");
+}
+
+/* secrets: {NAME: value}; NAME becomes a shell variable of the test definitions. */
+static int job_walk_secrets(struct job_doc *doc, struct job *job)
+{
+	const char *name;
+	json_t *map, *v;
+	size_t mark;
+	char *s;
+	int r = job_doc_get(doc, doc->root, "secrets", JSON_OBJECT, false, &map);
+
+	if (r <= 0)
+		return r;
+	mark = job_doc_enter(doc, "secrets");
+	json_object_foreach(map, name, v) {
+		if (!job_doc_is_name(name, JOB_MAX_SECRET_NAME, "_") || (*name >= '0' && *name <= '9')) {
+			r = job_doc_error(doc, name, "invalid secret name '%.100s': use letters, digits and '_' (it becomes a shell variable)",
+					  name);
+			continue;
+		}
+		if (!json_is_string(v) && !json_is_number(v) && !json_is_boolean(v)) {
+			r = job_doc_error(doc, name, "secret '%s' must be a string, not %s", name,
+					  job_doc_type_name(v));
+			continue;
+		}
+		s = job_doc_scalar_str(v);
+		if (!s || kv_set(&job->secrets, name, s) < 0)
+			r = job_doc_nomem(doc);
+		free(s);
+	}
+	job_doc_leave(doc, mark);
+	return r;
+}
+
+/* visibility: public | personal | {group: [names]}; labd only shows it. */
+static int job_walk_visibility(struct job_doc *doc, struct job *job)
+{
+	json_t *v = json_object_get(doc->root, "visibility"), *groups = NULL;
+	const char *s = json_string_value(v);
+	size_t mark;
+
+	if (!v)
+		return 0;
+	if (s && (!strcmp(s, "public") || !strcmp(s, "personal"))) {
+		job->visibility = strdup(s);
+		return job->visibility ? 0 : job_doc_nomem(doc);
+	}
+	if (!json_is_object(v) || json_object_size(v) != 1 ||
+	    !(groups = json_object_get(v, "group")))
+		return job_doc_error(doc, "visibility", "'visibility' must be public, personal or {group: [names]}");
+	mark = job_doc_enter(doc, "visibility");
+	if (!json_is_array(groups) || !json_array_size(groups))
+		job_doc_error(doc, "group", "'group' must be a list of group names");
+	job_doc_leave(doc, mark);
+	job->visibility = strdup("group");
+	return job->visibility ? 0 : job_doc_nomem(doc);
+}
+
+/*
+ * protocols: refused, but last, so that a multinode job gets every other
+ * mistake reported too (LAVA's multinode jobs name no device_type and give
+ * their actions a role: both are accepted there).
+ */
+static int job_walk_protocols(struct job_doc *doc)
+{
+	static const struct job_doc_key protocol_keys[] = {
+		{ "lava-multinode", JOB_KEY_UNSUPPORTED,
+		  "multinode jobs are not supported: labd runs a job on one board" },
+		{ "lava-vland", JOB_KEY_UNSUPPORTED, "VLANs are not supported" },
+		{ "lava-xnbd", JOB_KEY_UNSUPPORTED, "NBD root file systems are not supported" },
+		{ "lava-lxc", JOB_KEY_UNSUPPORTED, "LXC containers are not supported" },
+		{ NULL, 0, NULL },
+	};
+	json_t *p;
+	size_t mark;
+	int r = job_doc_get(doc, doc->root, "protocols", JSON_OBJECT, false, &p);
+
+	if (r <= 0)
+		return r;
+	mark = job_doc_enter(doc, "protocols");
+	r = job_doc_check_keys(doc, p, protocol_keys, NULL);
+	job_doc_leave(doc, mark);
+	return r;
+}
+
 static int job_check_name(struct job_doc *doc, const char *name)
 {
 	const char *p;
@@ -329,7 +425,7 @@ static int job_walk_header(struct job_doc *doc, struct job *job)
 
 	if (job_doc_dup_str(doc, doc->root, "job_name", true, &job->name) > 0)
 		job_check_name(doc, job->name);
-	job_doc_dup_str(doc, doc->root, "device_type", true, &job->device_type);
+	job_doc_dup_str(doc, doc->root, "device_type", !job_is_multinode(doc), &job->device_type);
 	job_doc_get_strv(doc, doc->root, "tags", &job->tags);
 	job_walk_priority(doc, job);
 	job_walk_timeouts(doc, job);
@@ -341,6 +437,10 @@ static int job_walk_header(struct job_doc *doc, struct job *job)
 	job_doc_get_int(doc, doc->root, "infrastructure_retries", 0,
 			JOB_MAX_INFRASTRUCTURE_RETRIES, &n);
 	job->infrastructure_retries = (unsigned)n;
+	job_walk_secrets(doc, job);
+	job_walk_visibility(doc, job);
+	if (json_object_get(doc->root, "notify"))
+		job->has_notify = job_notify_parse(doc, doc->root, &job->notify) == 0;
 	return 0;
 }
 
@@ -373,6 +473,8 @@ static int job_walk_action_common(struct job_doc *doc, const struct job *job,
 	job_walk_stage_timeouts(doc, obj, "timeouts", job, &a->timeouts);
 	job_doc_get_int(doc, obj, "failure_retry", 1, JOB_MAX_FAILURE_RETRY, &retry);
 	a->failure_retry = (unsigned)(retry - 1);
+	if (json_object_get(obj, "role") && !job_is_multinode(doc))
+		job_doc_error(doc, "role", "'role' only applies to multinode jobs (protocols: lava-multinode)");
 	return job_walk_namespace(doc, obj, ns);
 }
 
@@ -458,7 +560,8 @@ static int job_walk(struct job_doc *doc, struct job *job)
 				     job_doc_type_name(doc->root));
 	job_doc_check_keys(doc, doc->root, job_keys, NULL);
 	job_walk_header(doc, job);
-	return job_walk_actions(doc, job);
+	job_walk_actions(doc, job);
+	return job_walk_protocols(doc);
 }
 
 static enum job_format job_guess_format(const char *text, size_t len)
@@ -734,5 +837,42 @@ int job_check_device_type(const struct job *job, const struct device_type *type,
 	job_check_context(job, type, &doc);
 	for (i = 0; i < job->n_actions; i++)
 		job_check_action(job, type, &doc, i, &qemu);
+	return job_doc_finish(&doc, diag);
+}
+
+/* Lab checks */
+
+static bool job_git_allowed(const char *url, char *const *allow)
+{
+	STRV_FOREACH(p, allow)
+		if (!strncmp(url, *p, strlen(*p)))
+			return true;
+	return false;
+}
+
+int job_check_git_allow(const struct job *job, char *const *allow, struct diag *diag)
+{
+	struct job_doc doc;
+	char path[96];
+	size_t i, j;
+
+	if (job_doc_init(&doc, job->file) < 0)
+		return -ENOMEM;
+	for (i = 0; i < job->n_actions; i++) {
+		const struct job_action *a = &job->actions[i];
+
+		if (a->kind != JOB_ACTION_TEST)
+			continue;
+		for (j = 0; j < a->test.n_definitions; j++) {
+			const struct job_testdef *t = &a->test.definitions[j];
+
+			if (t->source != TESTDEF_GIT || job_git_allowed(t->url, allow))
+				continue;
+			snprintf(path, sizeof(path), "actions[%zu].test.definitions[%zu]", i, j);
+			job_type_error(job, &doc, path, "repository",
+				       "repository '%s' is not allowed in this lab (git_allow in labd.conf lists the URL prefixes it fetches from%s)",
+				       t->url, strv_length((char **)allow) ? "" : ": none");
+		}
+	}
 	return job_doc_finish(&doc, diag);
 }

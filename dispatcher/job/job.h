@@ -50,6 +50,8 @@ struct device_type;
 #define JOB_MAX_NAME 200		/* bytes of job_name (LAVA's limit) */
 #define JOB_MAX_FAILURE_RETRY 10	/* LAVA failure_retry: attempts of one action */
 #define JOB_MAX_INFRASTRUCTURE_RETRIES 5
+#define JOB_MAX_SECRET_NAME 100	/* bytes of a secret's name */
+#define JOB_MAX_CALLBACKS 8	/* notify callbacks of one job */
 
 enum job_format {
 	JOB_FORMAT_AUTO,	/* JSON if the first non-blank byte is '{', else YAML */
@@ -108,7 +110,7 @@ struct job_deploy {
 	enum deploy_to to;
 	struct job_artifact *artifacts;
 	size_t n_artifacts;
-	char *os;		/* informational: "debian", "oe", ... */
+	char *os;		/* "debian", "oe", ...: how test definitions install their deps */
 };
 
 struct job_auto_login {
@@ -136,6 +138,9 @@ struct job_boot {
 				 * `bootloader` key), -1 for the other methods */
 	bool expect_shell;	/* false: done once the kernel starts (installers);
 				 * default true */
+	/* transfer_overlay: the board fetches the test overlay from labd over HTTP */
+	char *download_command;	/* typed with the overlay's URL appended, or NULL */
+	char *unpack_command;	/* typed with the downloaded file's name appended */
 };
 
 /** One step of an interactive test: send a command, wait for one of the patterns. */
@@ -175,13 +180,25 @@ struct job_monitor {
 	int line;
 };
 
-/** A LAVA test definition, inline or from a file shipped with the job. */
+enum testdef_source {
+	TESTDEF_INLINE,		/* the document is in the job */
+	TESTDEF_URL,		/* fetched from a URL */
+	TESTDEF_GIT,		/* a file of a git repository, with the repository's tree */
+};
+
+/** A LAVA test definition: inline, from a URL or from a git repository. */
 struct job_testdef {
 	char *name;		/* test suite name */
-	char *from;		/* "inline" or "url" (git is not supported) */
-	char *path;		/* name of the definition inside the job */
+	char *from;		/* "inline", "url" or "git" */
+	enum testdef_source source;
+	char *path;		/* inline: a name; git: the file inside the repository */
 	json_t *definition;	/* inline: the "Lava-Test Test Definition 1.0" document */
-	char *url;		/* from: url */
+	char *url;		/* from: url, the definition; from: git, the repository */
+	char *revision;		/* git: commit, tag or branch to check out, or NULL */
+	char *branch;		/* git: branch, when no revision is given, or NULL */
+	bool history;		/* git: LAVA's `history` (labd never ships .git) */
+	bool kmsg;		/* lava-signal: kmsg, signals written to /dev/kmsg */
+	bool skip_install;	/* skip the definition's install section */
 	struct kv parameters;	/* exported as shell variables before the steps */
 	char **expected;	/* strv: test cases that must appear */
 	int line;
@@ -210,6 +227,39 @@ struct job_action {
 	};
 };
 
+enum notify_status {
+	NOTIFY_RUNNING,		/* when the job starts running */
+	NOTIFY_FINISHED,	/* whatever the outcome */
+	NOTIFY_COMPLETE,
+	NOTIFY_INCOMPLETE,
+	NOTIFY_CANCELED,
+	NOTIFY_ALL,		/* running, then finished */
+};
+
+enum notify_dataset {
+	NOTIFY_DATASET_MINIMAL,	/* the job's fields */
+	NOTIFY_DATASET_LOGS,	/* + the log in LAVA's YAML format */
+	NOTIFY_DATASET_RESULTS,	/* + the results per suite */
+	NOTIFY_DATASET_ALL,	/* logs and results */
+};
+
+/** An HTTP callback of LAVA's notify block. */
+struct job_callback {
+	char *url;		/* http(s)://, may hold {ID}, {STATUS}, {STATUS_STRING} ... */
+	bool post;		/* method POST (default GET) */
+	char *token;		/* LAVA: a token *name*, sent as the @header value, or NULL */
+	char *header;		/* default "Authorization" */
+	enum notify_dataset dataset;	/* default minimal */
+	bool json;		/* content-type json (default urlencoded) */
+	int line;
+};
+
+struct job_notify {
+	enum notify_status status;
+	struct job_callback *callbacks;
+	size_t n_callbacks;
+};
+
 struct job {
 	char *file;		/* name used in diagnostics */
 	char *name;
@@ -225,6 +275,12 @@ struct job {
 						 * infrastructure error (labd) */
 	json_t *context;	/* object; only whitelisted keys (see job.c) */
 	json_t *metadata;	/* object; free-form, copied to results */
+	uint64_t queue_timeout;	/* timeouts.queue: still queued after it, the job is
+				 * canceled; 0 = wait forever */
+	struct kv secrets;	/* secrets: NAME -> value, exported to the test definitions */
+	bool has_notify;
+	struct job_notify notify;
+	char *visibility;	/* "public", "personal" or "group" (informational) */
 	struct job_action *actions;
 	size_t n_actions;
 	json_t *line_map;	/* private: source line of every value, for job_check_device_type() */
@@ -255,6 +311,13 @@ int job_parse(const char *text, size_t len, const char *filename, enum job_forma
  */
 int job_check_device_type(const struct job *job, const struct device_type *type,
 			  struct diag *diag);
+
+/**
+ * job_check_git_allow() - every git repository of @job starts with one of the
+ * URL prefixes of @allow (labd.conf `git_allow`; NULL or empty allows none).
+ * Returns 0 or -EINVAL with "FILE:LINE: ..." for each other one in @diag.
+ */
+int job_check_git_allow(const struct job *job, char *const *allow, struct diag *diag);
 
 /** job_stage_timeout() - timeout of a named stage ("bootloader-commands", ...) of @a:
  * the action's own, then the job's timeouts.actions, then @fallback. */

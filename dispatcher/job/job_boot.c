@@ -24,6 +24,12 @@
  *	  ignore_kernel_messages: false
  *	  reset: true				(minimal: power-cycle the board first)
  *	  media: tmpfs				(qemu: the images of the tmpfs deploy)
+ *	  transfer_overlay: {download_command, unpack_command}
+ *
+ * transfer_overlay: once the shell is up, the board fetches the test overlay
+ * from labd's HTTP server: labd types "<download_command> <URL> &&
+ * <unpack_command> <file>", the file being the URL's last part, as LAVA
+ * does (so "cd /tmp; wget" and "tar -C / -xzf" work as in LAVA jobs).
  *
  * The kernel command line a qemu boot may add comes from the job's context
  * (extra_kernel_args, as in LAVA); the device type decides whether it may.
@@ -45,8 +51,7 @@ static const struct job_doc_key boot_keys[] = {
 	{ "boot_finished", JOB_KEY_UNSUPPORTED, "installers are not supported" },
 	{ "line_separator", JOB_KEY_UNSUPPORTED,
 	  "lines typed on the console end with a newline" },
-	{ "transfer_overlay", JOB_KEY_UNSUPPORTED,
-	  "test definitions are typed into the shell, there is no overlay to transfer" },
+	{ "transfer_overlay", JOB_KEY_KNOWN, NULL },
 	{ "soft_reboot", JOB_KEY_UNSUPPORTED, "boards are reset by their power control" },
 	{ "connection", JOB_KEY_UNSUPPORTED,
 	  "the console is the board's, as the lab configured it" },
@@ -68,7 +73,7 @@ static const struct job_doc_key login_keys[] = {
 static const struct job_doc_key param_keys[] = {
 	{ "kernel-start-message", JOB_KEY_KNOWN, NULL },
 	{ "shutdown-message", JOB_KEY_IGNORED,
-	  "boards are reset by their power control, never rebooted from the shell" },
+	  "only awaited when rebooting from the shell: labd resets boards by their power control" },
 	{ "bootloader-final-message", JOB_KEY_UNSUPPORTED,
 	  "the device type sets U-Boot's final message" },
 	{ NULL, 0, NULL },
@@ -182,6 +187,47 @@ static int boot_walk_login(struct job_doc *doc, const json_t *obj, struct job_bo
 	return r;
 }
 
+static const struct job_doc_key transfer_keys[] = {
+	{ "download_command", JOB_KEY_KNOWN, NULL },
+	{ "unpack_command", JOB_KEY_KNOWN, NULL },
+	{ "transfer_method", JOB_KEY_UNSUPPORTED,
+	  "the overlay is downloaded over HTTP (download_command), not sent over the console" },
+	{ NULL, 0, NULL },
+};
+
+static int boot_walk_transfer(struct job_doc *doc, const json_t *obj, struct job_boot *b)
+{
+	json_t *t;
+	size_t mark;
+	int r = job_doc_get(doc, obj, "transfer_overlay", JSON_OBJECT, false, &t);
+
+	if (r <= 0)
+		return r;
+	mark = job_doc_enter(doc, "transfer_overlay");
+	r = job_doc_check_keys(doc, t, transfer_keys, NULL);
+	if (job_doc_dup_str(doc, t, "download_command", true, &b->download_command) <= 0)
+		r = -EINVAL;
+	if (job_doc_dup_str(doc, t, "unpack_command", true, &b->unpack_command) <= 0)
+		r = -EINVAL;
+	job_doc_leave(doc, mark);
+	return r;
+}
+
+/* prompts: a list of regexes, or one as a string (LAVA's older jobs). */
+static int boot_walk_prompts(struct job_doc *doc, const json_t *obj, struct job_boot *b)
+{
+	json_t *v = json_object_get(obj, "prompts");
+	char *re;
+
+	if (!json_is_string(v))
+		return job_doc_get_regexv(doc, obj, "prompts", &b->prompts);
+	if (job_doc_get_regex(doc, obj, "prompts", true, &re) <= 0)
+		return -EINVAL;
+	if (strv_consume(&b->prompts, re) < 0)
+		return job_doc_nomem(doc);
+	return 1;
+}
+
 static int boot_walk_parameters(struct job_doc *doc, const json_t *obj, struct job_boot *b)
 {
 	json_t *p;
@@ -236,7 +282,9 @@ int job_boot_parse(struct job_doc *doc, const json_t *obj, const struct job *job
 		r = -EINVAL;
 	if (boot_walk_commands(doc, obj, ret) < 0)
 		r = -EINVAL;
-	if (job_doc_get_regexv(doc, obj, "prompts", &ret->prompts) < 0)
+	if (boot_walk_prompts(doc, obj, ret) < 0)
+		r = -EINVAL;
+	if (boot_walk_transfer(doc, obj, ret) < 0)
 		r = -EINVAL;
 	if (boot_walk_login(doc, obj, ret) < 0)
 		r = -EINVAL;
@@ -264,5 +312,7 @@ void job_boot_release(struct job_boot *b)
 	strv_free(b->auto_login.login_commands);
 	free(b->kernel_start_message);
 	free(b->qemu_append);
+	free(b->download_command);
+	free(b->unpack_command);
 	memset(b, 0, sizeof(*b));
 }

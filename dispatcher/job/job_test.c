@@ -17,16 +17,24 @@
  *		       script: [{command, name, wait_for_prompt,
  *				 successes: [{message}], failures: [{message, exception, error}]}]}]
  *	monitors: [{name, start, end, pattern, fixupdict: {raw: pass|fail|skip|unknown}}]
- *	definitions: [{from: inline | url, name, path, repository, parameters, expected}]
+ *	definitions: [{from: inline | url | git, name, path, repository, parameters
+ *		       (or params), expected, lava-signal: stdout | kmsg, skip_install,
+ *		       git: revision, branch, history, shallow}]
  *
  * Result patterns (monitors, and parse.pattern of a test definition) must name
  * the groups test_case_id and result, as LAVA requires.  Test definitions come
  * inline (the whole "Lava-Test Test Definition 1.0" document, checked here and
- * kept as JSON for the runner) or from a URL; git repositories are refused.
+ * kept as JSON for the runner), from a URL, or from a git repository: `path`
+ * names the definition inside it, and the repository's tree at `revision`
+ * (a commit, tag or branch; else `branch`; else its default branch) goes to
+ * the board with it (the run steps call the repository's scripts).  Which
+ * repositories a lab fetches is the admin's choice (git_allow in labd.conf,
+ * checked by job_check_git_allow()).
  */
 
 #define TEST_TESTDEF_FORMAT "Lava-Test Test Definition 1.0"
 #define TEST_MAX_NAME 100
+#define TEST_MAX_GIT_REF 255
 
 typedef int test_item_fn(struct job_doc *doc, const json_t *item, void *ret);
 
@@ -86,12 +94,12 @@ static const struct job_doc_key definition_keys[] = {
 	{ "parameters", JOB_KEY_KNOWN, NULL },
 	{ "expected", JOB_KEY_KNOWN, NULL },
 	{ "lava-signal", JOB_KEY_KNOWN, NULL },
-	{ "params", JOB_KEY_UNSUPPORTED, "use 'parameters'" },
-	{ "branch", JOB_KEY_UNSUPPORTED, "git repositories are not supported" },
-	{ "revision", JOB_KEY_UNSUPPORTED, "git repositories are not supported" },
-	{ "history", JOB_KEY_UNSUPPORTED, "git repositories are not supported" },
-	{ "shallow", JOB_KEY_UNSUPPORTED, "git repositories are not supported" },
-	{ "skip_install", JOB_KEY_UNSUPPORTED, "the install steps of a definition always run" },
+	{ "params", JOB_KEY_KNOWN, NULL },
+	{ "branch", JOB_KEY_KNOWN, NULL },
+	{ "revision", JOB_KEY_KNOWN, NULL },
+	{ "history", JOB_KEY_KNOWN, NULL },
+	{ "shallow", JOB_KEY_IGNORED, "labd keeps full mirrors of repositories and ships only the tree" },
+	{ "skip_install", JOB_KEY_KNOWN, NULL },
 	{ "compression", JOB_KEY_UNSUPPORTED, "a test definition URL must point to the YAML file" },
 	{ NULL, 0, NULL },
 };
@@ -107,8 +115,9 @@ static const struct job_doc_key testdef_keys[] = {
 
 static const struct job_doc_key steps_keys[] = {
 	{ "steps", JOB_KEY_KNOWN, NULL },
-	{ "deps", JOB_KEY_UNSUPPORTED, "install packages from install.steps" },
-	{ "git-repos", JOB_KEY_UNSUPPORTED, "git repositories are not supported" },
+	{ "deps", JOB_KEY_KNOWN, NULL },
+	{ "git-repos", JOB_KEY_UNSUPPORTED,
+	  "give the repository as a test definition 'from: git', or clone it in install.steps" },
 	{ NULL, 0, NULL },
 };
 
@@ -359,6 +368,10 @@ static int test_walk_steps(struct job_doc *doc, const json_t *obj, const char *k
 	r = job_doc_check_keys(doc, sub, steps_keys, NULL);
 	if (job_doc_get_strv(doc, sub, "steps", &steps) < 0)
 		r = -EINVAL;
+	strv_free(steps);
+	steps = NULL;
+	if (job_doc_get_strv(doc, sub, "deps", &steps) < 0)
+		r = -EINVAL;
 	else if (required && !json_object_get(sub, "steps"))
 		r = job_doc_error(doc, NULL, "missing required key 'steps'");
 	strv_free(steps);
@@ -420,13 +433,98 @@ static int test_walk_testdef(struct job_doc *doc, const json_t *def)
 	return r;
 }
 
+/* A git revision or branch name: passed to git as one argument, never as an option. */
+static int test_walk_git_ref(struct job_doc *doc, const json_t *item, const char *key, char **ret)
+{
+	json_t *v = json_object_get(item, key);
+	const char *p;
+	char *s;
+
+	if (!v)
+		return 0;
+	/* LAVA jobs give commit ids and numeric tags (2023.01) unquoted */
+	if (!json_is_string(v) && !json_is_number(v))
+		return job_doc_error(doc, key, "'%s' must be a string, not %s", key,
+				     job_doc_type_name(v));
+	s = job_doc_scalar_str(v);
+	if (!s)
+		return job_doc_nomem(doc);
+	for (p = s; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || strchr("~^:?*[\\", *p))
+			break;
+	if (!*s || *s == '-' || *p || strlen(s) > TEST_MAX_GIT_REF) {
+		job_doc_error(doc, key, "invalid %s '%.100s': a commit, tag or branch name of 1 to %d characters, not starting with '-', without blanks or any of ~^:?*[\\",
+			      key, s, TEST_MAX_GIT_REF);
+		free(s);
+		return -EINVAL;
+	}
+	*ret = s;
+	return 1;
+}
+
+/* A path inside the repository: relative, without "..". */
+static int test_walk_git_path(struct job_doc *doc, const json_t *item, char **ret)
+{
+	const char *s;
+	int r = job_doc_get_str(doc, item, "path", true, &s);
+
+	if (r <= 0)
+		return -EINVAL;
+	if (*s == '/' || !strcmp(s, "..") || !strncmp(s, "../", 3) || strstr(s, "/../") ||
+	    (strlen(s) >= 3 && !strcmp(s + strlen(s) - 3, "/..")) || strlen(s) > 4096)
+		return job_doc_error(doc, "path", "'path' must be a file of the repository, relative to its top, without '..'");
+	return job_doc_dup_str(doc, item, "path", true, ret) < 0 ? -EINVAL : 0;
+}
+
+/* A repository git can fetch from the lab host: http(s)://, git:// or file:///. */
+static int test_walk_git_url(struct job_doc *doc, const json_t *item, char **ret)
+{
+	static const char *const schemes[] = { "https://", "http://", "git://", "file:///", NULL };
+	const char *url, *p;
+	size_t i;
+	int r = job_doc_get_str(doc, item, "repository", true, &url);
+
+	if (r <= 0)
+		return -EINVAL;
+	for (i = 0; schemes[i] && strncmp(url, schemes[i], strlen(schemes[i])); i++)
+		;
+	if (!schemes[i])
+		return job_doc_error(doc, "repository", "unsupported repository '%.100s' (supported: https://, http://, git://, file:///; labd holds no ssh keys)",
+				     url);
+	for (p = url; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f)
+			return job_doc_error(doc, "repository", "'repository' must not contain blanks or control characters");
+	if (strlen(url) > JOB_DOC_MAX_URL)
+		return job_doc_error(doc, "repository", "'repository' is longer than %d bytes",
+				     JOB_DOC_MAX_URL);
+	return job_doc_dup_str(doc, item, "repository", true, ret) < 0 ? -EINVAL : 0;
+}
+
+static int test_walk_git(struct job_doc *doc, const json_t *item, struct job_testdef *t)
+{
+	int r = test_walk_git_url(doc, item, &t->url);
+
+	if (test_walk_git_path(doc, item, &t->path) < 0)
+		r = -EINVAL;
+	if (test_walk_git_ref(doc, item, "revision", &t->revision) < 0)
+		r = -EINVAL;
+	if (test_walk_git_ref(doc, item, "branch", &t->branch) < 0)
+		r = -EINVAL;
+	t->history = true;
+	if (job_doc_get_bool(doc, item, "history", &t->history) < 0)
+		r = -EINVAL;
+	return r;
+}
+
 static int test_walk_source(struct job_doc *doc, const json_t *item, struct job_testdef *t)
 {
 	json_t *repo;
 	size_t mark;
 	int r;
 
-	if (strcmp(t->from, "inline"))
+	if (t->source == TESTDEF_GIT)
+		return test_walk_git(doc, item, t);
+	if (t->source == TESTDEF_URL)
 		return job_doc_get_url(doc, item, "repository", &t->url) <= 0 ? -EINVAL : 0;
 	if (job_doc_get(doc, item, "repository", JSON_OBJECT, true, &repo) <= 0)
 		return -EINVAL;
@@ -435,6 +533,19 @@ static int test_walk_source(struct job_doc *doc, const json_t *item, struct job_
 	job_doc_leave(doc, mark);
 	t->definition = json_deep_copy(repo);
 	return t->definition ? r : job_doc_nomem(doc);
+}
+
+/* The keys only a git definition reads. */
+static int test_walk_only_git(struct job_doc *doc, const json_t *item)
+{
+	static const char *const keys[] = { "revision", "branch", "history", "shallow", NULL };
+	int r = 0;
+
+	for (size_t i = 0; keys[i]; i++)
+		if (json_object_get(item, keys[i]))
+			r = job_doc_error(doc, keys[i], "'%s' only applies to test definitions from git",
+					  keys[i]);
+	return r;
 }
 
 static int test_walk_definition(struct job_doc *doc, const json_t *item, void *ret)
@@ -447,24 +558,39 @@ static int test_walk_definition(struct job_doc *doc, const json_t *item, void *r
 	if (job_doc_dup_str(doc, item, "from", true, &t->from) <= 0)
 		return -EINVAL;
 	if (!strcmp(t->from, "git"))
-		return job_doc_error(doc, "from", "git repositories are not supported: use from: inline or url");
-	if (strcmp(t->from, "inline") && strcmp(t->from, "url"))
-		return job_doc_error(doc, "from", "unsupported test definition source '%.100s' (supported: inline, url)",
+		t->source = TESTDEF_GIT;
+	else if (!strcmp(t->from, "url"))
+		t->source = TESTDEF_URL;
+	else if (!strcmp(t->from, "inline"))
+		t->source = TESTDEF_INLINE;
+	else
+		return job_doc_error(doc, "from", "unsupported test definition source '%.100s' (supported: git, inline, url)",
 				     t->from);
 	r = job_doc_check_keys(doc, item, definition_keys, NULL);
+	if (t->source != TESTDEF_GIT)
+		r = test_walk_only_git(doc, item) < 0 ? -EINVAL : r;
 	if (test_walk_name(doc, item, &t->name) < 0)
 		r = -EINVAL;
-	if (job_doc_dup_str(doc, item, "path", false, &t->path) < 0)
+	if (t->source != TESTDEF_GIT && job_doc_dup_str(doc, item, "path", false, &t->path) < 0)
 		r = -EINVAL;
 	if (test_walk_source(doc, item, t) < 0)
 		r = -EINVAL;
-	if (test_walk_params(doc, item, "parameters", &t->parameters) < 0)
+	if (json_object_get(item, "params") && json_object_get(item, "parameters"))
+		r = job_doc_error(doc, "params", "give 'parameters' or 'params', not both");
+	if (test_walk_params(doc, item, "parameters", &t->parameters) < 0 ||
+	    test_walk_params(doc, item, "params", &t->parameters) < 0)
 		r = -EINVAL;
 	if (job_doc_get_strv(doc, item, "expected", &t->expected) < 0)
 		r = -EINVAL;
-	if (job_doc_get_str(doc, item, "lava-signal", false, &signal) > 0 && strcmp(signal, "stdout"))
-		r = job_doc_error(doc, "lava-signal", "unsupported lava-signal '%.100s': results are read from the console (stdout)",
-				  signal);
+	if (job_doc_get_bool(doc, item, "skip_install", &t->skip_install) < 0)
+		r = -EINVAL;
+	if (job_doc_get_str(doc, item, "lava-signal", false, &signal) > 0) {
+		if (!strcmp(signal, "kmsg"))
+			t->kmsg = true;
+		else if (strcmp(signal, "stdout"))
+			r = job_doc_error(doc, "lava-signal", "unsupported lava-signal '%.100s' (supported: stdout, kmsg)",
+					  signal);
+	}
 	return r;
 }
 
@@ -542,6 +668,8 @@ static void test_testdef_release(struct job_testdef *t)
 	free(t->path);
 	json_decref(t->definition);
 	free(t->url);
+	free(t->revision);
+	free(t->branch);
 	kv_release(&t->parameters);
 	strv_free(t->expected);
 }

@@ -25,6 +25,10 @@ int job_boot_parse(struct job_doc *doc, const json_t *obj, const struct job *job
 		   struct job_boot *ret);
 void job_boot_release(struct job_boot *b);
 
+/* The top-level notify block of @obj (job_notify.c); @ret filled as far as it could. */
+int job_notify_parse(struct job_doc *doc, const json_t *obj, struct job_notify *ret);
+void job_notify_release(struct job_notify *n);
+
 int job_test_parse(struct job_doc *doc, const json_t *obj, struct job_test *ret);
 void job_test_release(struct job_test *t);
 

@@ -45,6 +45,8 @@ static int check_job(struct sched *s, const char *text, size_t len, const char *
 			       job->device_type);
 	else
 		err = job_check_device_type(job, type, diag);
+	if (job_check_git_allow(job, s->deps.run.config->git_allow, diag) < 0 && !err)
+		err = -EINVAL;
 	if (!err && !lab_has_board(s->deps.lab, job->device_type, job->tags) &&
 	    !board_elsewhere(s, job->device_type)) {
 		char *tags = strv_join(job->tags, ", ");
