@@ -103,6 +103,8 @@ struct job_artifact {
 	char *compression;	/* NULL, "gz" or "xz": decompress after download */
 	char *kernel_type;	/* kernel only: "image", "zimage", "uimage" or NULL */
 	bool uboot_header;	/* ramdisk only: `header: u-boot` */
+	bool no_overlay;	/* ramdisk only: `install_overlay: false`, tests not added */
+	bool no_modules;	/* ramdisk only: `install_modules: false`, modules not added */
 	int line;
 };
 
@@ -180,6 +182,11 @@ struct job_monitor {
 	int line;
 };
 
+/* skip_install: true skips it all, or a list of parts (LAVA: deps, steps, keys, ...) */
+#define TESTDEF_SKIP_DEPS 1u
+#define TESTDEF_SKIP_STEPS 2u
+#define TESTDEF_SKIP_ALL (TESTDEF_SKIP_DEPS | TESTDEF_SKIP_STEPS)
+
 enum testdef_source {
 	TESTDEF_INLINE,		/* the document is in the job */
 	TESTDEF_URL,		/* fetched from a URL */
@@ -198,7 +205,7 @@ struct job_testdef {
 	char *branch;		/* git: branch, when no revision is given, or NULL */
 	bool history;		/* git: LAVA's `history` (labd never ships .git) */
 	bool kmsg;		/* lava-signal: kmsg, signals written to /dev/kmsg */
-	bool skip_install;	/* skip the definition's install section */
+	unsigned skip_install;	/* TESTDEF_SKIP_*: parts of the install section skipped */
 	struct kv parameters;	/* exported as shell variables before the steps */
 	char **expected;	/* strv: test cases that must appear */
 	int line;

@@ -14,11 +14,16 @@
  *	  ramdisk: {url: ..., header: u-boot}
  *	  dtb, modules, rootfs, nfsrootfs, tee, initrd: {url: ...}
  *	  images: {LABEL: {url: ...}, ...}		(LAVA's tmpfs style, any label)
- *	  os: debian				(informational)
+ *	  os: debian				(how test definitions install their deps)
  *
- * Artifacts are staged exactly as downloaded (after decompression), so every
- * LAVA key that would have the dispatcher modify, convert or unpack them is
- * unsupported, and so is image_arg: QEMU's command line is the device type's.
+ * The ramdisk (or initrd) gets the deploy's kernel modules and the job's test
+ * overlay appended as a second cpio archive (overlay/overlay_build.h), unless
+ * `install_modules: false` / `install_overlay: false` say otherwise.
+ *
+ * Artifacts are otherwise staged exactly as downloaded (after decompression),
+ * so every other LAVA key that would have the dispatcher modify, convert or
+ * unpack them is unsupported, and so is image_arg: QEMU's command line is the
+ * device type's.
  */
 
 #define DEPLOY_MAX_ARTIFACTS 32
@@ -69,8 +74,8 @@ static const struct job_doc_key artifact_keys[] = {
 	{ "overlays", JOB_KEY_UNSUPPORTED,
 	  "artifacts are staged as downloaded, nothing is added to them" },
 	{ "headers", JOB_KEY_UNSUPPORTED, "downloads send no extra HTTP headers" },
-	{ "install_modules", JOB_KEY_UNSUPPORTED, "the ramdisk is staged as downloaded" },
-	{ "install_overlay", JOB_KEY_UNSUPPORTED, "the ramdisk is staged as downloaded" },
+	{ "install_modules", JOB_KEY_KNOWN, NULL },
+	{ "install_overlay", JOB_KEY_KNOWN, NULL },
 	{ "prefix", JOB_KEY_UNSUPPORTED,
 	  "artifacts are staged as downloaded, archives are not unpacked" },
 	{ "reboot", JOB_KEY_UNSUPPORTED, "boards are not rebooted between flashed images" },
@@ -111,6 +116,24 @@ static int deploy_walk_sha256(struct job_doc *doc, const json_t *spec, struct jo
 	return 1;
 }
 
+static bool deploy_is_ramdisk(const char *label)
+{
+	return !strcmp(label, "ramdisk") || !strcmp(label, "initrd");
+}
+
+/* install_overlay / install_modules: false keeps the test overlay / modules out of the ramdisk. */
+static int deploy_walk_ramdisk_flag(struct job_doc *doc, const json_t *spec,
+				    const struct job_artifact *a, const char *key, bool *no)
+{
+	bool v = true;
+	int r = job_doc_get_bool(doc, spec, key, &v);
+
+	if (r > 0 && !deploy_is_ramdisk(a->label))
+		return job_doc_error(doc, key, "'%s' only applies to the ramdisk", key);
+	*no = !v;
+	return r;
+}
+
 /* compression, kernel type and ramdisk header */
 static int deploy_walk_format(struct job_doc *doc, const json_t *spec, struct job_artifact *a)
 {
@@ -131,6 +154,9 @@ static int deploy_walk_format(struct job_doc *doc, const json_t *spec, struct jo
 		else if (!(a->kernel_type = strdup(s)))
 			r = job_doc_nomem(doc);
 	}
+	if (deploy_walk_ramdisk_flag(doc, spec, a, "install_overlay", &a->no_overlay) < 0 ||
+	    deploy_walk_ramdisk_flag(doc, spec, a, "install_modules", &a->no_modules) < 0)
+		r = -EINVAL;
 	if (job_doc_get_str(doc, spec, "header", false, &s) > 0) {
 		if (strcmp(a->label, "ramdisk"))
 			r = job_doc_error(doc, "header", "'header' only applies to the ramdisk");

@@ -535,6 +535,36 @@ static int test_walk_source(struct job_doc *doc, const json_t *item, struct job_
 	return t->definition ? r : job_doc_nomem(doc);
 }
 
+/*
+ * skip_install: true | false | [deps, steps, keys, sources, git-repos, all].
+ * keys, sources and git-repos name install sections labd refuses anyway.
+ */
+static int test_walk_skip_install(struct job_doc *doc, const json_t *item, unsigned *ret)
+{
+	static const char *const parts[] = { "deps", "steps", "keys", "sources", "git-repos", "all" };
+	static const unsigned bits[] = { TESTDEF_SKIP_DEPS, TESTDEF_SKIP_STEPS, 0, 0, 0,
+					 TESTDEF_SKIP_ALL };
+	json_t *v = json_object_get(item, "skip_install"), *p;
+	size_t i, k;
+	bool b;
+
+	if (!v || json_is_boolean(v)) {
+		if (job_doc_get_bool(doc, item, "skip_install", &b) > 0 && b)
+			*ret = TESTDEF_SKIP_ALL;
+		return 0;
+	}
+	if (!json_is_array(v))
+		return job_doc_error(doc, "skip_install", "'skip_install' must be a boolean or a list of deps, steps, keys, sources, git-repos, all");
+	json_array_foreach(v, i, p) {
+		for (k = 0; k < 6 && !(json_is_string(p) && !strcmp(json_string_value(p), parts[k])); k++)
+			;
+		if (k == 6)
+			return job_doc_error(doc, "skip_install", "'skip_install' must be a boolean or a list of deps, steps, keys, sources, git-repos, all");
+		*ret |= bits[k];
+	}
+	return 0;
+}
+
 /* The keys only a git definition reads. */
 static int test_walk_only_git(struct job_doc *doc, const json_t *item)
 {
@@ -582,7 +612,7 @@ static int test_walk_definition(struct job_doc *doc, const json_t *item, void *r
 		r = -EINVAL;
 	if (job_doc_get_strv(doc, item, "expected", &t->expected) < 0)
 		r = -EINVAL;
-	if (job_doc_get_bool(doc, item, "skip_install", &t->skip_install) < 0)
+	if (test_walk_skip_install(doc, item, &t->skip_install) < 0)
 		r = -EINVAL;
 	if (job_doc_get_str(doc, item, "lava-signal", false, &signal) > 0) {
 		if (!strcmp(signal, "kmsg"))

@@ -17,82 +17,6 @@
 
 #define SHELL_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
 
-/* The helpers, one sh script each.  No TAB, no "<LAVA_SIGNAL_" in one piece. */
-static const char *const helper_test_case[] = {
-	"#!/bin/sh",
-	"# lava-test-case NAME --result R [--measurement M] [--units U] | NAME --shell CMD...",
-	"n=$1",
-	"[ $# -gt 0 ] && shift",
-	"if [ \"$1\" = --shell ]; then",
-	"  shift",
-	"  echo \"<LAVA_SIGNAL\"\"_STARTTC $n>\"",
-	"  if [ $# = 1 ]; then eval \"$1\"; else \"$@\"; fi",
-	"  rc=$?",
-	"  echo \"<LAVA_SIGNAL\"\"_ENDTC $n>\"",
-	"  if [ $rc = 0 ]; then r=pass; else r=fail; fi",
-	"  echo \"<LAVA_SIGNAL\"\"_TESTCASE TEST_CASE_ID=$n RESULT=$r>\"",
-	"  exit $rc",
-	"fi",
-	"r= m= u=",
-	"while [ $# -gt 1 ]; do",
-	"  case $1 in",
-	"  --result) r=$2 ;;",
-	"  --measurement) m=\" MEASUREMENT=$2\" ;;",
-	"  --units) u=\" UNITS=$2\" ;;",
-	"  esac",
-	"  shift 2",
-	"done",
-	"if [ -z \"$n\" ] || [ -z \"$r\" ]; then",
-	"  echo 'usage: lava-test-case NAME --result pass|fail|skip|unknown [--measurement M] [--units U]' >&2",
-	"  echo '       lava-test-case NAME --shell COMMAND...' >&2",
-	"  exit 1",
-	"fi",
-	"echo \"<LAVA_SIGNAL\"\"_TESTCASE TEST_CASE_ID=$n RESULT=$r$m$u>\"",
-	NULL,
-};
-
-static const char *const helper_test_set[] = {
-	"#!/bin/sh",
-	"case $1 in",
-	"start) echo \"<LAVA_SIGNAL\"\"_TESTSET START $2>\" ;;",
-	"stop) echo \"<LAVA_SIGNAL\"\"_TESTSET STOP>\" ;;",
-	"*) echo 'usage: lava-test-set start NAME | stop' >&2; exit 1 ;;",
-	"esac",
-	NULL,
-};
-
-static const char *const helper_test_reference[] = {
-	"#!/bin/sh",
-	"n=$1 r= u=",
-	"[ $# -gt 0 ] && shift",
-	"while [ $# -gt 1 ]; do",
-	"  case $1 in --result) r=$2 ;; --reference) u=$2 ;; esac",
-	"  shift 2",
-	"done",
-	"if [ -z \"$n\" ] || [ -z \"$r\" ] || [ -z \"$u\" ]; then",
-	"  echo 'usage: lava-test-reference NAME --result R --reference URL' >&2",
-	"  exit 1",
-	"fi",
-	"echo \"<LAVA_SIGNAL\"\"_TESTREFERENCE $n $r $u>\"",
-	NULL,
-};
-
-static const char *const helper_test_raise[] = {
-	"#!/bin/sh",
-	"echo \"<LAVA_SIGNAL\"\"_TESTRAISE $*>\"",
-	NULL,
-};
-
-static const struct {
-	const char *name;
-	const char *const *lines;
-} helpers[] = {
-	{ "lava-test-case", helper_test_case },
-	{ "lava-test-set", helper_test_set },
-	{ "lava-test-reference", helper_test_reference },
-	{ "lava-test-raise", helper_test_raise },
-};
-
 /* ---- definitions ---- */
 
 struct testdef *testdef_free(struct testdef *td)
@@ -102,6 +26,7 @@ struct testdef *testdef_free(struct testdef *td)
 	free(td->suite);
 	free(td->name);
 	strv_free(td->install);
+	strv_free(td->deps);
 	strv_free(td->steps);
 	kv_release(&td->params);
 	free(td->pattern);
@@ -136,9 +61,9 @@ static int load_steps(const json_t *doc, const char *key, bool required, char **
 	const json_t *sect = json_object_get(doc, key), *steps, *v;
 	size_t i;
 
-	if (!sect && !required)
-		return 0;
 	steps = json_object_get(sect, "steps");
+	if (!steps && !required)
+		return 0;	/* (an install section may hold only deps) */
 	if (!json_is_array(steps) || json_array_size(steps) > TESTDEF_MAX_STEPS) {
 		snprintf(err, errlen, "'%s.steps' must be a list of at most %d commands", key,
 			 TESTDEF_MAX_STEPS);
@@ -152,6 +77,39 @@ static int load_steps(const json_t *doc, const char *key, bool required, char **
 			return -EINVAL;
 		}
 		if (strv_consume(ret, s) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* install.deps: package names; install's other sections labd does not implement. */
+static int load_deps(const json_t *doc, char ***ret, char *err, size_t errlen)
+{
+	static const char *const refused[] = { "keys", "sources", "git-repos", NULL };
+	const json_t *install = json_object_get(doc, "install"), *deps, *v;
+	size_t i;
+
+	for (i = 0; refused[i]; i++) {
+		if (json_object_get(install, refused[i])) {
+			snprintf(err, errlen, "'install.%s' is not supported: install from install.steps%s",
+				 refused[i], strcmp(refused[i], "git-repos") ? "" :
+				 ", or give the repository as a test definition from git");
+			return -EINVAL;
+		}
+	}
+	deps = json_object_get(install, "deps");
+	if (!deps)
+		return 0;
+	if (!json_is_array(deps)) {
+		snprintf(err, errlen, "'install.deps' must be a list of package names");
+		return -EINVAL;
+	}
+	json_array_foreach(deps, i, v) {
+		if (!json_is_string(v) || !*json_string_value(v) || *json_string_value(v) == '-') {
+			snprintf(err, errlen, "'install.deps[%zu]' must be a package name", i);
+			return -EINVAL;
+		}
+		if (strv_push(ret, json_string_value(v)) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -229,7 +187,11 @@ static int load(struct testdef *td, const json_t *doc, const struct job_testdef 
 	}
 	if (!(td->name = strdup(name)))
 		return -ENOMEM;
+	td->kmsg = jt->kmsg;
+	td->skip_install = jt->skip_install;
 	r = load_steps(doc, "install", false, &td->install, err, errlen);
+	if (!r)
+		r = load_deps(doc, &td->deps, err, errlen);
 	if (!r)
 		r = load_steps(doc, "run", true, &td->steps, err, errlen);
 	if (!r && json_is_object(json_object_get(doc, "params")))
@@ -410,13 +372,15 @@ int testdef_setup_commands(const char *dir, char ***ret)
 {
 	char **cmds = NULL, *path = NULL;
 	struct strbuf chmod = STRBUF_INIT;
-	size_t i;
+	const struct testdef_helper *helpers;
+	size_t i, n;
 	int r = 0;
 
+	helpers = testdef_helpers(&n);
 	if (asprintf(&path, "mkdir -p %s/bin", dir) < 0 || strv_consume(&cmds, path) < 0)
 		r = -ENOMEM;
 	strbuf_addstr(&chmod, "chmod +x");
-	for (i = 0; !r && i < sizeof(helpers) / sizeof(helpers[0]); i++) {
+	for (i = 0; !r && i < n; i++) {
 		if (asprintf(&path, "%s/bin/%s", dir, helpers[i].name) < 0) {
 			r = -ENOMEM;
 			break;
@@ -436,29 +400,85 @@ int testdef_setup_commands(const char *dir, char ***ret)
 	return 0;
 }
 
-/* The lines of the script: environment, install steps, STARTRUN, run steps. */
-static int script_lines(const struct testdef *td, const char *dir, const char *uuid,
+/* How install.deps are installed, by the deploy's os (LAVA's names). */
+static const struct {
+	const char *os;
+	const char *install;
+	const char *update;
+} installers[] = {
+	{ "debian", "DEBIAN_FRONTEND=noninteractive apt-get -q -y install --no-install-recommends",
+	  "apt-get -q update" },
+	{ "ubuntu", "DEBIAN_FRONTEND=noninteractive apt-get -q -y install --no-install-recommends",
+	  "apt-get -q update" },
+	{ "fedora", "dnf -y install", NULL },
+	{ "centos", "yum -y install", NULL },
+};
+
+/* The line installing install.deps: with the os's package manager, once more after
+ * refreshing its lists; a failure raises.  Without a known one, a note. */
+static int deps_line(const struct testdef *td, const char *os, char ***lines)
+{
+	struct strbuf pkgs = STRBUF_INIT, sb = STRBUF_INIT;
+	size_t i;
+	int r;
+
+	STRV_FOREACH(p, td->deps) {
+		strbuf_addch(&pkgs, ' ');
+		add_quoted(&pkgs, *p, strlen(*p));
+	}
+	for (i = 0; os && i < sizeof(installers) / sizeof(installers[0]); i++)
+		if (!strcmp(os, installers[i].os))
+			break;
+	if (!os || i == sizeof(installers) / sizeof(installers[0]))
+		strbuf_addf(&sb, "echo 'labd: no package manager known for os %s: install.deps not installed:'%s",
+			    os ? os : "(none given)", pkgs.buf);
+	else if (installers[i].update)
+		strbuf_addf(&sb, "%s%s || { %s && %s%s; } || lava-test-raise 'cannot install install.deps'",
+			    installers[i].install, pkgs.buf, installers[i].update,
+			    installers[i].install, pkgs.buf);
+	else
+		strbuf_addf(&sb, "%s%s || lava-test-raise 'cannot install install.deps'",
+			    installers[i].install, pkgs.buf);
+	r = strv_push(lines, sb.buf);
+	strbuf_release(&pkgs);
+	strbuf_release(&sb);
+	return r;
+}
+
+/* The lines of the script: environment, install section, STARTRUN, run steps. */
+static int script_lines(const struct testdef *td, const struct testdef_script *sc,
 			char ***lines)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t i;
 	int r;
 
-	strbuf_addf(&sb, "export PATH=%s/bin:$PATH", dir);
+	strbuf_addf(&sb, "export PATH=%s/bin:$PATH", sc->dir);
 	r = strv_push(lines, sb.buf);
 	strbuf_reset(&sb);
 	strbuf_addf(&sb, "export TESTRUN_ID=%s", td->suite);
 	r = r ?: strv_push(lines, sb.buf);
+	if (td->kmsg)
+		r = r ?: strv_push(lines, "export LAVA_SIGNAL=kmsg");
+	strbuf_reset(&sb);
+	if (sc->testdir) {
+		strbuf_addstr(&sb, "cd ");
+		add_quoted(&sb, sc->testdir, strlen(sc->testdir));
+		r = r ?: strv_push(lines, sb.buf);
+	}
 	for (i = 0; !r && i < td->params.n; i++) {
 		strbuf_reset(&sb);
 		strbuf_addf(&sb, "export %s=", td->params.keys[i]);
 		add_quoted(&sb, td->params.vals[i], strlen(td->params.vals[i]));
 		r = strv_push(lines, sb.buf);
 	}
-	STRV_FOREACH(s, td->install)
-		r = r ?: strv_push(lines, *s);
+	if (td->deps && !(td->skip_install & TESTDEF_SKIP_DEPS))
+		r = r ?: deps_line(td, sc->os, lines);
+	if (!(td->skip_install & TESTDEF_SKIP_STEPS))
+		STRV_FOREACH(s, td->install)
+			r = r ?: strv_push(lines, *s);
 	strbuf_reset(&sb);
-	strbuf_addf(&sb, "echo \"<LAVA_SIGNAL\"\"_STARTRUN %s %s>\"", td->suite, uuid);
+	strbuf_addf(&sb, "sh %s/bin/labd-signal STARTRUN %s %s", sc->dir, td->suite, sc->uuid);
 	r = r ?: strv_push(lines, sb.buf);
 	STRV_FOREACH(s, td->steps)
 		r = r ?: strv_push(lines, *s);
@@ -466,13 +486,13 @@ static int script_lines(const struct testdef *td, const char *dir, const char *u
 	return r;
 }
 
-int testdef_script_commands(const struct testdef *td, const char *dir, const char *uuid,
+int testdef_script_commands(const struct testdef *td, const struct testdef_script *sc,
 			    char ***ret)
 {
 	char **lines = NULL, **cmds = NULL, *path = NULL;
-	int r = script_lines(td, dir, uuid, &lines);
+	int r = script_lines(td, sc, &lines);
 
-	if (!r && asprintf(&path, "%s/%s.sh", dir, td->suite) < 0)
+	if (!r && asprintf(&path, "%s/%s.sh", sc->dir, td->suite) < 0)
 		r = -ENOMEM;
 	if (!r)
 		r = write_file(path, (const char *const *)lines, &cmds);
@@ -486,12 +506,35 @@ int testdef_script_commands(const struct testdef *td, const char *dir, const cha
 	return 0;
 }
 
-char *testdef_run_command(const struct testdef *td, const char *dir, const char *uuid)
+char *testdef_script_text(const struct testdef *td, const struct testdef_script *sc)
+{
+	char **lines = NULL, *text;
+
+	if (strv_push(&lines, "#!/bin/sh") < 0 || script_lines(td, sc, &lines) < 0 ||
+	    strv_push(&lines, "") < 0) {
+		strv_free(lines);
+		return NULL;
+	}
+	text = strv_join(lines, "\n");
+	strv_free(lines);
+	return text;
+}
+
+int testdef_file_commands(const char *path, const char *const *lines, char ***ret)
+{
+	int r = write_file(path, lines, ret);
+
+	if (r < 0)
+		*ret = strv_free(*ret);
+	return r;
+}
+
+char *testdef_run_command(const struct testdef *td, const char *script, const char *uuid)
 {
 	char *cmd;
 
-	if (asprintf(&cmd, "sh %s/%s.sh; echo \"<LAVA_SIGNAL\"\"_ENDRUN %s %s>\"", dir, td->suite,
-		     td->suite, uuid) < 0)
+	if (asprintf(&cmd, "sh %s; echo \"<LAVA_SIGNAL\"\"_ENDRUN %s %s>\"", script, td->suite,
+		     uuid) < 0)
 		return NULL;
 	return cmd;
 }

@@ -7,18 +7,25 @@
  * parameters (the definition's `params` overridden by the job's
  * `parameters`), its result pattern and fixupdict.
  *
- * labd needs no overlay image: it types everything into the board's shell,
- * one short command at a time, each answered by a prompt:
+ * Definitions reach the board in one of two ways.  A job whose definitions
+ * are all inline or from URLs needs no overlay: labd types everything into
+ * the board's shell, one short command at a time, each answered by a prompt:
  *
  *  1. testdef_setup_commands(): `mkdir -p DIR/bin`, then the helpers
- *     lava-test-case, lava-test-set, lava-test-reference and lava-test-raise
- *     written as small sh scripts into DIR/bin (POSIX sh and busybox ash
- *     reject '-' in function names, and scripts also work from the test's
- *     own child scripts, as LAVA's do);
+ *     (testdef_helpers(): labd-signal, lava-test-case, lava-test-set,
+ *     lava-test-reference, lava-test-raise) written as small sh scripts into
+ *     DIR/bin (POSIX sh and busybox ash reject '-' in function names, and
+ *     scripts also work from the test's own child scripts, as LAVA's do);
  *  2. testdef_script_commands(): DIR/<suite>.sh with PATH, TESTRUN_ID, the
- *     parameters, the install steps, the STARTRUN signal and the run steps;
+ *     parameters, the install section, the STARTRUN signal and the run steps;
  *  3. testdef_run_command(): `sh DIR/<suite>.sh; echo <ENDRUN signal>`, so
  *     the run ends with ENDRUN even when a step exits the script.
+ *
+ * Otherwise (definitions from git, whose repository trees go along, or a
+ * transfer_overlay) the same helpers and scripts (testdef_script_text()) are
+ * files of the job's overlay (overlay/overlay_build.h), in LAVA's layout:
+ * /lava-<job>/bin, /lava-<job>/tests/<suite>/run.sh, the steps running in
+ * /lava-<job>/tests/<suite>.
  *
  * Files are written with `printf '%s\n' 'line' ... > FILE` (then >>), every
  * line single-quoted, no command longer than TESTDEF_MAX_COMMAND bytes and
@@ -49,6 +56,9 @@ struct testdef {
 	char *suite;		/* result suite: "<index>_<name in the job>" */
 	char *name;		/* metadata.name */
 	char **install;		/* strv: install.steps */
+	char **deps;		/* strv: install.deps, installed with the os's package manager */
+	unsigned skip_install;	/* TESTDEF_SKIP_* (job.h): parts of install not run */
+	bool kmsg;		/* lava-signal: kmsg */
 	char **steps;		/* strv: run.steps */
 	struct kv params;	/* exported before the steps */
 	char *pattern;		/* parse.pattern (PCRE2, Python-style groups) or NULL */
@@ -77,18 +87,47 @@ int testdef_from_json(const json_t *doc, const struct job_testdef *jt, unsigned 
 int testdef_parse_yaml(const char *text, size_t len, const char *name, json_t **ret, char *err,
 		       size_t errlen);
 
+/* labd's helper scripts (testdef_helpers.c): labd-signal, lava-test-case, ... */
+struct testdef_helper {
+	const char *name;		/* the file name in <dir>/bin */
+	const char *const *lines;	/* the script, NULL-terminated */
+};
+
+/** testdef_helpers() - the helper scripts, *@n of them (static). */
+const struct testdef_helper *testdef_helpers(size_t *n);
+
+/** testdef_helper_text() - a helper's script as text, each line ending '\n' (caller frees). */
+char *testdef_helper_text(const struct testdef_helper *h);
+
 /** testdef_free() - accepts NULL; returns NULL. */
 struct testdef *testdef_free(struct testdef *td);
 
 /** testdef_setup_commands() - commands installing the helpers in @dir/bin (strv, caller frees). */
 int testdef_setup_commands(const char *dir, char ***ret);
 
-/** testdef_script_commands() - commands writing @dir/<suite>.sh; @uuid names the run. */
-int testdef_script_commands(const struct testdef *td, const char *dir, const char *uuid,
+/** Where and how a definition's script runs. */
+struct testdef_script {
+	const char *dir;	/* the helpers are in <dir>/bin */
+	const char *testdir;	/* the steps run there (a git definition's tree), or NULL */
+	const char *uuid;	/* names the run in STARTRUN and ENDRUN */
+	const char *os;		/* the deploy's os: how install.deps are installed; or NULL */
+};
+
+/** testdef_script_commands() - commands writing <dir>/<suite>.sh (strv, caller frees). */
+int testdef_script_commands(const struct testdef *td, const struct testdef_script *sc,
 			    char ***ret);
 
-/** testdef_run_command() - the command running the script, then printing ENDRUN. */
-char *testdef_run_command(const struct testdef *td, const char *dir, const char *uuid);
+/** testdef_script_text() - the same script as a file's text, for an overlay (caller frees). */
+char *testdef_script_text(const struct testdef *td, const struct testdef_script *sc);
+
+/**
+ * testdef_file_commands() - commands writing @lines into the file @path on the
+ * board, typed one per prompt (the rules above); *@ret is a strv to free.
+ */
+int testdef_file_commands(const char *path, const char *const *lines, char ***ret);
+
+/** testdef_run_command() - the command running @script, then printing ENDRUN. */
+char *testdef_run_command(const struct testdef *td, const char *script, const char *uuid);
 
 /** testdef_result() - @raw mapped through the fixupdict, else LAVA's own words, else unknown. */
 const char *testdef_result(const struct testdef *td, const char *raw);

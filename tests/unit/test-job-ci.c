@@ -67,14 +67,14 @@ TEST(test_job_ci__git_definitions)
 	CHECK(!t->branch);
 	CHECK(!t->history);
 	CHECK(t->kmsg);
-	CHECK(!t->skip_install);
+	CHECK_INT(t->skip_install, ==, 0);
 	CHECK_STR(kv_get(&t->parameters, "SKIP_INSTALL"), "true");
 	t = &job->actions[0].test.definitions[1];
 	CHECK_STR(t->branch, "stable");
 	CHECK(!t->revision);
 	CHECK(t->history);
 	CHECK(!t->kmsg);
-	CHECK(t->skip_install);
+	CHECK_INT(t->skip_install, ==, TESTDEF_SKIP_ALL);
 	CHECK_STR(kv_get(&t->parameters, "A"), "1");
 	job_free(job);
 }

@@ -146,8 +146,10 @@ TEST(test_testdef__typeable)
 	strv_push(&td->steps, "echo '<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=x RESULT=pass>'");
 	strv_push(&td->install, "X='<LAVA_SIGNAL_ENDRUN 0_a 1>' && echo $X");
 	CHECK_INT(testdef_setup_commands("/tmp/labd-7", &setup), ==, 0);
-	CHECK_INT(testdef_script_commands(td, "/tmp/labd-7", "7_2", &script), ==, 0);
-	run = testdef_run_command(td, "/tmp/labd-7", "7_2");
+	CHECK_INT(testdef_script_commands(td, &(struct testdef_script){ .dir = "/tmp/labd-7",
+									.uuid = "7_2" }, &script),
+		  ==, 0);
+	run = testdef_run_command(td, "/tmp/labd-7/2_x.sh", "7_2");
 	CHECK(typeable(setup) && typeable(script) && !strstr(run, "<LAVA_SIGNAL_"));
 	CHECK_STR(setup[0], "mkdir -p /tmp/labd-7/bin");
 	CHECK(!strncmp(script[0], "printf '%s\\n' 'export PATH=/tmp/labd-7/bin:$PATH' ", 48));
@@ -186,9 +188,11 @@ static const char *run_in(const char *shell, struct testdef *td, struct strbuf *
 	FILE *f;
 
 	if (!mkdtemp(dir) || testdef_setup_commands(dir, &setup) ||
-	    testdef_script_commands(td, dir, "7_2", &script))
+	    testdef_script_commands(td, &(struct testdef_script){ .dir = dir, .uuid = "7_2" },
+				    &script))
 		return NULL;
-	run = testdef_run_command(td, dir, "7_2");
+	snprintf(cmd, sizeof(cmd), "%s/%s.sh", dir, td->suite);
+	run = testdef_run_command(td, cmd, "7_2");
 	snprintf(cmd, sizeof(cmd), "cd %s && %s -s >%s/out 2>&1", dir, shell, dir);
 	f = popen(cmd, "w");
 	STRV_FOREACH(c, setup)

@@ -115,6 +115,18 @@ static char *const *prompts(struct run *r)
 	return board_device(run_board(r))->type->kernel.prompts;
 }
 
+/* The os of the job's last deploy before this action that names one, or NULL. */
+static const char *deploy_os(struct run *r)
+{
+	const struct job *job = run_job(r);
+	size_t i;
+
+	for (i = run_action_index(r); i-- > 0;)
+		if (job->actions[i].kind == JOB_ACTION_DEPLOY && job->actions[i].deploy.os)
+			return job->actions[i].deploy.os;
+	return NULL;
+}
+
 /* Definitions of the job's test actions before this one. */
 static unsigned definitions_before(struct run *r)
 {
@@ -319,9 +331,12 @@ static bool type_next(struct run *r, struct defs_state *st)
 static void run_script(struct run *r, struct defs_state *st)
 {
 	const struct testdef *td = current(st);
-	char *cmd = testdef_run_command(td, st->dir, st->uuid);
+	char *script = NULL, *cmd = NULL;
 	uint64_t now = run_now(r), left, wait;
 
+	if (asprintf(&script, "%s/%s.sh", st->dir, td->suite) >= 0)
+		cmd = testdef_run_command(td, script, st->uuid);
+	free(script);
 	if (!cmd || send_line(r, cmd) < 0) {
 		free(cmd);
 		run_fail(r, ERROR_INFRASTRUCTURE, "cannot start test definition '%s'", td->suite);
@@ -371,7 +386,9 @@ static void begin_definition(struct run *r, struct defs_state *st)
 	}
 	st->cmds = strv_free(st->cmds);
 	st->cmd = 0;
-	if (testdef_script_commands(td, st->dir, st->uuid, &st->cmds) < 0) {
+	if (testdef_script_commands(td, &(struct testdef_script){ .dir = st->dir, .uuid = st->uuid,
+								   .os = deploy_os(r) },
+				    &st->cmds) < 0) {
 		run_fail(r, ERROR_BUG, "out of memory");
 		return;
 	}
