@@ -33,6 +33,7 @@
 #include <openssl/evp.h>
 
 #include "config/config.h"
+#include "core/fileurl.h"
 #include "core/http_client.h"
 #include "core/loop.h"
 #include "job/job.h"
@@ -73,42 +74,19 @@ struct deploy_state {
 	char *dir;
 };
 
-static bool path_below(const char *path, const char *root)
-{
-	size_t n = strlen(root);
-
-	return !strncmp(path, root, n) && (path[n] == '/' || !path[n]);
-}
-
-/*
- * file:// artifacts come from below artifact_dir only.  A missing file is
- * named as such when its path is plainly below it (no "..": whether files
- * exist elsewhere is nobody's business).
- */
+/* file:// artifacts come from below artifact_dir only (core/fileurl.h). */
 static int check_file_url(struct run *r, const struct job_artifact *a)
 {
-	const char *root = run_config(r)->artifact_dir, *path = a->url + 7;
-	char *real;
+	int err = file_url_check(a->url, run_config(r)->artifact_dir);
 
-	if (strncmp(a->url, "file://", 7))
-		return 0;
-	if (!root) {
+	if (err == -EPERM && !run_config(r)->artifact_dir)
 		run_fail(r, ERROR_JOB, "file URLs are not allowed in this lab: '%s'", a->url);
-		return -EPERM;
-	}
-	real = realpath(path, NULL);
-	if (!real && errno == ENOENT && path_below(path, root) && !strstr(path, "/..")) {
+	else if (err == -ENOENT)
 		run_fail(r, ERROR_JOB, "file URL '%s': no such file", a->url);
-		return -ENOENT;
-	}
-	if (!real || !path_below(real, root)) {
+	else if (err < 0)
 		run_fail(r, ERROR_JOB, "file URL '%s' is not below the lab's artifact directory",
 			 a->url);
-		free(real);
-		return -EPERM;
-	}
-	free(real);
-	return 0;
+	return err;
 }
 
 /* Upper-case label -> variable name: kernel -> KERNEL, initrd -> RAMDISK too. */

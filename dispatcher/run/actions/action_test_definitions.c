@@ -31,6 +31,7 @@
 
 #include "board/board.h"
 #include "config/config.h"
+#include "core/fileurl.h"
 #include "core/http_client.h"
 #include "core/loop.h"
 #include "core/strbuf.h"
@@ -463,19 +464,7 @@ static void on_line(struct run *r, const char *line, size_t len, int64_t lineno,
 
 static int check_file_url(struct run *r, const char *url)
 {
-	const char *root = run_config(r)->artifact_dir;
-	char *real;
-	size_t n;
-	int err = 0;
-
-	if (strncmp(url, "file://", 7))
-		return 0;
-	real = root ? realpath(url + 7, NULL) : NULL;
-	n = root ? strlen(root) : 0;
-	if (!real || strncmp(real, root, n) || (real[n] != '/' && real[n]))
-		err = -EPERM;
-	free(real);
-	return err;
+	return file_url_check(url, run_config(r)->artifact_dir) < 0 ? -EPERM : 0;
 }
 
 static void on_fetched(struct http_request *req, const struct http_response *resp, void *ud)
