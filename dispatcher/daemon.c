@@ -19,6 +19,8 @@
 #include "core/loop.h"
 #include "drivers/power.h"
 #include "journal/events.h"
+#include "overlay/gitcache.h"
+#include "overlay/overlay_files.h"
 #include "results/backends/backend.h"
 #include "sched/sched.h"
 #include "session/reservations.h"
@@ -41,6 +43,8 @@ struct daemon {
 	struct http_client *http;
 	struct store *store;
 	struct events *events;
+	struct gitcache *git;		/* mirrors of test definition repositories */
+	struct overlay_files *overlays;	/* test overlays boards download */
 	struct sched *sched;
 	struct api *api;
 	struct backends *backends;
@@ -306,6 +310,7 @@ static void reload(struct daemon *d)
 		log_error("reload: %s", strerror(-err));
 	config_unref(d->cfg);
 	d->cfg = cfg;
+	gitcache_set_limits(d->git, cfg->git_max_size, cfg->git_timeout);
 	sched_set_config(d->sched, cfg);
 	sched_kick(d->sched);
 	log_info("reloaded: %zu boards, %zu device types", cfg->n_devices, cfg->n_types);
@@ -434,7 +439,8 @@ static int open_store(struct daemon *d, struct diag *diag)
 static int start_sessions(struct daemon *d)
 {
 	struct sched_deps sd = {
-		.run = { d->loop, d->http, d->store, d->events, d->cfg },
+		.run = { .loop = d->loop, .http = d->http, .store = d->store, .events = d->events,
+			 .config = d->cfg, .git = d->git, .overlays = d->overlays },
 		.lab = &d->lab,
 		.grant = on_grant,
 		.userdata = d,
@@ -460,6 +466,22 @@ static int start_sessions(struct daemon *d)
 	return err;
 }
 
+/* The git mirrors of <state_dir>/git, with labd.conf's limits. */
+static int open_gitcache(struct daemon *d)
+{
+	struct gitcache_opts o = { .max_size = d->cfg->git_max_size,
+				   .timeout = d->cfg->git_timeout };
+	char path[4096];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/git", d->cfg->state_dir);
+	o.dir = path;
+	err = gitcache_new(d->loop, &o, &d->git);
+	if (err < 0)
+		log_error("cannot open the git cache '%s': %s", path, strerror(-err));
+	return err;
+}
+
 static int start_core(struct daemon *d, struct diag *diag)
 {
 	int err;
@@ -472,6 +494,10 @@ static int start_core(struct daemon *d, struct diag *diag)
 		err = open_store(d, diag);
 	if (!err)
 		err = events_new(d->store, &d->events);
+	if (!err)
+		err = open_gitcache(d);
+	if (!err)
+		err = overlay_files_new(&d->overlays);
 	if (!err)
 		err = start_sessions(d);
 	if (!err)
@@ -498,9 +524,13 @@ static int start_api(struct daemon *d, const char *listen)
 		.lab = &d->lab,
 		.backends = d->backends,
 		.http = d->http,
+		.overlays = d->overlays,
 	};
+	int err = api_new(&ad, listen, &d->api);
 
-	return api_new(&ad, listen, &d->api);
+	if (!err)	/* where boards download their overlays (transfer_overlay) */
+		overlay_files_set_port(d->overlays, (unsigned)api_port(d->api));
+	return err;
 }
 
 int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct diag *diag)
@@ -576,6 +606,8 @@ struct daemon *daemon_free(struct daemon *d)
 	free(d->boards);
 	free(d->retired);
 	loop_source_free(d->stop_timer);
+	gitcache_free(d->git);
+	overlay_files_free(d->overlays);
 	events_free(d->events);
 	store_close(d->store);
 	http_client_free(d->http);

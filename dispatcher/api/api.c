@@ -65,6 +65,7 @@ static const struct api_route routes[] = {
 	{ "GET", "/queue", USER_ROLE_READER, api_queue_get, "read the queue" },
 	{ "GET", "/device-types", USER_ROLE_READER, api_device_types, "list device types" },
 	{ "GET", "/stream", USER_ROLE_READER, api_stream_get, "watch the lab" },
+	{ "GET", "/overlays/*", USER_ROLE_NONE, api_overlays_get, "download overlay %s" },
 	{ "GET", "/jobs", USER_ROLE_READER, api_jobs_list, "list jobs" },
 	{ "POST", "/jobs", USER_ROLE_CI, api_jobs_submit, "submit jobs" },
 	{ "GET", "/jobs/*", USER_ROLE_READER, api_jobs_show, "read job %s" },

@@ -34,6 +34,8 @@ struct viewers;
  * the scheduler, and look the boards, the configuration and the users up in
  * @lab each time (a reload replaces them).
  */
+struct overlay_files;
+
 struct api_deps {
 	struct loop *loop;
 	struct store *store;
@@ -44,6 +46,7 @@ struct api_deps {
 	const struct lab *lab;		/* boards, configuration, users (board/lab.h) */
 	struct backends *backends;	/* results backends, for /metrics (or NULL) */
 	struct http_client *http;	/* requests to the lab's other hosts (api_forward.c) */
+	struct overlay_files *overlays;	/* running jobs' test overlays, for their boards */
 };
 
 /**

@@ -297,6 +297,9 @@ enum MHD_Result api_jobs_results(struct api_request *r);
 enum MHD_Result api_results_junit(struct api_request *r);
 enum MHD_Result api_results_kcidb(struct api_request *r);
 
+/* api_overlays.c */
+enum MHD_Result api_overlays_get(struct api_request *r);
+
 /* api_devices.c */
 /** api_board_json() - a board as GET /devices shows it (new reference). */
 json_t *api_board_json(const struct api_deps *d, const struct board *b);

@@ -279,7 +279,7 @@ const char *testdef_result(const struct testdef *td, const char *raw)
  * TAB).  A signal marker in @s is typed as "<LAVA_SIGNAL''_": the shell joins
  * the two quoted words, and its echo of the input is no signal.
  */
-static void add_quoted(struct strbuf *sb, const char *s, size_t len)
+void testdef_quote(struct strbuf *sb, const char *s, size_t len)
 {
 	const size_t mark = sizeof(SIGNAL_MARK) - 1;
 	size_t i;
@@ -323,7 +323,7 @@ static void writer_piece(struct file_writer *w, const char *s, size_t len, bool 
 	struct strbuf q = STRBUF_INIT;
 	size_t room = TESTDEF_MAX_COMMAND - strlen(w->path) - 5;
 
-	add_quoted(&q, s, len);
+	testdef_quote(&q, s, len);
 	if (w->cmd.len && (!newline || w->cmd.len + 1 + q.len > room))
 		writer_flush(w);
 	if (!w->cmd.len)
@@ -424,7 +424,7 @@ static int deps_line(const struct testdef *td, const char *os, char ***lines)
 
 	STRV_FOREACH(p, td->deps) {
 		strbuf_addch(&pkgs, ' ');
-		add_quoted(&pkgs, *p, strlen(*p));
+		testdef_quote(&pkgs, *p, strlen(*p));
 	}
 	for (i = 0; os && i < sizeof(installers) / sizeof(installers[0]); i++)
 		if (!strcmp(os, installers[i].os))
@@ -463,13 +463,13 @@ static int script_lines(const struct testdef *td, const struct testdef_script *s
 	strbuf_reset(&sb);
 	if (sc->testdir) {
 		strbuf_addstr(&sb, "cd ");
-		add_quoted(&sb, sc->testdir, strlen(sc->testdir));
+		testdef_quote(&sb, sc->testdir, strlen(sc->testdir));
 		r = r ?: strv_push(lines, sb.buf);
 	}
 	for (i = 0; !r && i < td->params.n; i++) {
 		strbuf_reset(&sb);
 		strbuf_addf(&sb, "export %s=", td->params.keys[i]);
-		add_quoted(&sb, td->params.vals[i], strlen(td->params.vals[i]));
+		testdef_quote(&sb, td->params.vals[i], strlen(td->params.vals[i]));
 		r = strv_push(lines, sb.buf);
 	}
 	if (td->deps && !(td->skip_install & TESTDEF_SKIP_DEPS))

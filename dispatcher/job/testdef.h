@@ -126,6 +126,13 @@ char *testdef_script_text(const struct testdef *td, const struct testdef_script 
  */
 int testdef_file_commands(const char *path, const char *const *lines, char ***ret);
 
+/**
+ * testdef_quote() - @len bytes of @s as one single-quoted sh word, typeable:
+ * a TAB becomes a blank, a signal marker is split ("<LAVA_SIGNAL''_").
+ */
+struct strbuf;
+void testdef_quote(struct strbuf *sb, const char *s, size_t len);
+
 /** testdef_run_command() - the command running @script, then printing ENDRUN. */
 char *testdef_run_command(const struct testdef *td, const char *script, const char *uuid);
 

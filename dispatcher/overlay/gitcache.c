@@ -200,6 +200,12 @@ int gitcache_new(struct loop *loop, const struct gitcache_opts *o, struct gitcac
 	return 0;
 }
 
+void gitcache_set_limits(struct gitcache *c, uint64_t max_size, uint64_t timeout)
+{
+	c->max_size = max_size;
+	c->timeout = timeout;
+}
+
 static void op_free(struct gitcache_op *op);
 
 struct gitcache *gitcache_free(struct gitcache *c)

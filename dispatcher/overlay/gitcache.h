@@ -65,6 +65,9 @@ typedef void (*gitcache_fn)(const struct gitcache_result *res, void *userdata);
  */
 int gitcache_new(struct loop *loop, const struct gitcache_opts *o, struct gitcache **ret);
 
+/** gitcache_set_limits() - new limits (a reload), for the checkouts started after. */
+void gitcache_set_limits(struct gitcache *c, uint64_t max_size, uint64_t timeout);
+
 /** gitcache_free() - cancel every checkout (no callbacks) and free; accepts NULL. */
 struct gitcache *gitcache_free(struct gitcache *c);
 

@@ -158,6 +158,42 @@ uint64_t run_now(const struct run *r);
 /** run_async_done() - deliver RUN_EVENT_DONE from the loop (for helpers like downloads). */
 void run_async_done(struct run *r, int err, const char *msg);
 
+/* ---- the job's test overlay (overlay/overlay_build.h, run_overlay.c) ---- */
+struct overlay_plan;
+struct testdef;
+enum overlay_format;
+
+/** run_overlay_plan() - how the job's overlay reaches the board (computed at start). */
+const struct overlay_plan *run_overlay_plan(const struct run *r);
+
+/**
+ * run_overlay_build() - build an overlay into @path: labd's helpers and the
+ * job's definitions when @tests, the archives of @imports at its root.
+ * RUN_EVENT_DONE follows (ev->err, ev->msg); a failure's error type is
+ * run_overlay_error_type().  With @tests the definitions are then readable
+ * with run_overlay_testdef(), and @path is the overlay run_overlay_url()
+ * serves.  Returns 0 or a negative errno (no event).
+ */
+int run_overlay_build(struct run *r, const char *path, enum overlay_format fmt, bool tests,
+		      char *const *imports);
+enum error_type run_overlay_error_type(const struct run *r);
+
+/** run_overlay_testdef() - the job's definition @index as the build loaded it, or NULL. */
+const struct testdef *run_overlay_testdef(const struct run *r, size_t index);
+
+/** run_overlay_commit() - the commit a git definition was taken at, or "". */
+const char *run_overlay_commit(const struct run *r, size_t index);
+
+/** run_overlay_path() - the tests' overlay file, or NULL before it was built. */
+const char *run_overlay_path(const struct run *r);
+
+/**
+ * run_overlay_url() - serve the tests' overlay to the board until the job
+ * ends: the URL it downloads it from (caller frees), or NULL with the reason
+ * in @err (labd listens on no TCP port).
+ */
+char *run_overlay_url(struct run *r, char *err, size_t errlen);
+
 /* ---- outcome ---- */
 /** run_done() - the action succeeded: the next action starts. */
 void run_done(struct run *r);

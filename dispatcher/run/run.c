@@ -456,6 +456,7 @@ int run_start(const struct run_deps *deps, int64_t id, int attempt, struct job *
 	r->finished = finished;
 	r->userdata = userdata;
 	r->phases = json_array();
+	run_overlay_init(r);
 	err = run_prepare_dirs(r);
 	if (!err)
 		err = run_init_vars(r);
@@ -489,6 +490,7 @@ struct run *run_free(struct run *r)
 		run_console_detach(r);
 	}
 	run_console_release(r);
+	run_overlay_release(r);
 	loop_source_free(r->next_action);
 	loop_source_free(r->action_timer);
 	loop_source_free(r->job_timer);

@@ -35,7 +35,9 @@
 
 struct board;
 struct events;
+struct gitcache;
 struct http_client;
+struct overlay_files;
 struct job;
 struct lab_config;
 struct loop;
@@ -48,6 +50,8 @@ struct run_deps {
 	struct store *store;
 	struct events *events;
 	const struct lab_config *config;
+	struct gitcache *git;		/* test definitions from git */
+	struct overlay_files *overlays;	/* test overlays served to boards */
 };
 
 struct run_outcome {

@@ -12,6 +12,7 @@
 
 #include "core/kv.h"
 #include "core/strbuf.h"
+#include "overlay/overlay_build.h"
 #include "run/action.h"
 #include "run/run.h"
 
@@ -85,6 +86,16 @@ struct run {
 	int async_err;
 	char *async_msg;
 
+	/* the job's test overlay (run_overlay.c) */
+	struct overlay_plan overlay_plan;
+	struct overlay_build *overlay_build;
+	enum error_type overlay_error;	/* of the last failed build */
+	struct testdef **overlay_defs;	/* the job's definitions, as the build loaded them */
+	size_t n_overlay_defs;
+	char **overlay_commits;
+	char *overlay_path;		/* the tests' overlay (transfer, typed) */
+	char *overlay_served;		/* its name in deps.overlays, while served */
+
 	/* outcome */
 	struct run_outcome outcome;
 	char *error_msg;
@@ -98,6 +109,10 @@ int run_console_init(struct run *r);
 void run_console_release(struct run *r);
 void run_console_attach(struct run *r);
 void run_console_detach(struct run *r);
+
+/* run_overlay.c */
+void run_overlay_init(struct run *r);
+void run_overlay_release(struct run *r);
 
 /* run.c */
 void run_finish(struct run *r, enum job_health health, enum error_type type, const char *fmt,

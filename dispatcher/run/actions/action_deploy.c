@@ -13,6 +13,12 @@
  * decompressed by a `gzip -dc` / `xz -dc` child process (its output bounded
  * by max_artifact_size too) and staged without the suffix.
  *
+ * Then the ramdisk (or initrd) gets a second archive appended: the job's
+ * test overlay when it travels in the ramdisk, and the deploy's kernel
+ * modules (`install_overlay` / `install_modules: false` keep them out); or,
+ * when the board downloads the overlay or has it typed, it is built here so
+ * that a repository that cannot be fetched fails the job before the boot.
+ *
  * Each artifact becomes a substitution variable named after its label:
  * {KERNEL}, {RAMDISK}, {DTB} ... holding the path the board (TFTP:
  * "<job id>/<file>") or labd (tmpfs: the absolute path) uses.  Any failure
@@ -39,6 +45,8 @@
 #include "job/job.h"
 #include "run/action.h"
 #include "run/deploy_cache.h"
+#include "overlay/overlay_build.h"
+#include "overlay/ramdisk.h"
 
 #define DEPLOY_CHILD_ERR_MAX 256	/* bytes of a helper's stderr quoted in a reason */
 #define DEPLOY_MSG_MAX 1024
@@ -66,12 +74,21 @@ struct download {
 	bool done;
 };
 
+enum deploy_phase {
+	PHASE_DOWNLOAD,		/* artifacts being fetched and staged */
+	PHASE_RAMDISK,		/* the archive for the ramdisk (tests, modules) being built */
+	PHASE_OVERLAY,		/* the tests' overlay for transfer_overlay or typing */
+};
+
 struct deploy_state {
 	struct download *dl;
 	size_t n;
 	size_t pending;
 	bool failed;
 	char *dir;
+	enum deploy_phase phase;
+	struct download *ramdisk;	/* the staged ramdisk (or initrd), or NULL */
+	char *appendix;		/* the archive appended to it */
 };
 
 /* file:// artifacts come from below artifact_dir only (core/fileurl.h). */
@@ -561,12 +578,104 @@ static int deploy_start(struct run *r, void *state)
 	return 0;
 }
 
+/* ---- after the downloads: the job's overlay, the ramdisk's appendix ---- */
+
+static struct download *find_download(struct deploy_state *st, const char *label,
+				      const char *alias)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (!strcmp(st->dl[i].art->label, label) ||
+		    (alias && !strcmp(st->dl[i].art->label, alias)))
+			return &st->dl[i];
+	return NULL;
+}
+
+/* The tests' overlay for transfer_overlay or typing, when this deploy builds it. */
+static void build_overlay(struct run *r, struct deploy_state *st)
+{
+	const struct overlay_plan *p = run_overlay_plan(r);
+	char *path = NULL;
+	int err;
+
+	if ((p->delivery != OVERLAY_DELIVERY_TRANSFER && p->delivery != OVERLAY_DELIVERY_TYPED) ||
+	    p->builder != run_action_index(r)) {
+		run_done(r);
+		return;
+	}
+	st->phase = PHASE_OVERLAY;
+	if (asprintf(&path, "%s/overlay.tar.gz", run_dir(r)) < 0) {
+		run_fail(r, ERROR_BUG, "out of memory");
+		return;
+	}
+	err = run_overlay_build(r, path, OVERLAY_TAR_GZ, true, NULL);
+	free(path);
+	if (err < 0)
+		run_fail(r, ERROR_INFRASTRUCTURE, "cannot build the test overlay: %s", strerror(-err));
+}
+
+/*
+ * The ramdisk gets a second archive: the job's test overlay when it goes
+ * there (overlay_plan()), and the deploy's kernel modules, as LAVA adds them.
+ */
+static void build_appendix(struct run *r, struct deploy_state *st)
+{
+	const struct overlay_plan *p = run_overlay_plan(r);
+	struct download *mods = find_download(st, "modules", NULL);
+	char *imports[] = { mods ? mods->path : NULL, NULL };
+	bool tests = p->delivery == OVERLAY_DELIVERY_RAMDISK && p->deploy == run_action_index(r);
+	int err;
+
+	st->ramdisk = find_download(st, "ramdisk", "initrd");
+	if (!st->ramdisk || st->ramdisk->art->no_modules)
+		imports[0] = NULL;
+	if (!st->ramdisk || (!tests && !imports[0])) {
+		build_overlay(r, st);
+		return;
+	}
+	st->phase = PHASE_RAMDISK;
+	if (asprintf(&st->appendix, "%s/ramdisk-appendix.cpio.gz", run_dir(r)) < 0) {
+		st->appendix = NULL;
+		run_fail(r, ERROR_BUG, "out of memory");
+		return;
+	}
+	err = run_overlay_build(r, st->appendix, OVERLAY_CPIO_GZ, tests, imports);
+	if (err < 0)
+		run_fail(r, ERROR_INFRASTRUCTURE, "cannot build the ramdisk's overlay: %s",
+			 strerror(-err));
+}
+
+static void append_to_ramdisk(struct run *r, struct deploy_state *st)
+{
+	char why[DEPLOY_MSG_MAX];
+	int err = ramdisk_append(st->ramdisk->path, st->appendix, st->ramdisk->art->uboot_header,
+				 why, sizeof(why));
+
+	unlink(st->appendix);
+	if (err < 0) {
+		run_fail(r, ERROR_INFRASTRUCTURE, "cannot add the overlay to the ramdisk '%s': %s",
+			 st->ramdisk->path, why);
+		return;
+	}
+	run_log(r, "info", "overlay appended to the ramdisk %s%s", st->ramdisk->path,
+		ramdisk_has_uboot_header(st->ramdisk->path) ? " (U-Boot header rewritten)" : "");
+	build_overlay(r, st);
+}
+
 static void deploy_event(struct run *r, void *state, const struct run_event *ev)
 {
+	struct deploy_state *st = state;
+
 	if (ev->kind != RUN_EVENT_DONE)
 		return;
-	if (ev->err)
-		run_fail(r, ERROR_INFRASTRUCTURE, "%s", ev->msg);
+	if (ev->err) {
+		run_fail(r, st->phase == PHASE_DOWNLOAD ? ERROR_INFRASTRUCTURE :
+			 run_overlay_error_type(r), "%s", ev->msg);
+		return;
+	}
+	if (st->phase == PHASE_DOWNLOAD)
+		build_appendix(r, st);
+	else if (st->phase == PHASE_RAMDISK)
+		append_to_ramdisk(r, st);
 	else
 		run_done(r);
 }
@@ -594,6 +703,9 @@ static void deploy_stop(struct run *r, void *state)
 	}
 	free(st->dl);
 	free(st->dir);
+	if (st->appendix)
+		unlink(st->appendix);
+	free(st->appendix);
 }
 
 const struct action_ops action_deploy_ops = {

@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * action_test_definitions.c -- LAVA test definitions typed into the board's shell
+ * action_test_definitions.c -- LAVA test definitions run in the board's shell
  *
- * The steps:
+ * The steps, when the job has no overlay (overlay/overlay_build.h):
  *  1. load every definition of the action: inline ones from the job, `from:
  *     url` ones fetched with the daemon's HTTP client (file:// only below
  *     the lab's artifact_dir), each checked as a "Lava-Test Test Definition
  *     1.0" document (testdef.h);
- *  2. type the helpers (lava-test-case ...) into /tmp/labd-<job>/bin, one
- *     command per shell prompt;
+ *  2. type the helpers (lava-test-case ...) into /tmp/labd-<job>/bin and
+ *     the job's secrets (export NAME='value'), one command per shell prompt;
  *  3. for each definition: type its script, run it, read the LAVA signals
  *     it prints (results/lava_signals.h) until its ENDRUN signal, then wait
  *     for the prompt.  Lines between STARTRUN and ENDRUN also go through the
  *     definition's parse pattern.  Test cases the job `expected` that never
  *     reported are recorded as failed; unexpected ones are kept.
+ *
+ * With an overlay, the definitions were loaded when it was built (by the
+ * deploy, else here first); the first test action puts it on the board
+ * (test_prepare.h: it was in the ramdisk, or the board downloads it, or it
+ * is typed in base64) and checks /lava-<job>/bin is there; the secrets are
+ * typed, and each definition runs from /lava-<job>/tests/<suite>/run.sh.
  *
  * Results: suite "<index>_<name>" as LAVA names them, the index counting
  * the job's definitions across all its test actions ("0_smoke-tests",
@@ -39,7 +45,9 @@
 #include "job/job.h"
 #include "job/testdef.h"
 #include "results/lava_signals.h"
+#include "overlay/overlay_build.h"
 #include "run/action.h"
+#include "run/actions/test_prepare.h"
 
 #ifndef PCRE2_CODE_UNIT_WIDTH
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -52,11 +60,14 @@
 
 enum {
 	ID_PROMPT = 1,
+	ID_OVERLAY_OK,
 };
 
 enum defs_wait {
 	WAIT_FETCH,		/* a definition is being downloaded */
+	WAIT_BUILD,		/* the overlay is being built */
 	WAIT_PROMPT,		/* a typed command: its prompt */
+	WAIT_CHECK,		/* the overlay check: TEST_OVERLAY_OK, or a prompt without */
 	WAIT_RUN,		/* the script runs: its ENDRUN signal */
 	WAIT_DONE_PROMPT,	/* ENDRUN seen: the prompt after it */
 };
@@ -64,6 +75,9 @@ enum defs_wait {
 struct defs_state {
 	struct run *run;
 	struct testdef **defs;	/* one per definition of the action */
+	bool borrowed;		/* defs are the run's overlay's */
+	bool overlay;		/* the job has an overlay */
+	size_t check_cmd;	/* 1 + index in cmds of the overlay check, or 0 */
 	size_t n, cur;
 	unsigned first_index;	/* index of defs[0] among the job's definitions */
 	uint64_t deadline;	/* of the action */
@@ -325,7 +339,12 @@ static bool type_next(struct run *r, struct defs_state *st)
 		run_fail(r, ERROR_INFRASTRUCTURE, "cannot type on the board's console");
 		return true;
 	}
-	expect_prompt(r, st, WAIT_PROMPT);
+	expect_prompt(r, st, st->cmd == st->check_cmd ? WAIT_CHECK : WAIT_PROMPT);
+	if (st->wait == WAIT_CHECK) {
+		st->last_line[0] = '\0';
+		run_expect_add_literal(r, TEST_OVERLAY_OK, ID_OVERLAY_OK);
+		run_expect(r, "test-definitions", 0);
+	}
 	return true;
 }
 
@@ -335,7 +354,11 @@ static void run_script(struct run *r, struct defs_state *st)
 	char *script = NULL, *cmd = NULL;
 	uint64_t now = run_now(r), left, wait;
 
-	if (asprintf(&script, "%s/%s.sh", st->dir, td->suite) >= 0)
+	if (st->overlay && asprintf(&script, "%s/tests/%s/run.sh", st->dir, td->suite) < 0)
+		script = NULL;
+	else if (!st->overlay && asprintf(&script, "%s/%s.sh", st->dir, td->suite) < 0)
+		script = NULL;
+	if (script)
 		cmd = testdef_run_command(td, script, st->uuid);
 	free(script);
 	if (!cmd || send_line(r, cmd) < 0) {
@@ -387,7 +410,9 @@ static void begin_definition(struct run *r, struct defs_state *st)
 	}
 	st->cmds = strv_free(st->cmds);
 	st->cmd = 0;
-	if (testdef_script_commands(td, &(struct testdef_script){ .dir = st->dir, .uuid = st->uuid,
+	st->check_cmd = 0;
+	if (!st->overlay &&
+	    testdef_script_commands(td, &(struct testdef_script){ .dir = st->dir, .uuid = st->uuid,
 								   .os = deploy_os(r) },
 				    &st->cmds) < 0) {
 		run_fail(r, ERROR_BUG, "out of memory");
@@ -412,7 +437,8 @@ static void start_typing(struct run *r, struct defs_state *st)
 		run_fail(r, ERROR_JOB, "test definitions need a shell prompt: give 'prompts' in the boot action");
 		return;
 	}
-	if (testdef_setup_commands(st->dir, &st->cmds) < 0) {
+	if (testdef_setup_commands(st->dir, &st->cmds) < 0 ||
+	    test_secrets_commands(&run_job(r)->secrets, &st->cmds) < 0) {
 		run_fail(r, ERROR_BUG, "out of memory");
 		return;
 	}
@@ -438,6 +464,8 @@ static void on_line(struct run *r, const char *line, size_t len, int64_t lineno,
 	struct defs_state *st = ud;
 	const struct testdef *td = current(st);
 
+	if (st->wait == WAIT_CHECK && len && !memmem(line, len, "labd-overlay-ok-$", 17))
+		note_last_line(st, line, len);
 	if (st->wait != WAIT_RUN)
 		return;
 	note_last_line(st, line, len);
@@ -554,6 +582,85 @@ static int load_inline(struct run *r, struct defs_state *st)
 	return 0;
 }
 
+/* ---- with an overlay ---- */
+
+/* The overlay is built: its definitions, its delivery (first test action), the secrets. */
+static void overlay_ready(struct run *r, struct defs_state *st)
+{
+	const struct overlay_plan *p = run_overlay_plan(r);
+	struct test_overlay_how how = { .delivery = p->delivery, .job_id = run_id(r),
+					.path = run_overlay_path(r) };
+	char err[512], *url = NULL;
+	size_t i;
+	int e = 0;
+
+	for (i = 0; i < st->n; i++)
+		st->defs[i] = (struct testdef *)run_overlay_testdef(r, st->first_index + i);
+	if (p->delivery == OVERLAY_DELIVERY_TRANSFER)
+		how.boot = &run_job(r)->actions[p->boot].boot;
+	if (run_action_index(r) == p->first_test && p->delivery == OVERLAY_DELIVERY_TRANSFER &&
+	    !(how.url = url = run_overlay_url(r, err, sizeof(err)))) {
+		run_fail(r, ERROR_INFRASTRUCTURE, "transfer_overlay: %s", err);
+		return;
+	}
+	if (run_action_index(r) == p->first_test) {
+		run_log(r, "info", "overlay delivery: %s", overlay_delivery_name(p->delivery));
+		e = test_overlay_commands(&how, &st->cmds, err, sizeof(err));
+		st->check_cmd = strv_length(st->cmds);
+	}
+	free(url);
+	if (!e)
+		e = test_secrets_commands(&run_job(r)->secrets, &st->cmds) < 0 ? -ENOMEM : 0;
+	if (e < 0) {
+		run_fail(r, e == -EFBIG ? ERROR_JOB : ERROR_INFRASTRUCTURE, "%s", err);
+		return;
+	}
+	if (!type_next(r, st))
+		next_definition(r, st);
+}
+
+/* Overlay mode: the definitions come from the overlay, built by a deploy or here. */
+static int start_overlay(struct run *r, struct defs_state *st)
+{
+	char *path = NULL;
+	int err;
+
+	st->overlay = true;
+	st->borrowed = true;
+	if (!strv_length(prompts(r))) {
+		run_fail(r, ERROR_JOB, "test definitions need a shell prompt: give 'prompts' in the boot action");
+		return 0;
+	}
+	if (run_overlay_testdef(r, st->first_index)) {
+		overlay_ready(r, st);
+		return 0;
+	}
+	if (run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_RAMDISK) {
+		run_fail(r, ERROR_BUG, "the ramdisk's overlay was not built");
+		return 0;
+	}
+	if (asprintf(&path, "%s/overlay.tar.gz", run_dir(r)) < 0)
+		return -ENOMEM;
+	st->wait = WAIT_BUILD;
+	err = run_overlay_build(r, path, OVERLAY_TAR_GZ, true, NULL);
+	free(path);
+	if (err < 0)
+		run_fail(r, ERROR_INFRASTRUCTURE, "cannot build the test overlay: %s", strerror(-err));
+	return 0;
+}
+
+/* The overlay check's answer: the marker (go on), or the prompt without it. */
+static void overlay_checked(struct run *r, struct defs_state *st, int id)
+{
+	if (id == ID_OVERLAY_OK) {
+		expect_prompt(r, st, WAIT_PROMPT);
+		return;
+	}
+	run_fail(r, ERROR_INFRASTRUCTURE, "the overlay (%s) is not on the board: no /" OVERLAY_BASE_FMT "/bin; last line: '%s'",
+		 overlay_delivery_name(run_overlay_plan(r)->delivery), (long long)run_id(r),
+		 st->last_line);
+}
+
 static int defs_start(struct run *r, void *state)
 {
 	struct defs_state *st = state;
@@ -565,7 +672,9 @@ static int defs_start(struct run *r, void *state)
 	st->first_index = definitions_before(r);
 	st->deadline = run_now(r) + a->timeout;
 	st->defs = calloc(st->n ? st->n : 1, sizeof(*st->defs));
-	if (!st->defs || asprintf(&st->dir, TESTDEFS_DIR_FMT, (long long)run_id(r)) < 0)
+	if (!st->defs ||
+	    asprintf(&st->dir, run_overlay_plan(r)->delivery != OVERLAY_DELIVERY_NONE ?
+		     "/" OVERLAY_BASE_FMT : TESTDEFS_DIR_FMT, (long long)run_id(r)) < 0)
 		return -ENOMEM;
 	err = lava_signals_new(on_signal, st, &st->signals);
 	if (err < 0)
@@ -573,6 +682,8 @@ static int defs_start(struct run *r, void *state)
 	st->lines = run_lines_subscribe(r, on_line, st);
 	if (!st->lines)
 		return -ENOMEM;
+	if (run_overlay_plan(r)->delivery != OVERLAY_DELIVERY_NONE)
+		return start_overlay(r, st);
 	err = load_inline(r, st);
 	if (err)
 		return err < 0 ? err : 0;
@@ -593,6 +704,17 @@ static void defs_event(struct run *r, void *state, const struct run_event *ev)
 	if (ev->kind == RUN_EVENT_TIMEOUT) {
 		run_fail(r, ERROR_TEST, "test definitions: no shell prompt after '%.200s'",
 			 st->cmd ? st->cmds[st->cmd - 1] : "the script");
+		return;
+	}
+	if (ev->kind == RUN_EVENT_DONE && st->wait == WAIT_BUILD) {
+		if (ev->err)
+			run_fail(r, run_overlay_error_type(r), "%s", ev->msg);
+		else
+			overlay_ready(r, st);
+		return;
+	}
+	if (ev->kind == RUN_EVENT_MATCH && st->wait == WAIT_CHECK) {
+		overlay_checked(r, st, ev->id);
 		return;
 	}
 	if (ev->kind != RUN_EVENT_MATCH || ev->id != ID_PROMPT)
@@ -619,7 +741,7 @@ static void defs_stop(struct run *r, void *state)
 	http_request_cancel(st->req);
 	run_lines_unsubscribe(r, st->lines);
 	lava_signals_free(st->signals);
-	for (i = 0; st->defs && i < st->n; i++)
+	for (i = 0; st->defs && !st->borrowed && i < st->n; i++)
 		testdef_free(st->defs[i]);
 	free(st->defs);
 	free(st->dir);

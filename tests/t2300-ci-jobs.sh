@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t2300-ci-jobs.sh -- the jobs CI sends, end to end on QEMU boards with real
+# Debian kernels: test definitions from a git repository served by `git
+# daemon` on loopback (one at a tag, one at a commit), their scripts calling
+# the repository's files and labd's lava-test-case; the overlay appended to
+# the ramdisk on x86_64.
+. "$(dirname "$0")/lib.sh"
+. "$TOP/tests/qemu/lib.sh"
+. "$TOP/tests/ci/lib.sh"
+
+if ! qemu_fixtures x86_64; then
+	test_skip 'CI jobs on QEMU boards' "$QEMU_SKIP"
+	test_done
+	exit
+fi
+git_repo "$TMP/git/test-definitions"
+git_daemon "$TMP/git"
+qemu_lab
+echo "git_allow = [ \"$GIT_URL\" ];" >>"$LAB/labd.conf"
+labd_start
+at_exit labd_stop
+
+submit() {
+	local rc=0
+	labctl submit --follow "$1" >"$TMP/follow.out" 2>&1 || rc=$?
+	if [ "$rc" != "$2" ]; then
+		echo "labctl submit --follow $1: exit status $rc, expected $2"
+		tail -40 "$TMP/follow.out"
+		return 1
+	fi
+}
+
+job_id() {
+	sed -n 's/^job \([0-9]*\): .*/\1/p' "$TMP/follow.out" | tail -1
+}
+
+# git_defs: two definitions of the test repository, at tag v1 and at HEAD's commit.
+git_defs() {
+	cat <<JOB
+- test:
+    timeout: {minutes: 2}
+    definitions:
+    - from: git
+      repository: ${GIT_URL}test-definitions
+      path: automated/linux/smoke/smoke.yaml
+      name: smoke-tag
+      revision: v1
+      history: false
+    - from: git
+      repository: ${GIT_URL}test-definitions
+      path: automated/linux/smoke/smoke.yaml
+      name: smoke-commit
+      revision: $REPO_HEAD
+      parameters: {TESTS: "pwd true"}
+JOB
+}
+
+write_job "$TMP/x86-git.yaml" <<JOB
+job_name: x86_64, git test definitions in the ramdisk
+device_type: qemu-x86_64
+tags: [qemu]
+timeouts: {job: {minutes: 5}, action: {minutes: 2}, connection: {minutes: 1}}
+context: {extra_kernel_args: quiet}
+actions:
+- deploy:
+    to: tmpfs
+    os: oe
+    kernel: {url: '$ART_URL/x86_64/vmlinux'}
+    ramdisk: {url: '$ART_URL/x86_64/initrd.cpio.gz'}
+- boot:
+    method: qemu
+    media: tmpfs
+    prompts: ['root@guest:[^#]*# ']
+$(git_defs)
+JOB
+
+test_expect_success 'x86_64: two git definitions (tag, commit) run from the overlay appended to the ramdisk' '
+	submit "$TMP/x86-git.yaml" 0 &&
+	grep -q "job [0-9]*: complete, 4 passed" "$TMP/follow.out" &&
+	labctl results "$(job_id)" >"$TMP/results" &&
+	grep -q "0_smoke-tag.pwd .*pass" "$TMP/results" &&
+	grep -q "1_smoke-commit.pwd .*pass" "$TMP/results" &&
+	grep -q "1_smoke-commit.true .*pass" "$TMP/results" &&
+	grep -q "1_smoke-commit.uptime .*pass.*seconds" "$TMP/results" &&
+	! grep -q "0_smoke-tag.uptime" "$TMP/results"
+'
+
+test_done
