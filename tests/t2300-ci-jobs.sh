@@ -4,12 +4,13 @@
 # Debian kernels: test definitions from a git repository served by `git
 # daemon` on loopback (one at a tag, one at a commit), their scripts calling
 # the repository's files and labd's lava-test-case; the overlay appended to
-# the ramdisk on x86_64.
+# the ramdisk on x86_64, downloaded by the board (transfer_overlay) on arm64
+# through U-Boot, its network driver from the deploy's modules.
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 . "$TOP/tests/ci/lib.sh"
 
-if ! qemu_fixtures x86_64; then
+if ! qemu_fixtures x86_64 arm64; then
 	test_skip 'CI jobs on QEMU boards' "$QEMU_SKIP"
 	test_done
 	exit
@@ -84,6 +85,47 @@ test_expect_success 'x86_64: two git definitions (tag, commit) run from the over
 	grep -q "1_smoke-commit.true .*pass" "$TMP/results" &&
 	grep -q "1_smoke-commit.uptime .*pass.*seconds" "$TMP/results" &&
 	! grep -q "0_smoke-tag.uptime" "$TMP/results"
+'
+
+write_job "$TMP/arm64-git.yaml" <<JOB
+job_name: arm64 through U-Boot, git test definitions downloaded by the board
+device_type: qemu-arm64
+tags: [qemu]
+timeouts: {job: {minutes: 5}, action: {minutes: 2}, connection: {minutes: 1}}
+actions:
+- deploy:
+    to: tftp
+    os: oe
+    kernel: {url: '$ART_URL/arm64/Image', type: image}
+    ramdisk: {url: '$ART_URL/arm64/initrd.cpio.gz'}
+    modules: {url: '$ART_URL/arm64/modules.tar.xz', compression: xz}
+- boot:
+    method: u-boot
+    commands: ramdisk
+    prompts: ['root@guest:[^#]*# ']
+    transfer_overlay:
+      download_command: modprobe virtio_mmio && modprobe virtio_net && ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 && cd /tmp && wget -q
+      unpack_command: tar -C / -xzf
+$(git_defs)
+JOB
+
+test_expect_success 'arm64: the board downloads the overlay from labd (transfer_overlay), modules from the deploy' '
+	submit "$TMP/arm64-git.yaml" 0 &&
+	grep -q "job [0-9]*: complete, 4 passed" "$TMP/follow.out" &&
+	id=$(job_id) &&
+	labctl results "$id" >"$TMP/results" &&
+	grep -q "1_smoke-commit.uptime .*pass.*seconds" "$TMP/results" &&
+	grep -q "input .* wget -q http://10.0.2.2:$LABD_PORT/api/v1/overlays/[0-9a-f]*\.tar\.gz && tar -C / -xzf [0-9a-f]*\.tar\.gz" \
+		"$LAB/state/jobs/$id/labd.log" &&
+	grep -q "^labd-overlay-ok-42" "$LAB/state/jobs/$id/console.log" &&
+	grep -q "overlay delivery: transfer" "$LAB/state/jobs/$id/labd.log"
+'
+
+test_expect_success 'the overlay is served only while its job runs' '
+	name=$(grep -o "overlays/[0-9a-f]*\.tar\.gz" "$LAB/state/jobs/$(job_id)/labd.log" | head -1) &&
+	[ -n "$name" ] &&
+	code=$(curl -s -o /dev/null -w "%{http_code}" "$LABD_URL/api/v1/$name") &&
+	[ "$code" = 404 ]
 '
 
 test_done

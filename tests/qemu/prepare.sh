@@ -11,6 +11,9 @@
 #   $CACHE/x86_64/initrd.cpio.gz
 #   $CACHE/arm64/Image           Debian's arm64 vmlinuz (a raw Image, booti takes it as is)
 #   $CACHE/arm64/initrd.cpio.gz
+#   $CACHE/arm64/modules.tar.xz  the kernel's virtio network modules (virtio_mmio,
+#                                virtio_net and what they need) with modules.dep, laid
+#                                out as LAVA's `modules` deploy artifact: lib/modules/<ver>/
 #   $CACHE/armhf/zImage          Debian's armmp vmlinuz (bootz)
 #   $CACHE/armhf/initrd.cpio.gz
 #   $CACHE/<arch>/kernel-version  e.g. 6.1.0-57-cloud-amd64
@@ -53,7 +56,7 @@ complete() {
 	local d=$CACHE/$1
 	case $1 in
 	x86_64) [ -s "$d/vmlinux" ] && [ -s "$d/bzImage" ] ;;
-	arm64) [ -s "$d/Image" ] ;;
+	arm64) [ -s "$d/Image" ] && [ -s "$d/modules.tar.xz" ] ;;
 	armhf) [ -s "$d/zImage" ] ;;
 	*) return 1 ;;
 	esac && [ -s "$d/initrd.cpio.gz" ] && [ -s "$d/kernel-version" ]
@@ -106,6 +109,32 @@ extract_kernel() {
 	rm -rf "$t" && mkdir -p "$t"
 	dpkg-deb --fsys-tarfile "$1" | tar -x -C "$t" --wildcards './boot/vmlinuz-*'
 	mv "$t"/boot/vmlinuz-* "$2"
+	rm -rf "$t"
+}
+
+# modules_tarball DEB KVER OUT MODULE...: the .ko of each MODULE (and what it
+# depends on) from DEB, with a modules.dep made by busybox's depmod, as a tar.xz
+# of lib/modules/KVER/.
+modules_tarball() {
+	local deb=$1 kver=$2 out=$3 t=$CACHE/tmp/mods m ko todo done=" "; shift 3
+	rm -rf "$t" && mkdir -p "$t/x" "$t/root"
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$t/x" --wildcards "./lib/modules/$kver/kernel/*"
+	todo="$*"
+	while [ -n "$todo" ]; do
+		m=${todo%% *}
+		todo=$(echo "${todo#"$m"}" | sed 's/^ *//')
+		case $done in *" $m "*) continue ;; esac
+		done="$done$m "
+		ko=$(find "$t/x" -name "$m.ko*" | head -1)
+		[ -n "$ko" ] || skip "no module $m in $deb"
+		mkdir -p "$t/root/$(dirname "${ko#$t/x/}")"
+		cp "$ko" "$t/root/${ko#$t/x/}"
+		todo="$todo $(tr '\0' '\n' <"$ko" | sed -n 's/^depends=//p' | tr , ' ')"
+		todo=$(echo "$todo" | sed 's/^ *//; s/ *$//')
+	done
+	/bin/busybox depmod -b "$t/root" "$kver" || skip "busybox depmod failed for $kver"
+	tar -C "$t/root" -cJf "$out.tmp" --owner=0 --group=0 lib
+	mv "$out.tmp" "$out"
 	rm -rf "$t"
 }
 
@@ -231,6 +260,8 @@ prepare_arm() {
 	rm -rf "$bb" && mkdir -p "$bb"
 	dpkg-deb --fsys-tarfile "$(deb_file "$a" busybox-static)" | tar -x -C "$bb" ./bin/busybox
 	initramfs "$bb/bin/busybox" "$d/initrd.cpio.gz"
+	[ "$a" != arm64 ] ||
+		modules_tarball "$deb" "${pkg#linux-image-}" "$d/modules.tar.xz" virtio_mmio virtio_net
 	rm -rf "$bb"
 	echo "${pkg#linux-image-}" >"$d/kernel-version"
 }
