@@ -478,7 +478,11 @@ static int script_lines(const struct testdef *td, const struct testdef_script *s
 		STRV_FOREACH(s, td->install)
 			r = r ?: strv_push(lines, *s);
 	strbuf_reset(&sb);
-	strbuf_addf(&sb, "sh %s/bin/labd-signal STARTRUN %s %s", sc->dir, td->suite, sc->uuid);
+	if (td->kmsg)	/* through the kernel's log, as the helpers' signals */
+		strbuf_addf(&sb, "sh %s/bin/labd-signal STARTRUN %s %s", sc->dir, td->suite,
+			    sc->uuid);
+	else
+		strbuf_addf(&sb, "echo \"<LAVA_SIGNAL\"\"_STARTRUN %s %s>\"", td->suite, sc->uuid);
 	r = r ?: strv_push(lines, sb.buf);
 	STRV_FOREACH(s, td->steps)
 		r = r ?: strv_push(lines, *s);
