@@ -98,6 +98,9 @@ void power_set_cycle_delay(struct power *p, uint64_t usec);
  */
 int power_set_vars(struct power *p, const struct kv *vars);
 
+/* Set in the variables of a job with secrets: drivers keep no raw copy of the console. */
+#define POWER_VAR_SECRETS "LABD_SECRETS"
+
 /** power_run() - start @op; @done is called once from the loop. -EBUSY when busy. */
 int power_run(struct power *p, enum power_op op, power_done_fn done, void *userdata);
 

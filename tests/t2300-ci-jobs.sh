@@ -5,7 +5,9 @@
 # daemon` on loopback (one at a tag, one at a commit), their scripts calling
 # the repository's files and labd's lava-test-case; the overlay appended to
 # the ramdisk on x86_64, downloaded by the board (transfer_overlay) on arm64
-# through U-Boot, its network driver from the deploy's modules.
+# through U-Boot, its network driver from the deploy's modules; a secret used by
+# a test step and absent from every stored byte; a job still queued when its
+# queue timeout runs out.
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 . "$TOP/tests/ci/lib.sh"
@@ -15,6 +17,7 @@ if ! qemu_fixtures x86_64 arm64; then
 	test_done
 	exit
 fi
+SECRET=labd-s3cr3t-$$-$RANDOM
 git_repo "$TMP/git/test-definitions"
 git_daemon "$TMP/git"
 qemu_lab
@@ -63,6 +66,7 @@ device_type: qemu-x86_64
 tags: [qemu]
 timeouts: {job: {minutes: 5}, action: {minutes: 2}, connection: {minutes: 1}}
 context: {extra_kernel_args: quiet}
+secrets: {API_TOKEN: $SECRET}
 actions:
 - deploy:
     to: tmpfs
@@ -74,17 +78,32 @@ actions:
     media: tmpfs
     prompts: ['root@guest:[^#]*# ']
 $(git_defs)
+    - from: inline
+      name: secret
+      path: inline/secret.yaml
+      repository:
+        metadata: {format: Lava-Test Test Definition 1.0, name: secret}
+        run:
+          steps:
+          - echo "token \$API_TOKEN"
+          - lava-test-case token-length --result pass --measurement \${#API_TOKEN} --units bytes
 JOB
 
 test_expect_success 'x86_64: two git definitions (tag, commit) run from the overlay appended to the ramdisk' '
 	submit "$TMP/x86-git.yaml" 0 &&
-	grep -q "job [0-9]*: complete, 4 passed" "$TMP/follow.out" &&
+	grep -q "job [0-9]*: complete, 5 passed" "$TMP/follow.out" &&
 	labctl results "$(job_id)" >"$TMP/results" &&
 	grep -q "0_smoke-tag.pwd .*pass" "$TMP/results" &&
+	grep -q "2_secret.token-length .*pass.*${#SECRET}" "$TMP/results" &&
 	grep -q "1_smoke-commit.pwd .*pass" "$TMP/results" &&
 	grep -q "1_smoke-commit.true .*pass" "$TMP/results" &&
 	grep -q "1_smoke-commit.uptime .*pass.*seconds" "$TMP/results" &&
 	! grep -q "0_smoke-tag.uptime" "$TMP/results"
+'
+
+test_expect_success 'the secret reached the step, and no stored byte holds it' '
+	grep -q "^token \[secret\]" "$LAB/state/jobs/1/console.log" &&
+	! grep -r -a -l -e "$SECRET" "$LAB"
 '
 
 write_job "$TMP/arm64-git.yaml" <<JOB
@@ -126,6 +145,25 @@ test_expect_success 'the overlay is served only while its job runs' '
 	[ -n "$name" ] &&
 	code=$(curl -s -o /dev/null -w "%{http_code}" "$LABD_URL/api/v1/$name") &&
 	[ "$code" = 404 ]
+'
+
+write_job "$TMP/queued.yaml" <<JOB
+job_name: waits in the queue longer than it may
+device_type: qemu-x86_64
+tags: [qemu]
+timeouts: {job: {minutes: 5}, queue: {seconds: 2}}
+actions:
+- boot: {method: qemu, media: tmpfs, prompts: ['root@guest:[^#]*# ']}
+JOB
+
+test_expect_success 'a job still queued when its queue timeout runs out is canceled, saying why' '
+	labctl device set-state qemu-x86-01 maintenance >/dev/null &&
+	labctl submit "$TMP/queued.yaml" >"$TMP/submit.out" &&
+	id=$(grep -o "[0-9]*" "$TMP/submit.out" | head -1) &&
+	sleep 1 && labctl show "$id" | grep -q queued &&
+	wait_for "labctl show $id | grep -q canceled" 10 &&
+	labctl show "$id" | grep -q "still queued when its queue timeout (timeouts.queue) ran out" &&
+	labctl device set-state qemu-x86-01 idle >/dev/null
 '
 
 test_done

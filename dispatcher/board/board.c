@@ -13,6 +13,8 @@
 #include "core/diag.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/mask.h"
+#include "core/strbuf.h"
 #include "core/strv.h"
 #include "drivers/console.h"
 #include "drivers/power.h"
@@ -51,6 +53,9 @@ struct board {
 	uint64_t hold_until;
 	const struct board_job_hooks *hooks;
 	void *hooks_ud;
+	bool masking;		/* a job's secrets are masked (board_set_mask()) */
+	struct mask_stream mask;
+	struct loop_source *mask_timer;	/* lets held-back bytes go */
 };
 
 static void notify(struct board *b)
@@ -158,10 +163,11 @@ err_free:
 	return r;
 }
 
-static void on_console_data(struct console *c, const uint8_t *buf, size_t len, void *ud)
+/* Console bytes, masked already, to the board's log, its scrollback and the job. */
+static void deliver(struct board *b, const uint8_t *buf, size_t len)
 {
-	struct board *b = ud;
-
+	if (!len)
+		return;
 	if (b->log) {
 		joblog_console(b->log, loop_realtime(b->deps.loop), buf, len);
 		joblog_rotate_if_larger(b->log, BOARD_LOG_MAX);
@@ -169,6 +175,52 @@ static void on_console_data(struct console *c, const uint8_t *buf, size_t len, v
 	consolebuf_append(b->cbuf, buf, len);
 	if (b->hooks && b->hooks->data)
 		b->hooks->data(buf, len, b->hooks_ud);
+}
+
+static void deliver_masked(struct board *b, const uint8_t *buf, size_t len, bool flush)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	if (buf)
+		mask_stream_feed(&b->mask, buf, len, &out);
+	if (flush)
+		mask_stream_flush(&b->mask, &out);
+	deliver(b, (const uint8_t *)out.buf, out.len);
+	strbuf_release(&out);
+	if (b->mask_timer)
+		loop_timer_set(b->mask_timer, mask_stream_pending(&b->mask) ?
+			       loop_now(b->deps.loop) + BOARD_MASK_HOLD : USEC_INFINITY);
+}
+
+static void on_console_data(struct console *c, const uint8_t *buf, size_t len, void *ud)
+{
+	struct board *b = ud;
+
+	if (b->masking)
+		deliver_masked(b, buf, len, false);
+	else
+		deliver(b, buf, len);
+}
+
+static int on_mask_hold(struct loop_source *s, uint64_t now, void *ud)
+{
+	deliver_masked(ud, NULL, 0, true);
+	return 0;
+}
+
+void board_set_mask(struct board *b, const struct mask *m)
+{
+	if (b->masking) {
+		deliver_masked(b, NULL, 0, true);
+		mask_stream_release(&b->mask);
+		b->mask_timer = loop_source_free(b->mask_timer);
+		b->masking = false;
+	}
+	if (mask_empty(m) || mask_stream_init(&b->mask, m) < 0)
+		return;
+	b->masking = true;
+	if (loop_add_timer(b->deps.loop, &b->mask_timer, USEC_INFINITY, on_mask_hold, b) == 0)
+		loop_source_set_description(b->mask_timer, "board:mask-hold");
 }
 
 static void on_console_state(struct console *c, bool up, const char *reason, void *ud)
@@ -229,6 +281,7 @@ struct board *board_unref(struct board *b)
 {
 	if (!b || --b->refcount > 0)
 		return NULL;
+	board_set_mask(b, NULL);
 	console_free(b->console);
 	power_free(b->power);
 	sdmux_free(b->sdmux);

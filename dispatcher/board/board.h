@@ -51,6 +51,7 @@ struct store;
 
 #define BOARD_LOG_MAX (16 * 1024 * 1024)	/* board log rotated beyond this */
 #define BOARD_MAX_PARTS 8	/* hardware parts that can be missing at once */
+#define BOARD_MASK_HOLD (300 * 1000ULL)	/* usec a possible secret's start may wait */
 
 /** Called when a board's effective state may have changed (the scheduler re-plans). */
 typedef void (*board_changed_fn)(struct board *b, void *userdata);
@@ -142,5 +143,15 @@ struct board_job_hooks {
 	void (*console_state)(bool up, const char *reason, void *userdata);
 };
 void board_set_job_hooks(struct board *b, const struct board_job_hooks *hooks, void *userdata);
+
+/**
+ * board_set_mask() - a running job's secrets (core/mask.h; borrowed until the
+ * next call, NULL for none): from now on replaced in every console byte
+ * before the board's log, its scrollback, viewers and the job's hooks see
+ * it.  Bytes that may begin a secret wait for the next ones, at most
+ * BOARD_MASK_HOLD; a call flushes them.
+ */
+struct mask;
+void board_set_mask(struct board *b, const struct mask *m);
 
 #endif

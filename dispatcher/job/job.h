@@ -326,6 +326,16 @@ int job_check_device_type(const struct job *job, const struct device_type *type,
  */
 int job_check_git_allow(const struct job *job, char *const *allow, struct diag *diag);
 
+/**
+ * job_redact() - @job's text (as parsed, in format @fmt: YAML or JSON) as labd
+ * stores it: every value of `secrets` and every auto_login password
+ * replaced by "[secret]" (job_redact.c).  *@ret is a new text of *@ret_len
+ * bytes, a plain copy when there is nothing to hide.  Returns 0, -ENOMEM or
+ * -EINVAL (a value that is not a scalar of the text).
+ */
+int job_redact(const struct job *job, const char *text, size_t len, enum job_format fmt,
+	       char **ret, size_t *ret_len);
+
 /** job_stage_timeout() - timeout of a named stage ("bootloader-commands", ...) of @a:
  * the action's own, then the job's timeouts.actions, then @fallback. */
 uint64_t job_stage_timeout(const struct job *job, const struct job_action *a,

@@ -147,6 +147,21 @@ int job_doc_path_line(const json_t *lines, const json_t *aliases, const char *pa
 	return line;
 }
 
+const json_t *job_doc_path_value(const json_t *map, const json_t *aliases, const char *path)
+{
+	struct strbuf p = STRBUF_INIT;
+	const json_t *v = NULL;
+	int hops = 0;
+
+	if (!map || strbuf_addstr(&p, path) < 0)
+		return NULL;
+	while (!(v = json_object_get(map, p.buf)) && hops++ < JOB_DOC_MAX_HOPS && aliases &&
+	       p.len && job_doc_unalias(aliases, &p))
+		;
+	strbuf_release(&p);
+	return v;
+}
+
 int job_doc_line(const struct job_doc *doc, const char *key)
 {
 	struct strbuf p = STRBUF_INIT;
@@ -245,6 +260,7 @@ int job_doc_finish(struct job_doc *doc, struct diag *diag)
 	json_decref(doc->root);
 	json_decref(doc->lines);
 	json_decref(doc->aliases);
+	json_decref(doc->spans);
 	doc->root = doc->lines = doc->aliases = NULL;
 	strbuf_release(&doc->path);
 	return r;

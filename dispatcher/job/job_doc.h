@@ -61,6 +61,8 @@ struct job_doc {
 	json_t *root;		/* the document; NULL until a front end loaded it */
 	json_t *lines;		/* path -> line */
 	json_t *aliases;	/* path -> path of the aliased original */
+	json_t *spans;		/* YAML only, when not NULL: path of a scalar -> [first byte,
+				 * byte after it] in the text (job_redact.c) */
 	struct strbuf path;	/* path of the value being checked */
 	struct job_doc_msg *msgs;
 	size_t n_msgs;
@@ -127,6 +129,12 @@ int job_doc_line(const struct job_doc *doc, const char *key);
 
 /** job_doc_path_line() - line of @path in @lines/@aliases (see above); 0 if unknown. */
 int job_doc_path_line(const json_t *lines, const json_t *aliases, const char *path);
+
+/**
+ * job_doc_path_value() - the value @map holds for @path, following @aliases
+ * to the original of an aliased value (no parent fallback); NULL if none.
+ */
+const json_t *job_doc_path_value(const json_t *map, const json_t *aliases, const char *path);
 
 /** job_doc_set_line() - record the line of @path (front ends). */
 void job_doc_set_line(struct job_doc *doc, const char *path, int line);

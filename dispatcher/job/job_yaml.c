@@ -359,6 +359,11 @@ static int yaml_place(struct yaml_builder *b, json_t *v, const yaml_event_t *ev,
 	}
 	if (!top || json_is_array(top->node))
 		job_doc_set_line(b->doc, b->path.buf, (int)ev->start_mark.line + 1);
+	if (b->doc->spans && ev->type == YAML_SCALAR_EVENT &&
+	    json_object_set_new(b->doc->spans, b->path.buf,
+				json_pack("[I,I]", (json_int_t)ev->start_mark.index,
+					  (json_int_t)ev->end_mark.index)) < 0)
+		r = job_doc_nomem(b->doc);
 	if (alias)
 		job_doc_set_alias(b->doc, b->path.buf, alias);
 	r = yaml_set_anchor(b, anchor, v);

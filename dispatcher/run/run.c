@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/mask.h"
 #include "drivers/power.h"
 #include "job/job.h"
 #include "journal/events.h"
@@ -364,7 +365,7 @@ void run_finish(struct run *r, enum job_health health, enum error_type type, con
 	r->outcome.health = health;
 	r->outcome.error_type = type;
 	free(r->error_msg);
-	r->error_msg = health == JOB_HEALTH_COMPLETE ? NULL : strdup(msg);
+	r->error_msg = health == JOB_HEALTH_COMPLETE ? NULL : mask_text(r->mask, msg);
 	r->outcome.error_msg = r->error_msg;
 	if (r->job->session) {
 		run_log(r, "info", "board left as it is for its holder");
@@ -412,10 +413,28 @@ static int run_init_vars(struct run *r)
 	int err;
 
 	err = kv_set(&r->vars, "SERVER_IP", c->server_ip ? c->server_ip : "127.0.0.1");
+	if (!err && !mask_empty(r->mask))
+		err = kv_set(&r->vars, POWER_VAR_SECRETS, "1");
 	if (!err)
 		err = kv_set(&r->vars, "LABD_JOB_ID", r->tftp_prefix);
 	if (!err)
 		err = kv_set(&r->vars, "DEVICE", board_name(r->board));
+	return err;
+}
+
+/* What the job must never see written: its secrets, the passwords it types. */
+static int run_init_mask(struct run *r)
+{
+	const struct job *job = r->job;
+	size_t i;
+	int err = mask_new(&r->mask);
+
+	for (i = 0; !err && i < job->secrets.n; i++)
+		err = mask_add(r->mask, job->secrets.vals[i]);
+	for (i = 0; !err && i < job->n_actions; i++)
+		if (job->actions[i].kind == JOB_ACTION_BOOT &&
+		    job->actions[i].boot.auto_login.password)
+			err = mask_add(r->mask, job->actions[i].boot.auto_login.password);
 	return err;
 }
 
@@ -457,7 +476,9 @@ int run_start(const struct run_deps *deps, int64_t id, int attempt, struct job *
 	r->userdata = userdata;
 	r->phases = json_array();
 	run_overlay_init(r);
-	err = run_prepare_dirs(r);
+	err = run_init_mask(r);
+	if (!err)
+		err = run_prepare_dirs(r);
 	if (!err)
 		err = run_init_vars(r);
 	if (!err)
@@ -491,6 +512,7 @@ struct run *run_free(struct run *r)
 	}
 	run_console_release(r);
 	run_overlay_release(r);
+	mask_free(r->mask);
 	loop_source_free(r->next_action);
 	loop_source_free(r->action_timer);
 	loop_source_free(r->job_timer);

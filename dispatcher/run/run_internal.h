@@ -86,6 +86,8 @@ struct run {
 	int async_err;
 	char *async_msg;
 
+	struct mask *mask;		/* the job's secrets and passwords (core/mask.h) */
+
 	/* the job's test overlay (run_overlay.c) */
 	struct overlay_plan overlay_plan;
 	struct overlay_build *overlay_build;

@@ -452,10 +452,12 @@ int run_console_init(struct run *r)
 void run_console_attach(struct run *r)
 {
 	board_set_job_hooks(r->board, &run_board_hooks, r);
+	board_set_mask(r->board, r->mask);
 }
 
 void run_console_detach(struct run *r)
 {
+	board_set_mask(r->board, NULL);	/* what it held back goes to this job */
 	board_set_job_hooks(r->board, NULL, NULL);
 	if (r->line.len) {
 		dispatch_line(r, r->line.buf, r->line.len);

@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/mask.h"
 #include "core/strbuf.h"
 #include "journal/events.h"
 #include "journal/joblog.h"
@@ -18,16 +19,20 @@
 
 void run_log(struct run *r, const char *kind, const char *fmt, ...)
 {
-	char msg[JOBLOG_MAX_MSG];
+	char raw[JOBLOG_MAX_MSG], *msg;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	msg = mask_text(r->mask, raw);	/* typed secrets, messages quoting them */
+	if (!msg)
+		return;
 	if (r->log)
 		joblog_msg(r->log, loop_realtime(r->deps.loop), kind, "%s", msg);
 	if (strcmp(kind, "input"))
 		log_debug("job %lld: %s: %s", (long long)r->id, kind, msg);
+	free(msg);
 }
 
 void run_phase(struct run *r, const char *phase)
@@ -53,7 +58,39 @@ char *run_phases_json(const struct run *r)
 	return json_dumps(r->phases, JSON_COMPACT);
 }
 
+static int run_result_store(struct run *r, const struct run_result *res);
+
+/* The result with its texts masked (a test may name a case after a secret). */
+static int masked_result(struct run *r, const struct run_result *res, struct run_result *out,
+			 char **texts)
+{
+	*out = *res;
+	texts[0] = mask_text(r->mask, res->name);
+	texts[1] = res->units ? mask_text(r->mask, res->units) : NULL;
+	texts[2] = res->extra ? mask_text(r->mask, res->extra) : NULL;
+	if (!texts[0] || (res->units && !texts[1]) || (res->extra && !texts[2]))
+		return -ENOMEM;
+	out->name = texts[0];
+	out->units = texts[1];
+	out->extra = texts[2];
+	return 0;
+}
+
 int run_result(struct run *r, const struct run_result *res)
+{
+	struct run_result masked;
+	char *texts[3] = { NULL, NULL, NULL };
+	int err = masked_result(r, res, &masked, texts);
+
+	if (!err)
+		err = run_result_store(r, &masked);
+	free(texts[0]);
+	free(texts[1]);
+	free(texts[2]);
+	return err;
+}
+
+static int run_result_store(struct run *r, const struct run_result *res)
 {
 	int64_t line = run_console_line(r);
 	struct result_record rec = {

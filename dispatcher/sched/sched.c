@@ -48,6 +48,8 @@ int sched_new(const struct sched_deps *deps, struct sched **ret)
 		err = loop_add_defer(deps->run.loop, &s->reap, on_reap, s);
 	if (!err)
 		err = loop_add_timer(deps->run.loop, &s->retry, USEC_INFINITY, sched_on_retry, s);
+	if (!err)
+		err = sched_keep_init(s);
 	if (err) {
 		sched_free(s);
 		return err;
@@ -80,6 +82,7 @@ struct sched *sched_free(struct sched *s)
 	}
 	sched_plan_release(s);
 	sched_finish_free(s);
+	sched_keep_release(s);
 	loop_source_free(s->plan);
 	loop_source_free(s->reap);
 	loop_source_free(s->retry);
@@ -252,6 +255,13 @@ static bool start_on(struct sched *s, const struct job_record *rec, struct board
 	}
 	diag_release(&diag);
 	job->session = rec->session;
+	if (sched_keep_restore(s, rec->id, job) < 0) {
+		sched_finish_job(s, rec->id, JOB_HEALTH_CANCELED, ERROR_NONE,
+				 "its secrets were kept in memory only, and labd restarted since it was submitted: submit it again",
+				 NULL, -1);
+		job_free(job);
+		return false;
+	}
 	/* a start the store did not record would leave the job queued: started again */
 	if (!claimed && store_job_start(s->deps.run.store, rec->id, board_name(b),
 					loop_realtime(s->deps.run.loop)) < 0) {
@@ -363,7 +373,26 @@ static int recover_one(const struct job_record *rec, void *ud)
 	return 0;
 }
 
+/* A job queued before a restart: when its wait in the queue ends. */
+static int recover_queued(const struct job_record *rec, void *ud)
+{
+	struct diag diag = DIAG_INIT;
+	struct job *job;
+
+	if (rec->session || !rec->definition ||
+	    job_parse(rec->definition, strlen(rec->definition), rec->filename ? rec->filename : "job",
+		      JOB_FORMAT_AUTO, &job, &diag) < 0) {
+		diag_release(&diag);
+		return 0;	/* starting it will say what is wrong */
+	}
+	sched_keep_queued(ud, job, rec);
+	job_free(job);
+	return 0;
+}
+
 int sched_recover(struct sched *s)
 {
-	return store_job_running(s->deps.run.store, recover_one, s);
+	int err = store_job_running(s->deps.run.store, recover_one, s);
+
+	return err ? err : store_job_queued(s->deps.run.store, recover_queued, s);
 }

@@ -116,7 +116,10 @@ void sched_finish_job(struct sched *s, int64_t id, enum job_health health, enum 
 		      const char *msg, const char *device, int results_fail)
 {
 	struct sched_end e = { NULL, id, health, type, (char *)msg, (char *)device, results_fail };
-	int err = record(s, &e);
+	int err;
+
+	sched_keep_drop(s, id);
+	err = record(s, &e);
 
 	if (!err)
 		return;

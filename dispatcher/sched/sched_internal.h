@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "sched/sched.h"
 
 struct board;
@@ -39,6 +41,10 @@ struct sched {
 	/* sched_finish.c */
 	struct sched_end *ends;		/* ends the store did not record yet */
 	struct loop_source *retry_ends;	/* timer: try them again */
+	/* sched_keep.c: what is kept of queued jobs outside the store */
+	json_t *secrets;		/* "<id>" -> the job's secrets and passwords */
+	json_t *deadlines;		/* "<id>" -> realtime usec its queue wait ends */
+	struct loop_source *queue_timer;
 };
 
 /* sched_finish.c */
@@ -74,5 +80,19 @@ void sched_job_queued(struct sched *s, int64_t id, const char *device_type, char
  * (incomplete) and the board claims again.
  */
 void sched_start_claimed(struct sched *s, const struct job_record *rec, struct board *b);
+
+struct job;
+
+/* sched_keep.c */
+int sched_keep_init(struct sched *s);
+void sched_keep_release(struct sched *s);
+/** sched_keep_job() - a job entered the queue (@submitted: realtime usec). */
+int sched_keep_job(struct sched *s, int64_t id, const struct job *job, uint64_t submitted);
+/** sched_keep_queued() - a job found queued after a restart: its queue deadline. */
+int sched_keep_queued(struct sched *s, const struct job *job, const struct job_record *rec);
+/** sched_keep_restore() - the job starts: its secrets back; -ENOKEY if they were lost. */
+int sched_keep_restore(struct sched *s, int64_t id, struct job *job);
+/** sched_keep_drop() - the job ended. */
+void sched_keep_drop(struct sched *s, int64_t id);
 
 #endif

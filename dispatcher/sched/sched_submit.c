@@ -103,7 +103,13 @@ static int insert_job(struct sched *s, const struct job *job, const char *text, 
 	rec.priority = job->priority;
 	rec.submitted = loop_realtime(s->deps.run.loop);
 	rec.state = JOB_STATE_QUEUED;
-	rec.definition = strndup(text, len);
+	/* never its secrets: they stay in memory (sched_keep.c) */
+	err = job_redact(job, text, len, fmt, &rec.definition, &(size_t){ 0 });
+	if (err < 0) {
+		free(rec.tags);
+		json_decref(tags);
+		return err;
+	}
 	rec.format = (char *)(fmt == JOB_FORMAT_JSON ? "json" : "yaml");
 	rec.filename = (char *)filename;
 	rec.submitter = (char *)(submitter ? submitter : "anonymous");
@@ -111,6 +117,8 @@ static int insert_job(struct sched *s, const struct job *job, const char *text, 
 	rec.retries_left = session ? 0 : (int)job->infrastructure_retries;
 	rec.session = session;
 	err = rec.tags && rec.definition ? store_job_insert(s->deps.run.store, &rec) : -ENOMEM;
+	if (!err)
+		err = sched_keep_job(s, rec.id, job, rec.submitted);
 	if (!err)
 		*ret_id = rec.id;
 	free(rec.tags);

@@ -15,6 +15,10 @@
  * when the loop has reaped QEMU.  Cycle is off then on, with no delay.  On
  * when QEMU runs and off when it does not are no-ops, as with a PDU.
  *
+ * QEMU writes what it sends on the serial line to qemu-serial.log in the
+ * board's directory, except for a job with secrets (POWER_VAR_SECRETS): the
+ * board's own log has the bytes, masked (board_set_mask()).
+ *
  * QEMU's stdout and stderr go to a pipe read by the loop; the last
  * CHILD_OUTPUT_MAX bytes are kept so that a failure quotes QEMU's last line:
  * "qemu exited with status 1: qemu-system-x86_64: -kernel /x: No such file".
@@ -37,6 +41,7 @@
 #include "core/cfg.h"
 #include "core/child.h"
 #include "core/diag.h"
+#include "core/kv.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/strbuf.h"
@@ -165,6 +170,12 @@ static int qemu_argv(struct power *p, char ***ret, char *err, size_t errlen)
 	}
 	if (qemu_board_dir(p, &dir) == 0 && asprintf(&log, "%s/%s", dir, QEMU_SERIAL_LOG) < 0)
 		log = NULL;
+	/* a job with secrets: QEMU's own copy of the console would keep them unmasked */
+	if (log && kv_get(power_vars(p), POWER_VAR_SECRETS)) {
+		unlink(log);
+		free(log);
+		log = NULL;
+	}
 	r = ctx->qemu_argv(ctx->board_userdata, power_vars(p), QEMU_SERIAL_FD, log, ret, err,
 			   errlen);
 	free(log);

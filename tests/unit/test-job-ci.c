@@ -251,7 +251,68 @@ TEST(test_job_ci__transfer_overlay_and_prompt_string)
 	job_free(job);
 }
 
-TEST_LIST(test_job_ci__git_definitions, test_job_ci__git_refusals, test_job_ci__git_allow,
+/* The stored text keeps everything but the secrets' and passwords' values. */
+TEST(test_job_ci__redact)
+{
+	static const char text[] =
+		"# a comment that stays\n"
+		"job_name: ci\ndevice_type: qemu-x86_64\ntimeouts: {job: {minutes: 10}}\n"
+		"metadata:\n  pw: &pw 'hunter2'\n"
+		"secrets:\n"
+		"  PLAIN: s3cr3t-plain\n"
+		"  QUOTED: \"s3cr3t \\\"quoted\\\"\"\n"
+		"  FLOW: {a: b}\n"
+		"  BLOCK: |\n"
+		"    s3cr3t-block\n"
+		"  SAME: SAME\n"
+		"actions:\n"
+		"- boot: {method: minimal, prompts: ['# '], auto_login: {login_prompt: 'login:', username: root, password_prompt: 'Password:', password: *pw}}\n";
+	static const char json[] =
+		"{\"job_name\": \"ci\", \"device_type\": \"x\", \"timeouts\": {\"job\": {\"minutes\": 1}},"
+		" \"secrets\": {\"A\": \"s3cr3t-json\"}, \"actions\": [{\"boot\": {\"method\": \"minimal\","
+		" \"auto_login\": {\"login_prompt\": \"l:\", \"username\": \"u\", \"password_prompt\": \"p:\","
+		" \"password\": \"hunter3\"}}}]}";
+	struct diag d = DIAG_INIT;
+	struct job *job = NULL, *again = NULL;
+	char *out = NULL;
+	size_t len;
+
+	/* a secret must be a scalar */
+	CHECK_INT(parse(text, &job, &d), ==, -EINVAL);
+	CHECK(strstr(d.msgs[0], "secret 'FLOW' must be a string, not a mapping"));
+	diag_release(&d);
+	{
+		char fixed[sizeof(text)];
+		char *p;
+
+		memcpy(fixed, text, sizeof(text));
+		p = strstr(fixed, "  FLOW: {a: b}\n");
+		memmove(p, p + 15, strlen(p + 15) + 1);
+		CHECK_INT(parse(fixed, &job, &d), ==, 0);
+		CHECK_STR(kv_get(&job->secrets, "BLOCK"), "s3cr3t-block\n");
+		CHECK_INT(job_redact(job, fixed, strlen(fixed), JOB_FORMAT_YAML, &out, &len), ==, 0);
+	}
+	CHECK(!strstr(out, "s3cr3t") && !strstr(out, "hunter2"));
+	CHECK(strstr(out, "# a comment that stays\n"));
+	CHECK(strstr(out, "  pw: &pw \"[secret]\"\n"));
+	CHECK(strstr(out, "  SAME: \"[secret]\"\n"));
+	CHECK(strstr(out, "  BLOCK: \"[secret]\"\n"));
+	CHECK_INT(job_parse(out, len, "stored.yaml", JOB_FORMAT_YAML, &again, &d), ==, 0);
+	CHECK_STR(kv_get(&again->secrets, "PLAIN"), "[secret]");
+	CHECK_STR(kv_get(&again->secrets, "BLOCK"), "[secret]");
+	CHECK_STR(again->actions[0].boot.auto_login.password, "[secret]");
+	free(out);
+	job_free(job);
+	job_free(again);
+	CHECK_INT(job_parse(json, strlen(json), "job.json", JOB_FORMAT_JSON, &job, &d), ==, 0);
+	CHECK_INT(job_redact(job, json, strlen(json), JOB_FORMAT_JSON, &out, &len), ==, 0);
+	CHECK(!strstr(out, "s3cr3t") && !strstr(out, "hunter3"));
+	CHECK(strstr(out, "\"A\": \"[secret]\""));
+	free(out);
+	job_free(job);
+}
+
+TEST_LIST(test_job_ci__git_definitions, test_job_ci__redact, test_job_ci__git_refusals, test_job_ci__git_allow,
 	  test_job_ci__secrets_notify_queue, test_job_ci__notify_refusals,
 	  test_job_ci__multinode_refused_after_other_checks,
 	  test_job_ci__transfer_overlay_and_prompt_string);

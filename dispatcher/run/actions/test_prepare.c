@@ -114,18 +114,26 @@ int test_overlay_commands(const struct test_overlay_how *how, char ***ret, char 
 	return 0;
 }
 
+/*
+ * Typed without echo: the shell's echo of a long line wraps at the
+ * terminal's width, and a secret cut by the wrap could not be masked.
+ */
 int test_secrets_commands(const struct kv *secrets, char ***ret)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t i;
 	int r = 0;
 
+	if (!secrets->n)
+		return 0;
+	r = strv_push(ret, "stty -echo");
 	for (i = 0; !r && i < secrets->n; i++) {
 		strbuf_reset(&sb);
 		strbuf_addf(&sb, "export %s=", secrets->keys[i]);
 		testdef_quote(&sb, secrets->vals[i], strlen(secrets->vals[i]));
 		r = strv_push(ret, sb.buf);
 	}
+	r = r ?: strv_push(ret, "stty echo");
 	strbuf_release(&sb);
 	return r;
 }

@@ -40,7 +40,10 @@ struct test_overlay_how {
 int test_overlay_commands(const struct test_overlay_how *how, char ***ret, char *err,
 			  size_t errlen);
 
-/** test_secrets_commands() - "export NAME='value'", one per secret (strv, may be NULL). */
+/**
+ * test_secrets_commands() - "export NAME='value'", one per secret, between
+ * "stty -echo" and "stty echo" (appended to the strv @ret; none without secrets).
+ */
 int test_secrets_commands(const struct kv *secrets, char ***ret);
 
 #endif
