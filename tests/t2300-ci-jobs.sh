@@ -6,8 +6,10 @@
 # the repository's files and labd's lava-test-case; the overlay appended to
 # the ramdisk on x86_64, downloaded by the board (transfer_overlay) on arm64
 # through U-Boot, its network driver from the deploy's modules; a secret used by
-# a test step and absent from every stored byte; a job still queued when its
-# queue timeout runs out.
+# a test step and absent from every stored byte; a notify callback read as
+# KernelCI reads it; a callback receiver that is down for a minute (and labd
+# restarted meanwhile) that then gets the callback once; a job still queued
+# when its queue timeout runs out.
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 . "$TOP/tests/ci/lib.sh"
@@ -21,7 +23,16 @@ SECRET=labd-s3cr3t-$$-$RANDOM
 git_repo "$TMP/git/test-definitions"
 git_daemon "$TMP/git"
 qemu_lab
-echo "git_allow = [ \"$GIT_URL\" ];" >>"$LAB/labd.conf"
+CB_TOKEN=cb-token-$$-$RANDOM
+cat >>"$LAB/labd.conf" <<CONF
+git_allow = [ "$GIT_URL" ];
+notify = { tokens = { kernelci-callback = "$CB_TOKEN"; }; retry_max_ms = 3000; };
+CONF
+CB_PORT=$(free_port)
+$PY "$TOP/tests/helper/recorder.py" --port "$CB_PORT" --out "$TMP/callbacks.jsonl" \
+	>"$TMP/recorder.log" 2>&1 &
+at_exit "kill $!"
+wait_for "curl -s http://127.0.0.1:$CB_PORT/ -o /dev/null" 10
 labd_start
 at_exit labd_stop
 
@@ -67,6 +78,15 @@ tags: [qemu]
 timeouts: {job: {minutes: 5}, action: {minutes: 2}, connection: {minutes: 1}}
 context: {extra_kernel_args: quiet}
 secrets: {API_TOKEN: $SECRET}
+metadata: {api_config_name: staging, storage_config_name: staging-azure}
+notify:
+  criteria: {status: finished}
+  callback:
+    url: http://127.0.0.1:$CB_PORT/node/6543?job={ID}
+    method: POST
+    token: kernelci-callback
+    dataset: all
+    content-type: json
 actions:
 - deploy:
     to: tmpfs
@@ -104,6 +124,15 @@ test_expect_success 'x86_64: two git definitions (tag, commit) run from the over
 test_expect_success 'the secret reached the step, and no stored byte holds it' '
 	grep -q "^token \[secret\]" "$LAB/state/jobs/1/console.log" &&
 	! grep -r -a -l -e "$SECRET" "$LAB"
+'
+
+test_expect_success 'the notify callback has what KernelCI reads, the token in its header' '
+	wait_for "grep -q /node/6543 $TMP/callbacks.jsonl" 20 &&
+	$PY "$TOP/tests/ci/kernelci-callback.py" "$TMP/callbacks.jsonl" "/node/6543?job=1" \
+		"$CB_TOKEN" >"$TMP/kernelci.out" &&
+	cat "$TMP/kernelci.out" &&
+	grep -q "suites \[.0_smoke-tag., .1_smoke-commit., .2_secret., .lava.\]" "$TMP/kernelci.out" &&
+	! grep -q "$SECRET" "$TMP/callbacks.jsonl"
 '
 
 write_job "$TMP/arm64-git.yaml" <<JOB
@@ -146,6 +175,49 @@ test_expect_success 'the overlay is served only while its job runs' '
 	code=$(curl -s -o /dev/null -w "%{http_code}" "$LABD_URL/api/v1/$name") &&
 	[ "$code" = 404 ]
 '
+
+DOWN_PORT=$(free_port)
+write_job "$TMP/down.yaml" <<JOB
+job_name: x86_64 boot, its callback receiver down for a minute
+device_type: qemu-x86_64
+tags: [qemu]
+timeouts: {job: {minutes: 3}}
+context: {extra_kernel_args: quiet}
+notify:
+  criteria: {status: complete}
+  callbacks:
+  - {url: 'http://127.0.0.1:$DOWN_PORT/cb/{ID}/{STATUS_STRING}', method: POST, dataset: minimal}
+actions:
+- deploy:
+    to: tmpfs
+    kernel: {url: '$ART_URL/x86_64/vmlinux'}
+    ramdisk: {url: '$ART_URL/x86_64/initrd.cpio.gz'}
+- boot: {method: qemu, media: tmpfs, prompts: ['root@guest:[^#]*# ']}
+JOB
+
+# The receiver is down while the job ends and for a minute after it; labd is
+# killed and started again meanwhile; then the receiver comes up.
+t_down() {
+	local id t0 pid
+	submit "$TMP/down.yaml" 0 || return 1
+	id=$(job_id)
+	t0=$(date +%s)
+	sleep 15 && labd_kill && labd_restart || return 1
+	while [ $(($(date +%s) - t0)) -lt 60 ]; do sleep 1; done
+	[ ! -s "$TMP/down.jsonl" ] || return 1
+	$PY "$TOP/tests/helper/recorder.py" --port "$DOWN_PORT" --out "$TMP/down.jsonl" \
+		>"$TMP/recorder-down.log" 2>&1 &
+	pid=$!
+	at_exit "kill $pid"
+	wait_for "[ -s $TMP/down.jsonl ]" 30 || return 1
+	sleep 8
+	[ "$(wc -l <"$TMP/down.jsonl")" = 1 ] &&
+	grep -q "\"path\": \"/cb/$id/complete\"" "$TMP/down.jsonl" &&
+	grep -q "status_string=complete" "$TMP/down.jsonl" &&
+	grep -qi "content-type.: .application/x-www-form-urlencoded" "$TMP/down.jsonl"
+}
+test_expect_success 'a receiver down for a minute, labd restarted meanwhile: the callback arrives once' \
+	t_down
 
 write_job "$TMP/queued.yaml" <<JOB
 job_name: waits in the queue longer than it may

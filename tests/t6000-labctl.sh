@@ -134,7 +134,7 @@ t_check() {
 	lc 1 check "$TMP/unknown-type.yaml" &&
 	out_has "^$TMP/unknown-type.yaml: unknown device type 'no-such-type' in this lab$" &&
 	lc 1 check "$TOP/tests/data/jobs/bad-keys.yaml" "$TMP/queued.yaml" &&
-	out_has "bad-keys.yaml:5: unsupported key 'notify'" && out_has "queued.yaml: ok" &&
+	out_has "bad-keys.yaml:10: unknown key 'colour'" && out_has "queued.yaml: ok" &&
 	lc 3 check "$TMP/missing.yaml" && err_has "cannot open '$TMP/missing.yaml'"
 }
 test_expect_success 'labctl check through labd: the lab device types count' t_check

@@ -264,8 +264,54 @@ static void free_list(struct backend **list, size_t n)
 }
 
 /* Every backend of @cfg, parsed; on error nothing is returned. */
+static int parse_configured(const struct lab_config *cfg, struct backend ***ret, size_t *ret_n,
+			    struct diag *diag);
+
+/* Add labd's own notify backend (the jobs' callbacks) after the configured ones. */
+static int add_notify(const struct lab_config *cfg, struct backend ***list, size_t *n,
+		      struct diag *diag)
+{
+	const config_setting_t *g = config_setting_get_member(cfg->root, "notify");
+	struct backend **v, *b = NULL;
+	int err;
+
+	if (name_taken(*list, *n, "notify"))
+		return diag_add(diag, cfg->path, 0,
+				"backend name 'notify' is labd's own (the jobs' notify callbacks): name the backend otherwise");
+	if (g && !config_setting_is_group(g))
+		return diag_add(diag, cfg_file(g), cfg_line(g), "'notify' must be a group, not %s",
+				cfg_type_name(g));
+	err = backend_notify_ops.parse(g, &b, diag);
+	if (err < 0)
+		return err;
+	v = realloc(*list, (*n + 2) * sizeof(*v));
+	if (!v) {
+		b->ops->free(b);
+		return -ENOMEM;
+	}
+	v[(*n)++] = b;
+	v[*n] = NULL;
+	*list = v;
+	return 0;
+}
+
 static int parse_all(const struct lab_config *cfg, struct backend ***ret, size_t *ret_n,
 		     struct diag *diag)
+{
+	int err = parse_configured(cfg, ret, ret_n, diag);
+
+	if (!err)
+		err = add_notify(cfg, ret, ret_n, diag);
+	if (err < 0) {
+		free_list(*ret, *ret_n);
+		*ret = NULL;
+		*ret_n = 0;
+	}
+	return err;
+}
+
+static int parse_configured(const struct lab_config *cfg, struct backend ***ret, size_t *ret_n,
+			    struct diag *diag)
 {
 	const config_setting_t *list = config_setting_get_member(cfg->root, "backends");
 	struct backend **v;

@@ -100,6 +100,8 @@ struct backend_ops {
 extern const struct backend_ops backend_http_ops;
 extern const struct backend_ops backend_kcidb_ops;
 extern const struct backend_ops backend_junit_ops;
+/* always there, named "notify", set up from labd.conf's top-level `notify` group */
+extern const struct backend_ops backend_notify_ops;
 
 /** backends_stats() - @fn with each backend that has stats; stops at its first < 0. */
 int backends_stats(struct backends *set, int (*fn)(const struct backend_stats *bs, void *ud),

@@ -367,15 +367,22 @@ static void send_batch(struct upload_chan *c)
 {
 	struct upload *u = c->u;
 	const char *headers[3] = { u->ctype, u->auth, NULL };
+	struct upload_request req = { .method = "POST", .url = u->url, .headers = headers };
 	struct strbuf body = STRBUF_INIT;
-	struct http_request_opts o = { .method = "POST", .url = u->url, .headers = headers,
-				       .timeout = UPLOAD_TIMEOUT };
+	struct http_request_opts o = { .timeout = UPLOAD_TIMEOUT };
 	int err;
 
 	c->batch_since = c->since;
 	err = compose(c, &body);
+	if (!err && c->n_batch && c->n_given && u->ops->request &&
+	    (err = u->ops->request(u, &req, u->ud)) < 0)
+		unsend(c);
 	if (!err && c->n_batch) {
-		o.body = body.buf;
+		o.method = req.method;
+		o.url = req.url;
+		o.headers = req.headers;
+		/* a GET carries no body */
+		o.body = strcmp(req.method, "GET") ? body.buf : NULL;
 		o.body_len = body.len;
 		err = http_request_start(u->http, &o, on_done, c, &c->req);
 		if (err < 0)

@@ -57,6 +57,14 @@ struct upload;
 #define UPLOAD_MAX_REPORTED_BODY 512			/* bytes of a refusal quoted in logs */
 #define UPLOAD_MAX_IN_FLIGHT SPOOL_SLOTS		/* bound of max_in_flight */
 
+/* A request as ops->request may change it (strings borrowed until the request starts). */
+struct upload_request {
+	const char *method;		/* "POST" by default */
+	const char *url;		/* upload_opts' by default */
+	const char *const *headers;	/* NULL-terminated "Name: value"; by default the
+					 * content type and the token of upload_opts */
+};
+
 struct upload_ops {
 	/**
 	 * required: append the body of the next request to @body, taking its
@@ -72,6 +80,12 @@ struct upload_ops {
 	void (*accepted)(struct upload *u, const struct http_response *resp, void *ud);
 	/** required: the receiver refused a request's records (upload_batch()) with a 4xx @resp */
 	void (*rejected)(struct upload *u, const struct http_response *resp, void *ud);
+	/**
+	 * optional: right after compose, the method, URL and headers of its
+	 * request, when they come from its records (a notify callback's own
+	 * URL); returns 0, or a negative errno (retried after a backoff)
+	 */
+	int (*request)(struct upload *u, struct upload_request *req, void *ud);
 };
 
 struct upload_opts {

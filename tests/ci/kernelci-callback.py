@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# kernelci-callback.py RECORDED.jsonl PATH TOKEN -- read a notify callback as
+# KernelCI's handler (kernelci-pipeline's lava_callback.py, kernelci-core's
+# runtime/lava.py Callback) reads LAVA's, and check every field it uses.
+#
+# The request recorded for PATH (tests/helper/recorder.py) must: be a POST of
+# JSON with header Authorization = TOKEN; carry the job's definition verbatim
+# enough for yaml.safe_load(definition)["metadata"] to give api_config_name and
+# storage_config_name; status 2 (complete) and actual_device_id; a log that is
+# LAVA's YAML (a list of {dt, lvl, msg}) with target lines; results mapping
+# suites "<n>_<name>" and "lava" to YAML lists of test dicts whose metadata is a
+# mapping, the lava suite holding job, a login case and one case per suite.
+# Prints what it found; exits 1 on the first problem.
+import json
+import sys
+
+import yaml
+
+
+def fail(msg):
+    print("kernelci-callback: " + msg)
+    sys.exit(1)
+
+
+def main():
+    path, want_path, token = sys.argv[1], sys.argv[2], sys.argv[3]
+    reqs = [json.loads(l) for l in open(path) if l.strip()]
+    reqs = [r for r in reqs if r["path"] == want_path]
+    if len(reqs) != 1:
+        fail("%d requests for %s, expected 1" % (len(reqs), want_path))
+    r = reqs[0]
+    headers = {k.lower(): v for k, v in r["headers"].items()}
+    if r["method"] != "POST":
+        fail("method " + r["method"])
+    if headers.get("authorization") != token:
+        fail("Authorization header %r" % headers.get("authorization"))
+    if not headers.get("content-type", "").startswith("application/json"):
+        fail("content-type %r" % headers.get("content-type"))
+    data = json.loads(r["body"])
+    meta = yaml.safe_load(data["definition"])["metadata"]
+    for k in ("api_config_name", "storage_config_name"):
+        if k not in meta:
+            fail("definition metadata lacks " + k)
+    if data["status"] != 2 or data["status_string"] != "complete":
+        fail("status %r %r" % (data["status"], data["status_string"]))
+    if data["state_string"] != "Finished" or data["health_string"] != "Complete":
+        fail("state/health %r %r" % (data["state_string"], data["health_string"]))
+    for k in ("id", "actual_device_id", "submit_time", "start_time", "end_time",
+              "metadata", "health", "state"):
+        if k not in data:
+            fail("no " + k)
+    if data["metadata"] != meta:
+        fail("metadata %r differs from the definition's" % data["metadata"])
+    log = yaml.safe_load(data["log"])
+    target = [l["msg"] for l in log if l["lvl"] == "target"]
+    if not target or not all(set(l) >= {"dt", "lvl", "msg"} for l in log):
+        fail("log is not LAVA's YAML log")
+    results = {}
+    for suite, text in data["results"].items():
+        tests = yaml.safe_load(text)
+        for t in tests:
+            if not isinstance(t["metadata"], dict):
+                fail("metadata of %s.%s is not a mapping" % (suite, t["name"]))
+            t["metadata"].get("set")
+        results[suite] = {t["name"]: t["result"] for t in tests}
+    lava = results.get("lava")
+    if not lava or lava.get("job") != "pass":
+        fail("lava suite %r" % lava)
+    if "pass" not in (lava.get("login-action"), lava.get("auto-login-action")):
+        fail("no login case passed in the lava suite")
+    for suite in results:
+        if suite == "lava":
+            continue
+        name = suite.partition("_")[2]
+        if not name:
+            fail("suite %r has no <index>_ prefix" % suite)
+        if lava.get(suite) != "pass":
+            fail("lava suite has no passing case %r" % suite)
+    print("callback of job %s from %s: %d log lines, suites %s" %
+          (data["id"], data["actual_device_id"], len(log), sorted(results)))
+    for suite in sorted(results):
+        print("  %s: %s" % (suite, json.dumps(results[suite], sort_keys=True)))
+
+
+main()
