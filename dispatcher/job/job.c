@@ -468,7 +468,7 @@ static int job_walk_action_common(struct job_doc *doc, const struct job *job,
 	long long retry = 1;
 
 	a->timeout = job->action_timeout;
-	if (job_doc_get_timeout(doc, obj, "timeout", &a->timeout) > 0)
+	if (job_doc_get_timeout_skip(doc, obj, "timeout", &a->timeout, &a->timeout_skip) > 0)
 		job_check_timeout(doc, job, "timeout", a->timeout);
 	job_walk_stage_timeouts(doc, obj, "timeouts", job, &a->timeouts);
 	job_doc_get_int(doc, obj, "failure_retry", 1, JOB_MAX_FAILURE_RETRY, &retry);

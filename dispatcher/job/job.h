@@ -100,7 +100,9 @@ struct job_artifact {
 	char *label;		/* "kernel", "ramdisk", "dtb", ... */
 	char *url;		/* http(s):// or file:// */
 	char *sha256sum;	/* 64 lowercase hex digits, or NULL */
-	char *compression;	/* NULL, "gz" or "xz": decompress after download */
+	char *md5sum;		/* 32 lowercase hex digits, or NULL (checked too) */
+	char *sha512sum;	/* 128 lowercase hex digits, or NULL (checked too) */
+	char *compression;	/* NULL, "gz", "xz", "bz2", "zstd" or "zip": decompress */
 	char *kernel_type;	/* kernel only: "image", "zimage", "uimage" or NULL */
 	bool uboot_header;	/* ramdisk only: `header: u-boot` */
 	bool no_overlay;	/* ramdisk only: `install_overlay: false`, tests not added */
@@ -225,6 +227,7 @@ struct job_action {
 	enum job_action_kind kind;
 	int line;
 	uint64_t timeout;	/* effective timeout of the whole action */
+	bool timeout_skip;	/* timeout: {skip: true}: timing out does not fail the job */
 	unsigned failure_retry;	/* attempts after the first one (LAVA failure_retry - 1) */
 	struct kv timeouts;	/* "stage-name" -> usec as decimal string, for this action */
 	union {

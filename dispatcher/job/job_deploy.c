@@ -13,6 +13,7 @@
  *	  kernel: {url: ..., sha256sum: ..., compression: gz | xz, type: image | zimage | uimage}
  *	  ramdisk: {url: ..., header: u-boot}
  *	  dtb, modules, rootfs, nfsrootfs, tee, initrd: {url: ...}
+ *	  dtbo: [{url: ...}, ...]			(dtbo0, dtbo1 ...: {DTBO0} ...)
  *	  images: {LABEL: {url: ...}, ...}		(LAVA's tmpfs style, any label)
  *	  os: debian				(how test definitions install their deps)
  *
@@ -46,7 +47,7 @@ static const struct job_doc_key deploy_keys[] = {
 	{ "nfsrootfs", JOB_KEY_KNOWN, NULL },
 	{ "tee", JOB_KEY_KNOWN, NULL },
 	{ "initrd", JOB_KEY_KNOWN, NULL },
-	{ "dtbo", JOB_KEY_UNSUPPORTED, "device tree overlays are not supported" },
+	{ "dtbo", JOB_KEY_KNOWN, NULL },
 	{ "preseed", JOB_KEY_UNSUPPORTED, "installers are not supported" },
 	{ "extra_files", JOB_KEY_UNSUPPORTED, "only named artifacts are staged" },
 	{ "persistent_nfs", JOB_KEY_UNSUPPORTED, "NFS roots kept by the lab are not supported" },
@@ -65,12 +66,11 @@ static const struct job_doc_key artifact_keys[] = {
 	{ "type", JOB_KEY_KNOWN, NULL },
 	{ "header", JOB_KEY_KNOWN, NULL },
 	{ "use_cache", JOB_KEY_IGNORED, "labd caches only artifacts with a sha256sum, keyed by URL and checksum: a cached copy is never stale" },
-	{ "md5sum", JOB_KEY_UNSUPPORTED, "use sha256sum" },
-	{ "sha512sum", JOB_KEY_UNSUPPORTED, "use sha256sum" },
+	{ "md5sum", JOB_KEY_KNOWN, NULL },
+	{ "sha512sum", JOB_KEY_KNOWN, NULL },
 	{ "archive", JOB_KEY_UNSUPPORTED,
 	  "artifacts are staged as downloaded, archives are not unpacked" },
-	{ "format", JOB_KEY_UNSUPPORTED,
-	  "artifacts are staged as downloaded, file systems are not converted" },
+	{ "format", JOB_KEY_KNOWN, NULL },	/* informational without overlays */
 	{ "overlays", JOB_KEY_UNSUPPORTED,
 	  "artifacts are staged as downloaded, nothing is added to them" },
 	{ "headers", JOB_KEY_UNSUPPORTED, "downloads send no extra HTTP headers" },
@@ -95,25 +95,44 @@ static bool deploy_is_named(const char *label)
 	return false;
 }
 
-static int deploy_walk_sha256(struct job_doc *doc, const json_t *spec, struct job_artifact *a)
+/* A checksum @key of @digits hexadecimal digits, kept in lower case. */
+static int deploy_walk_checksum(struct job_doc *doc, const json_t *spec, const char *key,
+				size_t digits, char **ret)
 {
 	const char *s;
 	size_t i;
-	int r = job_doc_get_str(doc, spec, "sha256sum", false, &s);
+	int r = job_doc_get_str(doc, spec, key, false, &s);
 
 	if (r <= 0)
 		return r;
 	for (i = 0; s[i] && isxdigit((unsigned char)s[i]); i++)
 		;
-	if (i != DEPLOY_SHA256_LEN || s[i])
-		return job_doc_error(doc, "sha256sum", "'sha256sum' must be %d hexadecimal digits",
-				     DEPLOY_SHA256_LEN);
-	a->sha256sum = strdup(s);
-	if (!a->sha256sum)
+	if (i != digits || s[i])
+		return job_doc_error(doc, key, "'%s' must be %zu hexadecimal digits", key, digits);
+	*ret = strdup(s);
+	if (!*ret)
 		return job_doc_nomem(doc);
-	for (i = 0; a->sha256sum[i]; i++)
-		a->sha256sum[i] = (char)tolower((unsigned char)a->sha256sum[i]);
+	for (i = 0; (*ret)[i]; i++)
+		(*ret)[i] = (char)tolower((unsigned char)(*ret)[i]);
 	return 1;
+}
+
+static int deploy_walk_sha256(struct job_doc *doc, const json_t *spec, struct job_artifact *a)
+{
+	int r = deploy_walk_checksum(doc, spec, "sha256sum", DEPLOY_SHA256_LEN, &a->sha256sum);
+
+	if (deploy_walk_checksum(doc, spec, "md5sum", 32, &a->md5sum) < 0 ||
+	    deploy_walk_checksum(doc, spec, "sha512sum", 128, &a->sha512sum) < 0)
+		r = -EINVAL;
+	return r;
+}
+
+/* format: what the image is (qcow2, ext4 ...); with nothing added to it, only information. */
+static int deploy_walk_image_format(struct job_doc *doc, const json_t *spec)
+{
+	const char *s;
+
+	return job_doc_get_str(doc, spec, "format", false, &s) < 0 ? -EINVAL : 0;
 }
 
 static bool deploy_is_ramdisk(const char *label)
@@ -141,8 +160,9 @@ static int deploy_walk_format(struct job_doc *doc, const json_t *spec, struct jo
 	int r = 0;
 
 	if (job_doc_get_str(doc, spec, "compression", false, &s) > 0) {
-		if (strcmp(s, "gz") && strcmp(s, "xz"))
-			r = job_doc_error(doc, "compression", "unsupported compression '%.100s' (supported: gz, xz)", s);
+		if (strcmp(s, "gz") && strcmp(s, "xz") && strcmp(s, "bz2") && strcmp(s, "zstd") &&
+		    strcmp(s, "zip"))
+			r = job_doc_error(doc, "compression", "unsupported compression '%.100s' (supported: gz, xz, bz2, zstd, zip)", s);
 		else if (!(a->compression = strdup(s)))
 			r = job_doc_nomem(doc);
 	}
@@ -200,6 +220,9 @@ static int deploy_walk_image_arg(struct job_doc *doc, const json_t *spec, const 
 }
 
 /* The artifact @label of the mapping @parent, at the current path. */
+static int deploy_walk_spec(struct job_doc *doc, const json_t *spec, const char *label,
+			    struct job_artifact *a);
+
 static int deploy_walk_artifact(struct job_doc *doc, const json_t *parent, const char *label,
 				struct job_artifact *a)
 {
@@ -214,7 +237,17 @@ static int deploy_walk_artifact(struct job_doc *doc, const json_t *parent, const
 	if (job_doc_get(doc, parent, label, JSON_OBJECT, true, &spec) <= 0)
 		return -EINVAL;
 	mark = job_doc_enter(doc, label);
-	r = job_doc_check_keys(doc, spec, artifact_keys, NULL);
+	r = deploy_walk_spec(doc, spec, label, a);
+	job_doc_leave(doc, mark);
+	return r;
+}
+
+/* The artifact mapping @spec, at the current path. */
+static int deploy_walk_spec(struct job_doc *doc, const json_t *spec, const char *label,
+			    struct job_artifact *a)
+{
+	int r = job_doc_check_keys(doc, spec, artifact_keys, NULL);
+
 	if (job_doc_get_url(doc, spec, "url", &a->url) <= 0)
 		r = -EINVAL;
 	if (deploy_walk_sha256(doc, spec, a) < 0)
@@ -223,6 +256,42 @@ static int deploy_walk_artifact(struct job_doc *doc, const json_t *parent, const
 		r = -EINVAL;
 	if (deploy_walk_image_arg(doc, spec, label) < 0)
 		r = -EINVAL;
+	if (deploy_walk_image_format(doc, spec) < 0)
+		r = -EINVAL;
+	return r;
+}
+
+/* dtbo: [{url: ...}, ...], the artifacts dtbo0, dtbo1 ... ({DTBO0} ...), as LAVA's. */
+static int deploy_walk_dtbos(struct job_doc *doc, const json_t *obj, struct job_deploy *d)
+{
+	json_t *list, *item;
+	char label[32];
+	size_t i, mark, m;
+	int r = job_doc_get(doc, obj, "dtbo", JSON_ARRAY, true, &list);
+
+	if (r <= 0)
+		return -EINVAL;
+	mark = job_doc_enter(doc, "dtbo");
+	json_array_foreach(list, i, item) {
+		struct job_artifact *a = &d->artifacts[d->n_artifacts];
+
+		m = job_doc_enter_index(doc, i);
+		if (d->n_artifacts == DEPLOY_MAX_ARTIFACTS)
+			r = job_doc_error(doc, NULL, "more than %d artifacts", DEPLOY_MAX_ARTIFACTS);
+		else if (!json_is_object(item))
+			r = job_doc_error(doc, NULL, "must be a mapping, not %s", job_doc_type_name(item));
+		else {
+			snprintf(label, sizeof(label), "dtbo%zu", i);
+			d->n_artifacts++;
+			a->line = job_doc_line(doc, NULL);
+			a->label = strdup(label);
+			if (!a->label)
+				r = job_doc_nomem(doc);
+			else if (deploy_walk_spec(doc, item, label, a) < 0)
+				r = -EINVAL;
+		}
+		job_doc_leave(doc, m);
+	}
 	job_doc_leave(doc, mark);
 	return r;
 }
@@ -273,6 +342,8 @@ static int deploy_walk_artifacts(struct job_doc *doc, const json_t *obj, struct 
 	json_object_foreach((json_t *)obj, key, v) {
 		if (!strcmp(key, "images"))
 			r = deploy_walk_images(doc, obj, d) < 0 ? -EINVAL : r;
+		else if (!strcmp(key, "dtbo"))
+			r = deploy_walk_dtbos(doc, obj, d) < 0 ? -EINVAL : r;
 		else if (deploy_is_named(key))
 			r = deploy_add(doc, obj, key, d) < 0 ? -EINVAL : r;
 	}
@@ -323,6 +394,8 @@ void job_deploy_release(struct job_deploy *d)
 		free(d->artifacts[i].label);
 		free(d->artifacts[i].url);
 		free(d->artifacts[i].sha256sum);
+		free(d->artifacts[i].md5sum);
+		free(d->artifacts[i].sha512sum);
 		free(d->artifacts[i].compression);
 		free(d->artifacts[i].kernel_type);
 	}

@@ -554,11 +554,17 @@ static const struct job_doc_key job_doc_timeout_keys[] = {
 	{ "hours", JOB_KEY_KNOWN, NULL },
 	{ "minutes", JOB_KEY_KNOWN, NULL },
 	{ "seconds", JOB_KEY_KNOWN, NULL },
-	{ "skip", JOB_KEY_UNSUPPORTED, "a timeout always fails the action" },
+	{ "skip", JOB_KEY_KNOWN, NULL },	/* an action's only: job_doc_get_timeout_skip() */
 	{ NULL, 0, NULL },
 };
 
 int job_doc_get_timeout(struct job_doc *doc, const json_t *obj, const char *key, uint64_t *ret)
+{
+	return job_doc_get_timeout_skip(doc, obj, key, ret, NULL);
+}
+
+int job_doc_get_timeout_skip(struct job_doc *doc, const json_t *obj, const char *key,
+			     uint64_t *ret, bool *skip)
 {
 	uint64_t total = 0;
 	long long n;
@@ -570,6 +576,10 @@ int job_doc_get_timeout(struct job_doc *doc, const json_t *obj, const char *key,
 		return r;
 	mark = job_doc_enter(doc, key);
 	r = job_doc_check_keys(doc, t, job_doc_timeout_keys, NULL) < 0 ? -EINVAL : 1;
+	if (!skip && json_object_get(t, "skip"))
+		r = job_doc_error(doc, "skip", "'skip' only applies to the timeout of an action");
+	else if (skip && job_doc_get_bool(doc, t, "skip", skip) < 0)
+		r = -EINVAL;
 	for (i = 0; i < sizeof(job_doc_units) / sizeof(job_doc_units[0]); i++) {
 		n = 0;
 		if (job_doc_get_int(doc, t, job_doc_units[i].name, 0,

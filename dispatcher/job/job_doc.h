@@ -205,6 +205,11 @@ int job_doc_get_regexv(struct job_doc *doc, const json_t *obj, const char *key, 
  */
 int job_doc_get_timeout(struct job_doc *doc, const json_t *obj, const char *key, uint64_t *ret);
 
+/** job_doc_get_timeout_skip() - an action's timeout, and its `skip: true` (LAVA: a
+ * timeout of the action does not fail the job, the next action starts). */
+int job_doc_get_timeout_skip(struct job_doc *doc, const json_t *obj, const char *key,
+			     uint64_t *ret, bool *skip);
+
 /**
  * job_doc_get_url() - a URL labd can download: http://, https:// or file:// with
  * an absolute path, without blanks or control characters.

@@ -92,13 +92,22 @@ char *deploy_file_name(const struct job_artifact *a)
 
 char *deploy_decompressed_name(const char *name, const char *compression)
 {
-	size_t n = strlen(name);
-	char suffix[8], *out;
+	static const struct {
+		const char *compression, *suffix;
+	} suffixes[] = {
+		{ "gz", ".gz" }, { "xz", ".xz" }, { "bz2", ".bz2" }, { "zstd", ".zst" },
+		{ "zstd", ".zstd" }, { "zip", ".zip" },
+	};
+	size_t n = strlen(name), i, len;
+	char *out;
 
-	snprintf(suffix, sizeof(suffix), ".%s", compression);
 	if (!strcmp(compression, "gz") && n > 4 && !strcmp(name + n - 4, ".tgz"))
 		return asprintf(&out, "%.*s.tar", (int)(n - 4), name) < 0 ? NULL : out;
-	if (n > strlen(suffix) && !strcmp(name + n - strlen(suffix), suffix))
-		return strndup(name, n - strlen(suffix));
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		len = strlen(suffixes[i].suffix);
+		if (!strcmp(compression, suffixes[i].compression) && n > len &&
+		    !strcmp(name + n - len, suffixes[i].suffix))
+			return strndup(name, n - len);
+	}
 	return asprintf(&out, "%s.out", name) < 0 ? NULL : out;
 }

@@ -205,6 +205,15 @@ static void end_action(struct run *r)
 		power_abort(p);
 }
 
+/* End the current action and start the next one from the loop. */
+static void move_on(struct run *r)
+{
+	end_action(r);
+	r->action_idx++;
+	r->action_attempt = 0;
+	loop_defer_again(r->next_action);
+}
+
 void run_done(struct run *r)
 {
 	const struct job_action *a = run_action(r);
@@ -214,11 +223,8 @@ void run_done(struct run *r)
 		return;
 	format_duration(run_now(r) - r->action_started, took, sizeof(took));
 	run_log(r, "info", "action %zu (%s) done in %s", r->action_idx + 1, r->ops->name, took);
-	end_action(r);
 	(void)a;
-	r->action_idx++;
-	r->action_attempt = 0;
-	loop_defer_again(r->next_action);
+	move_on(r);
 }
 
 void run_fail(struct run *r, enum error_type type, const char *fmt, ...)
@@ -251,6 +257,12 @@ static int on_action_timeout(struct loop_source *s, uint64_t now, void *ud)
 	char took[32];
 
 	format_duration(a->timeout, took, sizeof(took));
+	if (a->timeout_skip) {	/* LAVA's timeout skip: the job goes on */
+		run_log(r, "warning", "action %zu (%s) timed out after %s: skipped (timeout skip)",
+			r->action_idx + 1, r->ops->name, took);
+		move_on(r);
+		return 0;
+	}
 	run_fail(r, action_timeout_type(a), "%s timed out after %s", r->ops->name, took);
 	return 0;
 }

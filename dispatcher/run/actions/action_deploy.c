@@ -4,14 +4,15 @@
  * the job's TFTP directory (to: tftp) or its image directory (to: tmpfs)
  *
  * Downloads run in parallel through the daemon's HTTP client (libcurl multi
- * inside the loop), stream to disk and are hashed on the way; a sha256sum
- * given in the job is checked, and the lab's max_artifact_size bounds each
- * file.  file:// URLs are accepted only below the lab's artifact_dir.
- * Artifacts with a checksum go through the shared cache (deploy_cache.h): a
+ * inside the loop), stream to disk and are hashed on the way; the sha256sum,
+ * md5sum and sha512sum given in the job are checked, and the lab's
+ * max_artifact_size bounds each file.  file:// URLs are accepted only below
+ * the lab's artifact_dir.  Artifacts with a sha256sum go through the shared cache (deploy_cache.h): a
  * hit is hard-linked (or copied, by a `cp` child) into the job's directory
- * without touching the network.  `compression: gz | xz` artifacts are then
- * decompressed by a `gzip -dc` / `xz -dc` child process (its output bounded
- * by max_artifact_size too) and staged without the suffix.
+ * without touching the network.  `compression: gz | xz | bz2 | zstd | zip`
+ * artifacts are then decompressed by a child process (gzip, xz, bzip2, zstd;
+ * `unzip -p` for a zip, its one file), their output bounded by
+ * max_artifact_size too, and staged without the suffix.
  *
  * Then the ramdisk (or initrd) gets a second archive appended: the job's
  * test overlay when it travels in the ramdisk, and the deploy's kernel
@@ -67,6 +68,8 @@ struct download {
 	char *tmp;		/* the file being written, unlinked on failure */
 	int fd;
 	EVP_MD_CTX *sha;
+	EVP_MD_CTX *md5;	/* when the job gives an md5sum */
+	EVP_MD_CTX *sha512;	/* when it gives a sha512sum */
 	uint64_t bytes;
 	struct loop_source *child;	/* cp or decompressor */
 	const char *child_what;	/* "copy", "decompress" */
@@ -263,16 +266,33 @@ static int on_decompressed(struct loop_source *s, const siginfo_t *si, void *ud)
 	return 0;
 }
 
+/* The program decompressing @compression to stdout (a zip: its one file). */
+static const char *decompressor(const char *compression)
+{
+	static const struct {
+		const char *compression, *command;
+	} tools[] = {
+		{ "gz", "gzip -dc --" }, { "xz", "xz -dc --" }, { "bz2", "bzip2 -dc --" },
+		{ "zstd", "zstd -dcq --" }, { "zip", "unzip -p" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (!strcmp(compression, tools[i].compression))
+			return tools[i].command;
+	return "gzip -dc --";
+}
+
 /* `sh -c 'ulimit -f N; exec gzip -dc -- "$1"'`: the output is bounded like a download. */
 static void decompress(struct download *d)
 {
-	const char *tool = !strcmp(d->art->compression, "xz") ? "xz" : "gzip";
+	const char *tool = decompressor(d->art->compression);
 	unsigned long long blocks = run_config(d->run)->max_artifact_size / 512 + 1;
 	char script[128], msg[DEPLOY_MSG_MAX];
 	char *argv[] = { "sh", "-c", script, "sh", d->fetched, NULL };
 	int r;
 
-	snprintf(script, sizeof(script), "ulimit -f %llu && exec %s -dc -- \"$1\"", blocks, tool);
+	snprintf(script, sizeof(script), "ulimit -f %llu && exec %s \"$1\"", blocks, tool);
 	r = spawn_helper(d, argv, d->path, on_decompressed);
 	if (r < 0) {
 		snprintf(msg, sizeof(msg), "cannot start %s for '%s': %s", tool, d->art->url,
@@ -335,6 +355,10 @@ static int on_data(const void *buf, size_t len, void *ud)
 	const char *p = buf;
 
 	EVP_DigestUpdate(d->sha, buf, len);
+	if (d->md5)
+		EVP_DigestUpdate(d->md5, buf, len);
+	if (d->sha512)
+		EVP_DigestUpdate(d->sha512, buf, len);
 	d->bytes += len;
 	while (len) {
 		ssize_t n = write(d->fd, p, len);
@@ -396,6 +420,25 @@ static void keep_download(struct download *d)
 		fetched(d);
 }
 
+/* The job's other checksum of @ctx (@want, lower case hex) holds; else the job failed. */
+static bool other_sum_ok(struct download *d, EVP_MD_CTX *ctx, const char *name, const char *want)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	char got[2 * EVP_MAX_MD_SIZE + 1], msg[DEPLOY_MSG_MAX];
+	unsigned mdlen = 0;
+
+	if (!ctx)
+		return true;
+	EVP_DigestFinal_ex(ctx, md, &mdlen);
+	hex(md, mdlen, got);
+	if (!strcmp(got, want))
+		return true;
+	snprintf(msg, sizeof(msg), "download of '%s': %s mismatch: got %s, expected %s",
+		 d->art->url, name, got, want);
+	download_finished(d, msg);
+	return false;
+}
+
 static void on_done(struct http_request *req, const struct http_response *resp, void *ud)
 {
 	struct download *d = ud;
@@ -414,6 +457,9 @@ static void on_done(struct http_request *req, const struct http_response *resp, 
 		download_finished(d, msg);
 		return;
 	}
+	if (!other_sum_ok(d, d->md5, "md5", d->art->md5sum) ||
+	    !other_sum_ok(d, d->sha512, "sha512", d->art->sha512sum))
+		return;
 	run_log(d->run, "info", "downloaded %s: %llu bytes, sha256 %s", d->art->url,
 		(unsigned long long)d->bytes, got);
 	keep_download(d);
@@ -439,6 +485,12 @@ static int start_fetch(struct run *r, struct download *d)
 		return -errno;
 	d->sha = EVP_MD_CTX_new();
 	if (!d->sha || !EVP_DigestInit_ex(d->sha, EVP_sha256(), NULL))
+		return -ENOMEM;
+	if (d->art->md5sum && (!(d->md5 = EVP_MD_CTX_new()) ||
+			       !EVP_DigestInit_ex(d->md5, EVP_md5(), NULL)))
+		return -ENOMEM;
+	if (d->art->sha512sum && (!(d->sha512 = EVP_MD_CTX_new()) ||
+				  !EVP_DigestInit_ex(d->sha512, EVP_sha512(), NULL)))
 		return -ENOMEM;
 	run_log(r, "info", "downloading %s: %s -> %s", d->art->label, d->art->url, d->path);
 	return http_request_start(run_http(r), &o, on_done, d, &d->req);
@@ -695,6 +747,8 @@ static void deploy_stop(struct run *r, void *state)
 			unlink(d->tmp);
 		}
 		EVP_MD_CTX_free(d->sha);
+		EVP_MD_CTX_free(d->md5);
+		EVP_MD_CTX_free(d->sha512);
 		free(d->fetched);
 		free(d->name);
 		free(d->path);
