@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# t2300-ci-jobs.sh -- the jobs CI sends, end to end on QEMU boards with real
+# t2400-ci-jobs.sh -- the jobs CI sends, end to end on QEMU boards with real
 # Debian kernels: test definitions from a git repository served by `git
 # daemon` on loopback (one at a tag, one at a commit), their scripts calling
 # the repository's files and labd's lava-test-case; the overlay appended to
