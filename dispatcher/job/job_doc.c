@@ -570,16 +570,16 @@ int job_doc_get_timeout_skip(struct job_doc *doc, const json_t *obj, const char 
 	long long n;
 	json_t *t;
 	size_t i, mark;
-	int r = job_doc_get(doc, obj, key, JSON_OBJECT, false, &t);
+	int bad = 0, r = job_doc_get(doc, obj, key, JSON_OBJECT, false, &t);
 
 	if (r <= 0)
 		return r;
 	mark = job_doc_enter(doc, key);
 	r = job_doc_check_keys(doc, t, job_doc_timeout_keys, NULL) < 0 ? -EINVAL : 1;
 	if (!skip && json_object_get(t, "skip"))
-		r = job_doc_error(doc, "skip", "'skip' only applies to the timeout of an action");
+		bad = job_doc_error(doc, "skip", "'skip' only applies to the timeout of an action");
 	else if (skip && job_doc_get_bool(doc, t, "skip", skip) < 0)
-		r = -EINVAL;
+		bad = -EINVAL;
 	for (i = 0; i < sizeof(job_doc_units) / sizeof(job_doc_units[0]); i++) {
 		n = 0;
 		if (job_doc_get_int(doc, t, job_doc_units[i].name, 0,
@@ -592,6 +592,8 @@ int job_doc_get_timeout_skip(struct job_doc *doc, const json_t *obj, const char 
 	else if (r > 0 && total > JOB_MAX_TIMEOUT)
 		r = job_doc_error(doc, NULL, "timeout must be at most %llu seconds",
 				  JOB_MAX_TIMEOUT / 1000000ULL);
+	if (bad)
+		r = bad;
 	job_doc_leave(doc, mark);
 	if (r > 0)
 		*ret = total;
