@@ -62,6 +62,8 @@ struct gitcache_op {
 	struct loop_source *defer;	/* start from the loop */
 	struct child_output out;
 	bool updated;
+	uint64_t step_started;
+	uint64_t fetch_usec;
 	bool too_big;
 	bool timed_out;
 	uint64_t size;
@@ -292,7 +294,8 @@ static int on_start(struct loop_source *s, void *ud);
 static void op_finish(struct gitcache_op *op, int err, const char *fmt, ...)
 {
 	struct mirror *m = op->m;
-	struct gitcache_result res = { .err = err, .updated = op->updated, .size = op->size };
+	struct gitcache_result res = { .err = err, .updated = op->updated, .size = op->size,
+				       .fetch_usec = op->fetch_usec };
 	char msg[GITCACHE_MSG_MAX];
 	va_list ap;
 
@@ -416,6 +419,7 @@ static int run_git(struct gitcache_op *op, const char *dir, const char *const *a
 	while (*args && n < sizeof(argv) / sizeof(argv[0]) - 1)
 		argv[n++] = *args++;
 	argv[n] = NULL;
+	op->step_started = loop_now(c->loop);
 	err = child_output_open(&op->out, c->loop, "git-output", &wfd);
 	if (err < 0)
 		return err;
@@ -544,6 +548,7 @@ static bool updated(struct gitcache_op *op)
 	struct gitcache *c = op->m->cache;
 
 	op->updated = true;
+	op->fetch_usec = loop_now(c->loop) - op->step_started;
 	if (op->tmp) {
 		if (rename(op->tmp, op->m->dir) < 0) {
 			op_finish(op, -errno, "cannot fetch '%s': cannot rename '%s': %s", op->m->url,

@@ -52,6 +52,7 @@ struct gitcache_result {
 	const char *msg;	/* when err: the one-line reason */
 	const char *commit;	/* when !err: the commit archived, 40 hex digits */
 	bool updated;		/* the mirror was cloned or fetched */
+	uint64_t fetch_usec;	/* the clone or fetch took (0: none) */
 	uint64_t size;		/* bytes of the mirror */
 };
 

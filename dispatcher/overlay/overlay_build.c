@@ -108,6 +108,9 @@ struct overlay_build {
 	char **fetched;			/* repositories updated by this build */
 
 	struct gitcache_op *git_op;
+	uint64_t git_started;
+	uint64_t git_usec;
+	uint64_t fetch_usec;
 	struct http_request *req;
 	struct overlay_import *imp;
 	bool imp_is_def;		/* the import is a definition's tree */
@@ -201,6 +204,8 @@ static void finish(struct overlay_build *b, int err, enum error_type type, const
 		b->commits = NULL;
 	}
 	res.usec = loop_now(b->deps.loop) - b->started;
+	res.git_usec = b->git_usec;
+	res.fetch_usec = b->fetch_usec;
 	b->fn(&res, b->userdata);
 	overlay_build_result_release(&res);
 	build_free(b);
@@ -320,6 +325,8 @@ static void on_checkout(const struct gitcache_result *res, void *ud)
 	int err;
 
 	b->git_op = NULL;
+	b->git_usec += loop_now(b->deps.loop) - b->git_started;
+	b->fetch_usec += res->fetch_usec;
 	if (res->err) {
 		finish(b, res->err, res->err == -ENOENT ? ERROR_JOB : ERROR_INFRASTRUCTURE,
 		       "test definition '%s': %s", jt->name, res->msg);
@@ -353,6 +360,7 @@ static void start_git(struct overlay_build *b, const struct job_testdef *jt)
 		finish(b, -ENOMEM, ERROR_BUG, "out of memory");
 		return;
 	}
+	b->git_started = loop_now(b->deps.loop);
 	err = gitcache_checkout(b->deps.git, jt->url, rev, !strv_contains(b->fetched, jt->url),
 				b->tar, on_checkout, b, &b->git_op);
 	if (err < 0)

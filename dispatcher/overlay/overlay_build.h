@@ -106,6 +106,8 @@ struct overlay_build_result {
 	uint64_t size;		/* bytes of the overlay file */
 	uint64_t bytes;		/* bytes of file data in it */
 	uint64_t usec;		/* time the build took */
+	uint64_t git_usec;	/* of which in git: fetching, resolving, archiving */
+	uint64_t fetch_usec;	/* of which cloning or fetching */
 };
 
 typedef void (*overlay_build_fn)(struct overlay_build_result *res, void *userdata);

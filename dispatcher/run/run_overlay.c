@@ -111,8 +111,10 @@ static void on_built(struct overlay_build_result *res, void *ud)
 	}
 	format_size(res->size, size, sizeof(size));
 	format_size(res->bytes, data, sizeof(data));
-	run_log(r, "info", "overlay built in %llu ms: %s (%s of files)",
-		(unsigned long long)(res->usec / USEC_PER_MSEC), size, data);
+	run_log(r, "info", "overlay built in %llu ms (git %llu ms, of which fetching %llu ms): %s (%s of files)",
+		(unsigned long long)(res->usec / USEC_PER_MSEC),
+		(unsigned long long)(res->git_usec / USEC_PER_MSEC),
+		(unsigned long long)(res->fetch_usec / USEC_PER_MSEC), size, data);
 	run_async_done(r, 0, NULL);
 }
 
