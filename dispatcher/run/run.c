@@ -2,6 +2,7 @@
 /* run.c -- one running job: action sequencing, timeouts, outcome, final power-off */
 #include "run/run_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -419,6 +420,36 @@ static int run_prepare_dirs(struct run *r)
 	return joblog_open(r->dir, &r->log);
 }
 
+/*
+ * The job's context keys (those its device type allows, job_check_device_type())
+ * as substitution variables, as they feed the device template in LAVA:
+ * `console_device: ttyS2` is {CONSOLE_DEVICE}.  labd's own variables win.
+ */
+static int run_context_vars(struct run *r)
+{
+	const char *key;
+	char name[64], *text;
+	json_t *v;
+	size_t i;
+	int err = 0;
+
+	json_object_foreach(r->job->context, key, v) {
+		for (i = 0; key[i] && i < sizeof(name) - 1; i++)
+			name[i] = (char)toupper((unsigned char)key[i]);
+		name[i] = '\0';
+		if (key[i] || kv_get(&r->vars, name) || json_is_object(v) || json_is_array(v))
+			continue;
+		text = json_is_string(v) ? strdup(json_string_value(v)) :
+		       json_is_boolean(v) ? strdup(json_is_true(v) ? "true" : "false") :
+		       json_dumps(v, JSON_ENCODE_ANY);
+		err = text ? kv_set(&r->vars, name, text) : -ENOMEM;
+		free(text);
+		if (err)
+			break;
+	}
+	return err;
+}
+
 static int run_init_vars(struct run *r)
 {
 	const struct lab_config *c = r->deps.config;
@@ -431,7 +462,7 @@ static int run_init_vars(struct run *r)
 		err = kv_set(&r->vars, "LABD_JOB_ID", r->tftp_prefix);
 	if (!err)
 		err = kv_set(&r->vars, "DEVICE", board_name(r->board));
-	return err;
+	return err ? err : run_context_vars(r);
 }
 
 /* What the job must never see written: its secrets, the passwords it types. */

@@ -1,16 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# t1510-secrets.sh -- a job's secrets on a simulated board: exported to its test
+# t1510-ci-keys.sh -- what CI jobs carry, on simulated boards.  A job's
+# secrets: exported to its test
 # definitions, and absent from every byte labd stores (the state directory, the
 # database, the logs, the board's log) and from what the API shows: replaced by
 # [secret] in the console log, the results, labd's lines and events.  The same
 # for the password typed at a login prompt; and a queued job whose secrets
-# labd forgot (a restart) is canceled, saying so.
+# labd forgot (a restart) is canceled, saying so.  Context keys the device
+# type allows feed its substitutions.
 . "$(dirname "$0")/lib.sh"
 
 SECRET=labd-s3cr3t-$$-$RANDOM
 PASSWORD=labd-pw-$$-$RANDOM
-sim_lab 1 --user root --password "$PASSWORD"
+sim_lab 2 --user root --password "$PASSWORD"
+cat >"$LAB/devices/05-sim-ctx.conf" <<CONF
+device_type = {
+	name = "sim-ctx";
+	extends = "sim-uboot";
+	context_allowed = [ "extra_kernel_args", "console" ];
+};
+CONF
+sim_device sim-02 1 sim-ctx	# the second board: its type allows a context key
 labd_start
 
 write_job "$TMP/secret.yaml" <<JOB
@@ -88,6 +98,33 @@ test_expect_success 'a queued job whose secrets labd lost in a restart is cancel
 	labctl device set-state sim-01 idle >/dev/null &&
 	wait_for "labctl show 3 | grep -q canceled" 20 &&
 	labctl show 3 | grep -q "its secrets were kept in memory only, and labd restarted since it was submitted"
+'
+
+write_job "$TMP/context.yaml" <<JOB
+job_name: context keys feed the device type's substitutions
+device_type: sim-ctx
+timeouts: {job: {minutes: 3}, action: {seconds: 60}, connection: {seconds: 20}}
+context: {console: ttyS9}
+actions:
+- deploy:
+    to: tftp
+    kernel: {url: 'file://$TOP/contrib/lab/artifacts/Image', type: image}
+    ramdisk: {url: 'file://$TOP/contrib/lab/artifacts/initrd.cpio.gz'}
+    dtb: {url: 'file://$TOP/contrib/lab/artifacts/sim.dtb'}
+- boot:
+    method: u-boot
+    commands: ramdisk
+    auto_login: {login_prompt: 'login:', username: root, password_prompt: 'Password:', password: '$PASSWORD'}
+    prompts: ['root@sim:~# ']
+JOB
+
+test_expect_success 'a context key the type allows is a substitution variable ({CONSOLE})' '
+	labctl submit --follow "$TMP/context.yaml" >"$TMP/ctx.out" 2>&1 &&
+	id=$(sed -n "s/^job \([0-9]*\): .*/\1/p" "$TMP/ctx.out" | tail -1) &&
+	grep -q "input .*setenv bootargs .console=ttyS9,115200" "$LAB/state/jobs/$id/labd.log" &&
+	sed "s/device_type: sim-ctx/device_type: sim-uboot/" "$TMP/context.yaml" >"$TMP/context2.yaml" &&
+	! labctl check "$TMP/context2.yaml" >"$TMP/check.out" 2>&1 &&
+	grep -q "context: device type .sim-uboot. does not allow context key .console." "$TMP/check.out"
 '
 
 test_done
