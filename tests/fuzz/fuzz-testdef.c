@@ -28,12 +28,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (testdef_parse_yaml((const char *)data, size, "fuzz.yaml", &doc, err, sizeof(err)) < 0)
 		return 0;
 	if (testdef_from_json(doc, &jt, 1, &td, err, sizeof(err)) == 0) {
-		if (testdef_script_commands(td, "/tmp/labd-1", "1_1", &cmds) == 0) {
+		const struct testdef_script sc = { .dir = "/tmp/labd-1", .uuid = "1_1", .os = "debian" };
+
+		if (testdef_script_commands(td, &sc, &cmds) == 0) {
 			STRV_FOREACH(c, cmds)
 				check_typeable(*c);
 			strv_free(cmds);
 		}
-		run = testdef_run_command(td, "/tmp/labd-1", "1_1");
+		/* the overlay's copy of the script: a file, not typed */
+		free(testdef_script_text(td, &sc));
+		run = testdef_run_command(td, "/tmp/labd-1/1_fuzz.sh", "1_1");
 		if (run)
 			check_typeable(run);
 		free(run);
