@@ -298,8 +298,11 @@ static int add_notify(const struct lab_config *cfg, struct backend ***list, size
 static int parse_all(const struct lab_config *cfg, struct backend ***ret, size_t *ret_n,
 		     struct diag *diag)
 {
-	int err = parse_configured(cfg, ret, ret_n, diag);
+	int err;
 
+	*ret = NULL;	/* parse_configured() leaves nothing behind when it fails */
+	*ret_n = 0;
+	err = parse_configured(cfg, ret, ret_n, diag);
 	if (!err)
 		err = add_notify(cfg, ret, ret_n, diag);
 	if (err < 0) {
