@@ -258,32 +258,78 @@ static enum MHD_Result reply_text(struct api_request *r, struct strbuf *text, ui
 	return api_reply(r, MHD_HTTP_OK, resp);
 }
 
-/* console.log from @offset, straight from the file (byte-exact, nothing copied). */
+/* A compressed console.log sent from @offset on, decompressed as libmicrohttpd asks. */
+struct zsend {
+	struct joblog_file *f;
+	uint64_t offset;
+};
+
+static ssize_t zsend_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct zsend *z = cls;
+	ssize_t n = joblog_fpread(z->f, buf, max, z->offset + pos);
+
+	return n > 0 ? n : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void zsend_free(void *cls)
+{
+	struct zsend *z = cls;
+
+	joblog_fclose(z->f);
+	free(z);
+}
+
+/* @size - @offset bytes of @f from @offset: the plain file straight (nothing copied). */
+static struct MHD_Response *raw_response(struct joblog_file *f, uint64_t offset, uint64_t size)
+{
+	struct MHD_Response *resp;
+	struct zsend *z;
+	int fd;
+
+	if (!joblog_fcompressed(f)) {
+		fd = dup(joblog_fd(f));
+		joblog_fclose(f);
+		/* libmicrohttpd owns and closes @fd from here */
+		resp = fd < 0 ? NULL : MHD_create_response_from_fd_at_offset64(size - offset, fd,
+										offset);
+		if (!resp && fd >= 0)
+			close(fd);
+		return resp;
+	}
+	z = malloc(sizeof(*z));
+	if (!z) {
+		joblog_fclose(f);
+		return NULL;
+	}
+	z->f = f;
+	z->offset = offset;
+	resp = MHD_create_response_from_callback(size - offset, STREAM_BLOCK, zsend_read, z,
+						 zsend_free);
+	if (!resp)
+		zsend_free(z);
+	return resp;
+}
+
+/* console.log (or its compressed copy) from @offset, byte-exact. */
 static enum MHD_Result reply_raw(struct api_request *r, const char *dir, uint64_t offset,
 				 int64_t first_line, int64_t lines)
 {
 	struct strbuf empty = STRBUF_INIT;
+	struct joblog_file *f = NULL;
 	struct MHD_Response *resp;
 	uint64_t size = 0;
-	struct stat st;
-	char path[4096], buf[32];
-	int fd;
+	char buf[32];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, JOBLOG_CONSOLE);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && fstat(fd, &st) == 0)
-		size = (uint64_t)st.st_size;
+	if (joblog_fopen(dir, JOBLOG_CONSOLE, &f) == 0)
+		size = joblog_fsize(f);
 	if (size <= offset) {
-		if (fd >= 0)
-			close(fd);
+		joblog_fclose(f);
 		return reply_text(r, &empty, size);
 	}
-	/* libmicrohttpd owns and closes @fd from here */
-	resp = MHD_create_response_from_fd_at_offset64(size - offset, fd, offset);
-	if (!resp) {
-		close(fd);
+	resp = raw_response(f, offset, size);
+	if (!resp)
 		return MHD_NO;
-	}
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)size);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, LOG_CONTENT_TYPE);
 	MHD_add_response_header(resp, LOG_SIZE_HEADER, buf);

@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include "core/strbuf.h"
+#include "journal/logzst.h"
 
 #define IDX_RECORD 16
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define JOBLOG_MAX_RENDER (512ULL * 1024 * 1024)
 
 struct joblog {
@@ -415,26 +417,109 @@ int joblog_rotate_if_larger(struct joblog *jl, uint64_t max)
 
 /* ---- readers ---- */
 
-int joblog_read(const char *dir, const char *name, uint64_t offset, size_t max,
-		struct strbuf *out)
+struct joblog_file {
+	int fd;			/* the plain file, or -1 */
+	struct logzst *z;	/* else its compressed copy */
+};
+
+static int open_plain(const char *dir, const char *name)
 {
 	char path[4096];
-	ssize_t n;
-	int fd, r = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int joblog_fopen(const char *dir, const char *name, struct joblog_file **ret)
+{
+	struct joblog_file *f = calloc(1, sizeof(*f));
+	char path[4096];
+	int r = 0;
+
+	if (!f)
+		return -ENOMEM;
+	/* the plain file first: its compressed copy is complete before it goes */
+	f->fd = open_plain(dir, name);
+	if (f->fd < 0 && errno != ENOENT)
+		r = -errno;
+	else if (f->fd < 0) {
+		snprintf(path, sizeof(path), "%s/%s" LOGZST_SUFFIX, dir, name);
+		r = logzst_open(path, &f->z);
+	}
+	if (r < 0) {
+		free(f);
+		return r;
+	}
+	*ret = f;
+	return 0;
+}
+
+struct joblog_file *joblog_fclose(struct joblog_file *f)
+{
+	if (!f)
+		return NULL;
+	if (f->fd >= 0)
+		close(f->fd);
+	logzst_close(f->z);
+	free(f);
+	return NULL;
+}
+
+ssize_t joblog_fpread(struct joblog_file *f, void *buf, size_t len, uint64_t offset)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	if (f->z) {
+		/* whole, as pread() of a file gives it, not a frame's piece */
+		while (got < len) {
+			n = logzst_pread(f->z, (char *)buf + got, len - got, offset + got);
+			if (n <= 0)
+				return n < 0 ? n : (ssize_t)got;
+			got += (size_t)n;
+		}
+		return (ssize_t)got;
+	}
+	do
+		n = pread(f->fd, buf, len, (off_t)offset);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+uint64_t joblog_fsize(struct joblog_file *f)
+{
+	struct stat st;
+
+	if (f->z)
+		return logzst_size(f->z);
+	return fstat(f->fd, &st) < 0 ? 0 : (uint64_t)st.st_size;
+}
+
+bool joblog_fcompressed(const struct joblog_file *f)
+{
+	return f->z != NULL;
+}
+
+int joblog_fd(const struct joblog_file *f)
+{
+	return f->fd;
+}
+
+/* Up to @max bytes of @f from @offset, appended to @out. */
+static int fread_into(struct joblog_file *f, uint64_t offset, size_t max, struct strbuf *out)
+{
+	ssize_t n;
+	int r = 0;
+
 	while (max) {
 		size_t chunk = max < 65536 ? max : 65536;
 
 		r = strbuf_grow(out, chunk);
 		if (r < 0)
 			break;
-		n = pread(fd, out->buf + out->len, chunk, (off_t)offset);
+		n = joblog_fpread(f, out->buf + out->len, chunk, offset);
 		if (n < 0) {
-			r = -errno;
+			r = (int)n;
 			break;
 		}
 		if (n == 0)
@@ -444,17 +529,37 @@ int joblog_read(const char *dir, const char *name, uint64_t offset, size_t max,
 		offset += (uint64_t)n;
 		max -= (size_t)n;
 	}
-	close(fd);
+	return r;
+}
+
+int joblog_read(const char *dir, const char *name, uint64_t offset, size_t max,
+		struct strbuf *out)
+{
+	struct joblog_file *f;
+	int r = joblog_fopen(dir, name, &f);
+
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	r = fread_into(f, offset, max, out);
+	joblog_fclose(f);
 	return r;
 }
 
 uint64_t joblog_file_size(const char *dir, const char *name)
 {
+	struct joblog_file *f;
 	char path[4096];
 	struct stat st;
+	uint64_t size;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return stat(path, &st) < 0 ? 0 : (uint64_t)st.st_size;
+	if (stat(path, &st) == 0)
+		return (uint64_t)st.st_size;
+	if (joblog_fopen(dir, name, &f) < 0)
+		return 0;
+	size = joblog_fsize(f);
+	joblog_fclose(f);
+	return size;
 }
 
 /* ---- rendering, piece by piece ---- */
@@ -479,7 +584,25 @@ struct joblog_reader {
 	size_t labd_pos;
 	struct strbuf idx;	/* index records of lines idx_first... */
 	int64_t idx_first;
+	struct joblog_file *files[3];	/* READ_CONSOLE ..., opened when first there */
 };
+
+enum { READ_CONSOLE, READ_INDEX, READ_LABD };
+static const char *const reader_names[] = { JOBLOG_CONSOLE, JOBLOG_INDEX, JOBLOG_LABD };
+
+/* joblog_read() through the reader's open files: a file not there yet reads as empty. */
+static int reader_read(struct joblog_reader *rd, int which, uint64_t offset, size_t max,
+		       struct strbuf *out)
+{
+	int r;
+
+	if (!rd->files[which]) {
+		r = joblog_fopen(rd->dir, reader_names[which], &rd->files[which]);
+		if (r < 0)
+			return r == -ENOENT ? 0 : r;
+	}
+	return fread_into(rd->files[which], offset, max, out);
+}
 
 int joblog_reader_new(const char *dir, unsigned flags, uint64_t offset, bool snapshot,
 		      struct joblog_reader **ret)
@@ -515,6 +638,8 @@ struct joblog_reader *joblog_reader_free(struct joblog_reader *rd)
 	strbuf_release(&rd->console);
 	strbuf_release(&rd->labd);
 	strbuf_release(&rd->idx);
+	for (size_t i = 0; i < ARRAY_SIZE(rd->files); i++)
+		joblog_fclose(rd->files[i]);
 	free(rd->dir);
 	free(rd);
 	return NULL;
@@ -556,7 +681,7 @@ static int64_t labd_peek(struct joblog_reader *rd, const char **ret, size_t *len
 	if (rd->labd_pos == rd->labd.len) {
 		strbuf_reset(&rd->labd);
 		rd->labd_pos = 0;
-		if (joblog_read(rd->dir, JOBLOG_LABD, rd->labd_off,
+		if (reader_read(rd, READ_LABD, rd->labd_off,
 				room(rd->labd_end, rd->labd_off, READER_LABD_CHUNK), &rd->labd) < 0)
 			return -1;
 		nl = memrchr(rd->labd.buf, '\n', rd->labd.len);
@@ -599,7 +724,7 @@ static void give_time(struct joblog_reader *rd, struct strbuf *out, int64_t i)
 	if (i < rd->idx_first || i >= rd->idx_first + (int64_t)(rd->idx.len / IDX_RECORD)) {
 		strbuf_reset(&rd->idx);
 		rd->idx_first = i;
-		if (joblog_read(rd->dir, JOBLOG_INDEX, (uint64_t)i * IDX_RECORD,
+		if (reader_read(rd, READ_INDEX, (uint64_t)i * IDX_RECORD,
 				READER_IDX_RECORDS * IDX_RECORD, &rd->idx) < 0)
 			strbuf_reset(&rd->idx);
 	}
@@ -621,7 +746,7 @@ static int give_console(struct joblog_reader *rd, struct strbuf *out, size_t max
 	if (rd->console_pos == rd->console.len) {
 		strbuf_reset(&rd->console);
 		rd->console_pos = 0;
-		r = joblog_read(rd->dir, JOBLOG_CONSOLE, rd->console_off,
+		r = reader_read(rd, READ_CONSOLE, rd->console_off,
 				room(rd->console_end, rd->console_off, READER_CHUNK), &rd->console);
 		if (r < 0)
 			return r;

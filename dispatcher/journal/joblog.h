@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct strbuf;
 struct joblog;
@@ -77,6 +78,41 @@ void joblog_set_notify(struct joblog *jl, joblog_notify_fn fn, void *userdata);
 int joblog_rotate_if_larger(struct joblog *jl, uint64_t max);
 
 /* ---- readers: work on the files, with or without a writer ---- */
+
+/*
+ * Once its job has ended, labd compresses a log's files (logzst.h: NAME
+ * becomes NAME.zst).  Every reader below, and anything else reading a log
+ * file, goes through a struct joblog_file, which reads NAME when it is
+ * there and NAME.zst otherwise: the same bytes at the same offsets, in
+ * bounded memory.
+ */
+struct joblog_file;
+
+/**
+ * joblog_fopen() - open file @name of @dir (or its compressed copy) for reading
+ *
+ * Returns 0, -ENOENT when neither is there, or another negative errno.
+ */
+int joblog_fopen(const char *dir, const char *name, struct joblog_file **ret);
+
+/** joblog_fclose() - accepts NULL; returns NULL. */
+struct joblog_file *joblog_fclose(struct joblog_file *f);
+
+/**
+ * joblog_fpread() - up to @len bytes at @offset: the count (less only at the
+ * end of the file, 0 there; a plain file may also give less, as pread(2))
+ * or a negative errno.
+ */
+ssize_t joblog_fpread(struct joblog_file *f, void *buf, size_t len, uint64_t offset);
+
+/** joblog_fsize() - the file's size now (a plain file may still grow). */
+uint64_t joblog_fsize(struct joblog_file *f);
+
+/** joblog_fcompressed() - whether @f reads a compressed copy. */
+bool joblog_fcompressed(const struct joblog_file *f);
+
+/** joblog_fd() - the plain file's descriptor (borrowed), or -1 for a compressed one. */
+int joblog_fd(const struct joblog_file *f);
 
 /** joblog_read() - up to @max bytes of file @name of @dir from @offset, appended to @out. */
 int joblog_read(const char *dir, const char *name, uint64_t offset, size_t max,

@@ -23,7 +23,7 @@
 #define CONSOLE_READ (64 * 1024)	/* console.log bytes read at once */
 
 struct lava_log {
-	int console_fd, idx_fd, labd_fd;	/* -1 when the file is absent */
+	struct joblog_file *console, *idx_f, *labd;	/* NULL when the file is absent */
 	char **suites;
 	bool complete;
 	bool at_end;
@@ -49,16 +49,13 @@ struct lava_log {
 	struct strbuf line;
 };
 
-/* Open @name of @dir for reading into *fd; an absent file is -1, not an error. */
-static int open_file(const char *dir, const char *name, int *fd)
+/* Open @name of @dir (or its compressed copy) into *f; an absent file is NULL, not an error. */
+static int open_file(const char *dir, const char *name, struct joblog_file **f)
 {
-	char path[4096];
+	int err = joblog_fopen(dir, name, f);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
+	*f = err < 0 ? NULL : *f;
+	return err == -ENOENT ? 0 : err;
 }
 
 int lava_log_open(const char *dir, char *const *suites, bool complete, struct lava_log **ret)
@@ -68,7 +65,6 @@ int lava_log_open(const char *dir, char *const *suites, bool complete, struct la
 
 	if (!lg)
 		return -ENOMEM;
-	lg->console_fd = lg->idx_fd = lg->labd_fd = -1;
 	strbuf_init(&lg->lbuf);
 	strbuf_init(&lg->pend_text);
 	strbuf_init(&lg->line);
@@ -79,11 +75,11 @@ int lava_log_open(const char *dir, char *const *suites, bool complete, struct la
 	if (suites && strv_copy(suites, &lg->suites) < 0)
 		err = -ENOMEM;
 	if (!err)
-		err = open_file(dir, JOBLOG_CONSOLE, &lg->console_fd);
+		err = open_file(dir, JOBLOG_CONSOLE, &lg->console);
 	if (!err)
-		err = open_file(dir, JOBLOG_INDEX, &lg->idx_fd);
+		err = open_file(dir, JOBLOG_INDEX, &lg->idx_f);
 	if (!err)
-		err = open_file(dir, JOBLOG_LABD, &lg->labd_fd);
+		err = open_file(dir, JOBLOG_LABD, &lg->labd);
 	if (err < 0) {
 		lava_log_close(lg);
 		return err;
@@ -96,12 +92,9 @@ struct lava_log *lava_log_close(struct lava_log *lg)
 {
 	if (!lg)
 		return NULL;
-	if (lg->console_fd >= 0)
-		close(lg->console_fd);
-	if (lg->idx_fd >= 0)
-		close(lg->idx_fd);
-	if (lg->labd_fd >= 0)
-		close(lg->labd_fd);
+	joblog_fclose(lg->console);
+	joblog_fclose(lg->idx_f);
+	joblog_fclose(lg->labd);
 	strv_free(lg->suites);
 	strbuf_release(&lg->lbuf);
 	strbuf_release(&lg->pend_text);
@@ -129,7 +122,7 @@ static int labd_fill(struct lava_log *lg)
 	ssize_t n;
 	int err;
 
-	if (lg->labd_fd < 0)
+	if (!lg->labd)
 		return 0;
 	if (lg->lpos) {
 		strbuf_consume(&lg->lbuf, lg->lpos);
@@ -138,9 +131,9 @@ static int labd_fill(struct lava_log *lg)
 	err = strbuf_grow(&lg->lbuf, LABD_READ);
 	if (err < 0)
 		return err;
-	n = pread(lg->labd_fd, lg->lbuf.buf + lg->lbuf.len, LABD_READ, (off_t)lg->labd_off);
+	n = joblog_fpread(lg->labd, lg->lbuf.buf + lg->lbuf.len, LABD_READ, lg->labd_off);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	lg->lbuf.len += (size_t)n;
 	lg->lbuf.buf[lg->lbuf.len] = '\0';
 	lg->labd_off += (uint64_t)n;
@@ -188,20 +181,8 @@ static uint64_t get_le64(const unsigned char *p)
 
 static int snapshot(struct lava_log *lg)
 {
-	struct stat st;
-
-	lg->n_lines = 0;
-	lg->console_size = 0;
-	if (lg->idx_fd >= 0) {
-		if (fstat(lg->idx_fd, &st) < 0)
-			return -errno;
-		lg->n_lines = st.st_size / IDX_RECORD;
-	}
-	if (lg->console_fd >= 0) {
-		if (fstat(lg->console_fd, &st) < 0)
-			return -errno;
-		lg->console_size = (uint64_t)st.st_size;
-	}
+	lg->n_lines = lg->idx_f ? (int64_t)(joblog_fsize(lg->idx_f) / IDX_RECORD) : 0;
+	lg->console_size = lg->console ? joblog_fsize(lg->console) : 0;
 	return 0;
 }
 
@@ -212,9 +193,9 @@ static int idx_get(struct lava_log *lg, int64_t line, uint64_t *off, uint64_t *t
 	ssize_t n;
 
 	if (lg->idx_first < 0 || i < lg->idx_first || i >= lg->idx_first + (int64_t)lg->idx_n) {
-		n = pread(lg->idx_fd, lg->idx, sizeof(lg->idx), (off_t)(i * IDX_RECORD));
+		n = joblog_fpread(lg->idx_f, lg->idx, sizeof(lg->idx), (uint64_t)i * IDX_RECORD);
 		if (n < 0)
-			return -errno;
+			return (int)n;
 		if (n < IDX_RECORD)
 			return -EIO;
 		lg->idx_first = i;
@@ -251,7 +232,7 @@ static int line_bounds(struct lava_log *lg, int64_t line, uint64_t *start, uint6
 		*start = *end;
 	if (line < lg->n_lines) {
 		last = '\n';
-	} else if (*end > *start && pread(lg->console_fd, &last, 1, (off_t)*end - 1) != 1) {
+	} else if (*end > *start && joblog_fpread(lg->console, &last, 1, *end - 1) != 1) {
 		return -EIO;
 	}
 	*complete = lg->complete || last == '\n';
@@ -292,9 +273,9 @@ static int console_bytes(struct lava_log *lg, uint64_t start, size_t len, const 
 		err = strbuf_grow(&lg->cbuf, want);
 		if (err < 0)
 			return err;
-		n = pread(lg->console_fd, lg->cbuf.buf, want, (off_t)start);
+		n = joblog_fpread(lg->console, lg->cbuf.buf, want, start);
 		if (n < 0)
-			return -errno;
+			return (int)n;
 		lg->cbuf.len = (size_t)n;
 		lg->cbuf_off = start;
 		if ((size_t)n < len)
