@@ -303,6 +303,7 @@ static const struct store_ops pg_ops = {
 	.job_set_state = pg_job_set_state,
 	.job_finish = pg_job_finish,
 	.job_requeue = pg_job_requeue,
+	.job_prune = pg_job_prune,
 	.job_count = pg_job_count,
 	.job_count_matching = pg_job_count_matching,
 	.device_get = pg_device_get,

@@ -236,7 +236,7 @@ void pg_host_state(struct pg_store *ps, bool up);
 	"id, name, device_type, tags, priority, submitted, started, ended, state, health, " \
 	"error_type, error_msg, device, definition, format, filename, submitter, attempt, "  \
 	"retries_left, recovered, results_pass, results_fail, results_skip, "                \
-	"results_unknown, last_error, session, avoid, host"
+	"results_unknown, last_error, session, avoid, host, log_removed, history_removed"
 
 /* The columns every query of reservations reads (pg_reservation_reader). */
 #define PG_RESERVATION_COLUMNS                                                              \
@@ -263,6 +263,7 @@ int pg_job_set_state(struct store *st, int64_t id, enum job_state state);
 int pg_job_finish(struct store *st, int64_t id, enum job_health health, enum error_type type,
 		  const char *msg, uint64_t when);
 int pg_job_requeue(struct store *st, int64_t id, bool recovered, const char *why);
+int pg_job_prune(struct store *st, int64_t id, uint64_t log_removed, uint64_t history_removed);
 int pg_job_count(struct store *st, enum job_state state, int64_t *ret);
 int pg_job_count_matching(struct store *st, const struct job_filter *f, int64_t *ret);
 

@@ -38,6 +38,8 @@ enum {
 	COL_SESSION,
 	COL_AVOID,
 	COL_HOST,
+	COL_LOG_REMOVED,
+	COL_HISTORY_REMOVED,
 	COL_LAST_SEQ,	/* sql_queued and sql_running only */
 };
 
@@ -114,6 +116,17 @@ static const char sql_requeue[] =
 	" r AS (DELETE FROM results WHERE job_id IN (SELECT id FROM j))"
 	" SELECT count(*) FROM j";
 static const char sql_count[] = "SELECT count(*) FROM jobs WHERE state = $1";
+/* one statement, as SQLite's savepoint: the first removal of each kind is remembered */
+static const char sql_prune[] =
+	"WITH j AS (UPDATE jobs SET"
+	" log_removed = CASE WHEN $2::bigint > 0 AND log_removed = 0 THEN $2::bigint"
+	"  ELSE log_removed END,"
+	" history_removed = CASE WHEN $3::bigint > 0 AND history_removed = 0 THEN $3::bigint"
+	"  ELSE history_removed END"
+	" WHERE id = $1 RETURNING id),"
+	" r AS (DELETE FROM results WHERE $3::bigint > 0 AND job_id IN (SELECT id FROM j)),"
+	" e AS (DELETE FROM events WHERE $3::bigint > 0 AND job_id IN (SELECT id FROM j))"
+	" SELECT count(*) FROM j";
 
 static int job_read_enums(PGresult *res, int row, struct job_record *rec)
 {
@@ -147,6 +160,8 @@ static int job_read(PGresult *res, int row, void *p)
 	rec->results_fail = (int)pg_int(res, row, COL_RESULTS_FAIL);
 	rec->results_skip = (int)pg_int(res, row, COL_RESULTS_SKIP);
 	rec->results_unknown = (int)pg_int(res, row, COL_RESULTS_UNKNOWN);
+	rec->log_removed = (uint64_t)pg_int(res, row, COL_LOG_REMOVED);
+	rec->history_removed = (uint64_t)pg_int(res, row, COL_HISTORY_REMOVED);
 	if (job_read_enums(res, row, rec) < 0)
 		return -EIO;
 	return pg_read_texts(res, row, rec, job_texts, ARRAY_SIZE(job_texts));
@@ -332,4 +347,17 @@ int pg_job_count(struct store *st, enum job_state state, int64_t *ret)
 
 	pg_arg_text(&a, job_state_name(state));
 	return pg_call(pg_of(st), "count jobs", sql_count, &a, pg_read_int, ret);
+}
+
+int pg_job_prune(struct store *st, int64_t id, uint64_t log_removed, uint64_t history_removed)
+{
+	struct pg_args a = { 0 };
+	int64_t n = 1;	/* written behind: taken as there */
+	int r;
+
+	pg_arg_int(&a, id);
+	pg_arg_int(&a, (int64_t)log_removed);
+	pg_arg_int(&a, (int64_t)history_removed);
+	r = pg_write(pg_of(st), "prune a job", sql_prune, &a, pg_read_int, &n);
+	return r < 0 ? r : n ? 0 : -ENOENT;
 }

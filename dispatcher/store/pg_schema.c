@@ -117,9 +117,17 @@ static const char *const schema_v2[] = {
 	NULL,
 };
 
+/* 3: retention, as SQLite's version 5: when a job's log, results and events were removed */
+static const char *const schema_v3[] = {
+	"ALTER TABLE jobs ADD COLUMN log_removed BIGINT NOT NULL DEFAULT 0",
+	"ALTER TABLE jobs ADD COLUMN history_removed BIGINT NOT NULL DEFAULT 0",
+	NULL,
+};
+
 static const char *const *const migrations[] = {
 	schema_v1,
 	schema_v2,
+	schema_v3,
 };
 
 #define LATEST ((int64_t)(sizeof(migrations) / sizeof(migrations[0])))

@@ -126,6 +126,9 @@ static const char *const migrations[] = {
 	" UPDATE job_counts SET n = n - 1"
 	"  WHERE state = old.state AND device_type = coalesce(old.device_type, '');"
 	" END;",
+	/* 5: retention: when a finished job's log, and its results and events, were removed */
+	"ALTER TABLE jobs ADD COLUMN log_removed INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN history_removed INTEGER NOT NULL DEFAULT 0;",
 };
 
 static const struct sqlite_sql sqlite_sql[] = {
@@ -442,6 +445,7 @@ static const struct store_ops sqlite_ops = {
 	.job_set_state = sqlite_job_set_state,
 	.job_finish = sqlite_job_finish,
 	.job_requeue = sqlite_job_requeue,
+	.job_prune = sqlite_job_prune,
 	.job_count = sqlite_job_count,
 	.job_count_matching = sqlite_job_count_matching,
 	.device_get = sqlite_device_get,

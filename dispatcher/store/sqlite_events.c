@@ -35,6 +35,7 @@ const struct sqlite_sql sqlite_events_sql[] = {
 	{ STMT_EVENT_LIST,
 	  "SELECT seq, job_id, ts, kind, data FROM events WHERE job_id = ?1 AND seq > ?2"
 	  " ORDER BY seq" },
+	{ STMT_EVENT_DROP_JOB, "DELETE FROM events WHERE job_id = ?1" },
 	{ 0, NULL },
 };
 
@@ -87,4 +88,13 @@ int sqlite_event_list(struct store *st, int64_t job_id, int64_t after, struct st
 	if (sqlite3_bind_int64(s, 1, job_id) || sqlite3_bind_int64(s, 2, after))
 		return sqlite_fail(sq, s, "list events");
 	return sqlite_read_rows(sq, s, "list events", &event_reader, rows);
+}
+
+int sqlite_event_drop_job(struct sqlite_store *sq, int64_t job_id)
+{
+	sqlite3_stmt *s = sq->stmt[STMT_EVENT_DROP_JOB];
+
+	if (sqlite3_bind_int64(s, 1, job_id))
+		return sqlite_fail(sq, s, "delete events");
+	return sqlite_run(sq, s, "delete events");
 }

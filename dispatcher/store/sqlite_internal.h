@@ -46,6 +46,7 @@ enum sqlite_stmt {
 	STMT_JOB_SET_STATE,
 	STMT_JOB_FINISH,
 	STMT_JOB_REQUEUE,
+	STMT_JOB_PRUNE,
 	/* sqlite_devices.c */
 	STMT_DEVICE_GET,
 	STMT_DEVICE_PUT,
@@ -58,6 +59,7 @@ enum sqlite_stmt {
 	STMT_EVENT_ADD,
 	STMT_EVENT_SEQ,
 	STMT_EVENT_LIST,
+	STMT_EVENT_DROP_JOB,
 	/* sqlite_reservations.c */
 	STMT_RESERVATION_INSERT,
 	STMT_RESERVATION_GET,
@@ -103,7 +105,7 @@ enum {
 	"id, name, device_type, tags, priority, submitted, started, ended, state, health, " \
 	"error_type, error_msg, device, definition, format, filename, submitter, attempt, "  \
 	"retries_left, recovered, results_pass, results_fail, results_skip, "                \
-	"results_unknown, last_error, session, avoid"
+	"results_unknown, last_error, session, avoid, log_removed, history_removed"
 
 /* The columns every query of reservations reads (sqlite_reservation_read()). */
 #define RESERVATION_COLUMNS                                                                 \
@@ -250,6 +252,13 @@ int sqlite_read_rows(struct sqlite_store *sq, sqlite3_stmt *s, const char *op,
 
 /* sqlite_result_drop_job() - delete the results of @job_id (sqlite_results.c). */
 int sqlite_result_drop_job(struct sqlite_store *sq, int64_t job_id);
+
+/* sqlite_event_drop_job() - delete the events of @job_id (sqlite_events.c). */
+int sqlite_event_drop_job(struct sqlite_store *sq, int64_t job_id);
+
+/* sqlite_job_prune() - store_job_prune() (sqlite_jobs.c). */
+int sqlite_job_prune(struct store *st, int64_t id, uint64_t log_removed,
+		     uint64_t history_removed);
 
 /* ---- the ops of each table (sqlite_<table>.c), listed in sqlite.c's ops table ---- */
 

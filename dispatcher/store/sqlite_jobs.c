@@ -36,6 +36,8 @@ enum {
 	COL_LAST_ERROR,
 	COL_SESSION,
 	COL_AVOID,
+	COL_LOG_REMOVED,
+	COL_HISTORY_REMOVED,
 };
 
 #define TEXT(c, field) { c, offsetof(struct job_record, field) }
@@ -89,6 +91,13 @@ const struct sqlite_sql sqlite_jobs_sql[] = {
 	  " avoid = CASE WHEN ?2 THEN avoid ELSE device END,"
 	  " results_unknown = 0"
 	  " WHERE id = ?1" },
+	/* the first removal of each kind is the one remembered */
+	{ STMT_JOB_PRUNE,
+	  "UPDATE jobs SET"
+	  " log_removed = CASE WHEN ?2 > 0 AND log_removed = 0 THEN ?2 ELSE log_removed END,"
+	  " history_removed = CASE WHEN ?3 > 0 AND history_removed = 0 THEN ?3"
+	  "  ELSE history_removed END"
+	  " WHERE id = ?1" },
 	{ 0, NULL },
 };
 
@@ -125,6 +134,8 @@ int sqlite_job_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
 	rec->results_fail = sqlite3_column_int(s, COL_RESULTS_FAIL);
 	rec->results_skip = sqlite3_column_int(s, COL_RESULTS_SKIP);
 	rec->results_unknown = sqlite3_column_int(s, COL_RESULTS_UNKNOWN);
+	rec->log_removed = (uint64_t)sqlite3_column_int64(s, COL_LOG_REMOVED);
+	rec->history_removed = (uint64_t)sqlite3_column_int64(s, COL_HISTORY_REMOVED);
 	if (job_read_enums(sq, s, rec) < 0)
 		return -EIO;
 	return sqlite_read_texts(s, rec, job_texts, ARRAY_SIZE(job_texts));
@@ -265,5 +276,29 @@ int sqlite_job_requeue(struct store *st, int64_t id, bool recovered, const char 
 		r = sqlite_update(sq, s, "requeue a job");
 	if (r >= 0)
 		r = sqlite_result_drop_job(sq, id);
+	return sqlite_savepoint_end(sq, r);
+}
+
+int sqlite_job_prune(struct store *st, int64_t id, uint64_t log_removed,
+		     uint64_t history_removed)
+{
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_JOB_PRUNE];
+	int r;
+
+	sqlite_write(sq);
+
+	r = sqlite_savepoint_begin(sq);
+	if (r < 0)
+		return r;
+	if (sqlite3_bind_int64(s, 1, id) || sqlite3_bind_int64(s, 2, (int64_t)log_removed) ||
+	    sqlite3_bind_int64(s, 3, (int64_t)history_removed))
+		r = sqlite_fail(sq, s, "prune a job");
+	else
+		r = sqlite_update(sq, s, "prune a job");
+	if (r >= 0 && history_removed)
+		r = sqlite_result_drop_job(sq, id);
+	if (r >= 0 && history_removed)
+		r = sqlite_event_drop_job(sq, id);
 	return sqlite_savepoint_end(sq, r);
 }

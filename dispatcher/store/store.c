@@ -396,6 +396,14 @@ int store_job_requeue(struct store *st, int64_t id, bool recovered, const char *
 	return st->ops->job_requeue(st, id, recovered, why);
 }
 
+int store_job_prune(struct store *st, int64_t id, uint64_t log_removed,
+		    uint64_t history_removed)
+{
+	if (!log_removed && !history_removed)
+		return -EINVAL;
+	return st->ops->job_prune(st, id, log_removed, history_removed);
+}
+
 int store_job_count(struct store *st, enum job_state state, int64_t *ret)
 {
 	if ((unsigned)state > JOB_STATE_FINISHED)

@@ -150,6 +150,8 @@ struct job_record {
 	char *avoid;		/* the board its last attempt failed on: not claimed there */
 	bool session;		/* a holder's boot on its board (labctl boot): never queued */
 	char *host;		/* the labd host running it or that ran it (PostgreSQL), or NULL */
+	uint64_t log_removed;	/* when retention removed its console log, or 0 */
+	uint64_t history_removed;	/* when retention removed its results and events, or 0 */
 };
 
 /** A board's persistent state. */
@@ -370,6 +372,16 @@ int store_job_finish(struct store *st, int64_t id, enum job_health health,
  * from ("avoid"), until it is requeued again.
  */
 int store_job_requeue(struct store *st, int64_t id, bool recovered, const char *why);
+
+/**
+ * store_job_prune() - retention removed part of finished job @id: its log
+ * (@log_removed: when, or 0 for not now) and/or its results and events
+ * (@history_removed: when; they are deleted here).  The job stays; the
+ * first time of each kind is kept.  -EINVAL when both are 0, -ENOENT for
+ * no job @id.  The log files are the caller's to delete (journal/retention.h).
+ */
+int store_job_prune(struct store *st, int64_t id, uint64_t log_removed,
+		    uint64_t history_removed);
 
 /** store_job_running() - every job in state running or canceling (for recovery). */
 int store_job_running(struct store *st, int (*cb)(const struct job_record *rec, void *ud),

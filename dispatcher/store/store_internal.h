@@ -97,6 +97,8 @@ struct store_ops {
 	int (*job_finish)(struct store *st, int64_t id, enum job_health health,
 			  enum error_type type, const char *msg, uint64_t when);
 	int (*job_requeue)(struct store *st, int64_t id, bool recovered, const char *why);
+	int (*job_prune)(struct store *st, int64_t id, uint64_t log_removed,
+			 uint64_t history_removed);
 	int (*job_count)(struct store *st, enum job_state state, int64_t *ret);
 	int (*job_count_matching)(struct store *st, const struct job_filter *f, int64_t *ret);
 
