@@ -19,6 +19,7 @@
 #include "core/loop.h"
 #include "drivers/power.h"
 #include "journal/events.h"
+#include "journal/retention.h"
 #include "overlay/gitcache.h"
 #include "overlay/overlay_files.h"
 #include "results/backends/backend.h"
@@ -50,6 +51,7 @@ struct daemon {
 	struct backends *backends;
 	struct reservations *reservations;
 	struct viewers *viewers;
+	struct retention *retention;
 	struct loop_source *stop_timer;
 	uint64_t stop_deadline;	/* give up waiting for jobs to power off after this */
 	bool stopping;
@@ -512,6 +514,21 @@ static int start_backends(struct daemon *d, struct diag *diag)
 	return backends_new(&bd, &d->backends, diag);
 }
 
+/* The garbage collector of the state directory (labd.conf's `retention`). */
+static int start_retention(struct daemon *d, struct diag *diag)
+{
+	struct retention_deps rd = {
+		.loop = d->loop,
+		.store = d->store,
+		.events = d->events,
+		.state_dir = d->cfg->state_dir,
+	};
+	struct retention_params p;
+	int err = retention_parse(config_setting_get_member(d->cfg->root, "retention"), &p, diag);
+
+	return err < 0 ? err : retention_new(&rd, &p, &d->retention);
+}
+
 static int start_api(struct daemon *d, const char *listen)
 {
 	struct api_deps ad = {
@@ -558,6 +575,8 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 	if (!err)
 		err = start_backends(d, diag);
 	if (!err)
+		err = start_retention(d, diag);
+	if (!err)
 		err = sched_recover(d->sched);
 	if (!err)
 		err = create_boards(d);
@@ -598,6 +617,7 @@ struct daemon *daemon_free(struct daemon *d)
 	viewers_free(d->viewers);
 	sched_free(d->sched);
 	backends_free(d->backends);
+	retention_free(d->retention);
 	users_free(d->users);
 	for (i = 0; i < d->n_boards; i++)
 		board_unref(d->boards[i]);

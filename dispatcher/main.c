@@ -4,6 +4,8 @@
  *
  *   labd [-c FILE] [--listen HOST:PORT] [-v]   run the lab controller
  *   labd check-config [-c FILE]                validate labd.conf and the boards
+ *   labd gc [-c FILE]                          apply labd.conf's retention now:
+ *                                              compress, remove old logs and history
  *   labd run-job [-c FILE] JOB                 run one job without the HTTP API
  *                                              and exit like `labctl submit --follow`
  *   labd import-lava-device [--name NAME] FILE a LAVA device dictionary as a
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config/config.h"
 #include "lava_device.h"
@@ -26,6 +29,7 @@
 #include "daemon.h"
 #include "journal/events.h"
 #include "journal/joblog.h"
+#include "journal/retention.h"
 #include "results/backends/backend.h"
 #include "session/users.h"
 #include "store/store.h"
@@ -44,6 +48,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: labd [-c FILE] [--listen HOST:PORT] [-v]\n"
 		   "       labd check-config [-c FILE]\n"
+		   "       labd gc [-c FILE]\n"
 		   "       labd run-job [-c FILE] JOB\n"
 		   "       labd import-lava-device [--name NAME] FILE.jinja2|FILE.yaml\n"
 		   "\n"
@@ -99,6 +104,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			   !strcmp(o->command, "import-lava-device")) && optind < argc)
 		o->job = argv[optind++];
 	if (optind < argc || (o->command && strcmp(o->command, "check-config") &&
+			      strcmp(o->command, "gc") &&
 			      strcmp(o->command, "run-job") &&
 			      strcmp(o->command, "import-lava-device"))) {
 		usage(stderr);
@@ -127,6 +133,7 @@ static int check_config(const struct options *o)
 {
 	struct diag diag = DIAG_INIT;
 	struct lab_config *cfg = NULL;
+	struct retention_params params;
 	int err;
 
 	err = config_load(o->config, &cfg, &diag);
@@ -135,6 +142,9 @@ static int check_config(const struct options *o)
 	if (cfg && users_check(cfg, &diag) < 0)
 		err = -EINVAL;
 	if (cfg && store_check(config_setting_get_member(cfg->root, "store"), &diag) < 0)
+		err = -EINVAL;
+	if (cfg && retention_parse(config_setting_get_member(cfg->root, "retention"), &params,
+				   &diag) < 0)
 		err = -EINVAL;
 	print_diag(&diag);
 	diag_release(&diag);
@@ -152,6 +162,72 @@ static int check_config(const struct options *o)
 	printf("%s: ok: %zu device types, %zu devices\n", cfg->path, cfg->n_types,
 	       cfg->n_devices);
 	config_unref(cfg);
+	return 0;
+}
+
+/* What `labd gc` did, on stdout. */
+static void print_gc(const struct retention_stats *s)
+{
+	printf("%llu finished jobs\n"
+	       "%llu log files compressed: %llu to %llu bytes\n"
+	       "%llu logs removed by age\n"
+	       "%llu jobs' results and events removed by age\n"
+	       "%llu logs removed for the size cap\n"
+	       "state directory: %llu bytes\n",
+	       (unsigned long long)s->jobs, (unsigned long long)s->compressed,
+	       (unsigned long long)s->bytes_in, (unsigned long long)s->bytes_out,
+	       (unsigned long long)s->logs_removed, (unsigned long long)s->histories_removed,
+	       (unsigned long long)s->capped, (unsigned long long)s->size);
+}
+
+/* Open what a run of the retention needs: the configuration, its store. */
+static int gc_open(const struct options *o, struct lab_config **cfg, struct store **st,
+		   struct retention_params *p, struct diag *diag)
+{
+	struct store_params sp = { 0 };
+	int err = config_load(o->config, cfg, diag);
+
+	if (!err)
+		err = retention_parse(config_setting_get_member((*cfg)->root, "retention"), p, diag);
+	if (err < 0)
+		return err;
+	sp.settings = config_setting_get_member((*cfg)->root, "store");
+	sp.state_dir = (*cfg)->state_dir;
+	return store_open(&sp, st, diag);
+}
+
+/* gc: labd.conf's retention applied now, beside a running labd or not. */
+static int gc(const struct options *o)
+{
+	struct diag diag = DIAG_INIT;
+	struct lab_config *cfg = NULL;
+	struct retention_params p;
+	struct retention_stats stats = { 0 };
+	struct retention *g = NULL;
+	struct store *st = NULL;
+	struct timespec now;
+	int err;
+
+	err = gc_open(o, &cfg, &st, &p, &diag);
+	print_diag(&diag);
+	diag_release(&diag);
+	if (!err) {
+		struct retention_deps rd = { .store = st, .state_dir = cfg->state_dir };
+
+		err = retention_new(&rd, &p, &g);
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (!err)
+		err = retention_gc(g, (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000,
+				   &stats);
+	retention_free(g);
+	store_close(st);
+	config_unref(cfg);
+	if (err < 0) {
+		fprintf(stderr, "labd: gc: %s\n", strerror(-err));
+		return 1;
+	}
+	print_gc(&stats);
 	return 0;
 }
 
@@ -290,6 +366,8 @@ int main(int argc, char **argv)
 		return check_config(&o);
 	if (o.command && !strcmp(o.command, "import-lava-device"))
 		return import_lava_device(&o);
+	if (o.command && !strcmp(o.command, "gc"))
+		return gc(&o);
 	dopts.config_path = o.config;
 	dopts.listen = o.listen;
 	dopts.no_api = o.job != NULL;

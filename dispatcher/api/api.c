@@ -450,6 +450,40 @@ enum MHD_Result api_reply_error(struct api_request *r, unsigned status, const ch
 	return api_reply(r, status, api_error_response(r, status, msg));
 }
 
+static const char *const gone_names[] = { "log", "results and events" };
+
+const char *api_gone_text(const struct job_record *rec, enum api_gone what, char *buf,
+			  size_t len)
+{
+	uint64_t when = what == API_GONE_LOG ? rec->log_removed : rec->history_removed;
+	char at[40];
+
+	if (!when)
+		return NULL;
+	joblog_format_time(when, at, sizeof(at));
+	snprintf(buf, len, "the %s of job %lld %s removed on %s (labd.conf retention)",
+		 gone_names[what], (long long)rec->id, what == API_GONE_LOG ? "was" : "were", at);
+	return buf;
+}
+
+bool api_reply_gone(struct api_request *r, const struct job_record *rec, enum api_gone what,
+		    enum MHD_Result *ret)
+{
+	uint64_t when = what == API_GONE_LOG ? rec->log_removed : rec->history_removed;
+	char msg[256];
+
+	if (!api_gone_text(rec, what, msg, sizeof(msg)))
+		return false;
+	if (r->style != API_STYLE_JSON)
+		*ret = api_reply_error(r, MHD_HTTP_GONE, "%s", msg);
+	else
+		*ret = api_reply_json(r, MHD_HTTP_GONE,
+				      json_pack("{s:s, s:I, s:s, s:o}", "error", msg, "job",
+						(json_int_t)rec->id, "removed", gone_names[what],
+						"removed_at", api_time_json(when)));
+	return true;
+}
+
 enum MHD_Result api_reply_diag(struct api_request *r, unsigned status, const char *error,
 			       const struct diag *diag)
 {

@@ -35,6 +35,7 @@ struct api_streams;
 struct api_ws;
 struct board;
 struct diag;
+struct job_record;
 
 #define API_PREFIX "/api/v1"
 #define API_LAVA_PREFIX "/api/v0.2"		/* LAVA's REST API (api_lava_rest.c) */
@@ -149,6 +150,28 @@ enum MHD_Result api_reply_json(struct api_request *r, unsigned status, json_t *b
  */
 enum MHD_Result api_reply_error(struct api_request *r, unsigned status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* What retention removed of a finished job (journal/retention.h). */
+enum api_gone {
+	API_GONE_LOG,		/* its console log */
+	API_GONE_HISTORY,	/* its results and events */
+};
+
+/**
+ * api_gone_text() - "the log of job 5 was removed on <time> (labd.conf
+ * retention)" into @buf, or NULL when @rec still has @what.
+ */
+const char *api_gone_text(const struct job_record *rec, enum api_gone what, char *buf,
+			  size_t len);
+
+/**
+ * api_reply_gone() - answer 410 Gone when retention removed @what of @rec:
+ * {"error": <api_gone_text()>, "job": 5, "removed": "log" or "results and
+ * events", "removed_at": <time>} (LAVA's APIs: their error shape).  Returns
+ * true with *@ret set when it answered, false when @rec still has @what.
+ */
+bool api_reply_gone(struct api_request *r, const struct job_record *rec, enum api_gone what,
+		    enum MHD_Result *ret);
 
 /** api_error_response() - the response api_reply_error() sends, or NULL (ENOMEM). */
 struct MHD_Response *api_error_response(const struct api_request *r, unsigned status,

@@ -53,6 +53,9 @@ static json_t *job_summary(const struct job_record *rec)
 	json_object_set_new(o, "attempt", json_integer(rec->attempt));
 	json_object_set_new(o, "results", results_counts(rec->results_pass, rec->results_fail,
 							 rec->results_skip, rec->results_unknown));
+	/* retention (journal/retention.h): when its log, results and events went, or null */
+	json_object_set_new(o, "log_removed", api_time_json(rec->log_removed));
+	json_object_set_new(o, "history_removed", api_time_json(rec->history_removed));
 	return o;
 }
 
@@ -338,6 +341,10 @@ enum MHD_Result api_jobs_events(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "'after' must be an event number");
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
+	if (api_reply_gone(r, &rec, API_GONE_HISTORY, &ret)) {
+		job_record_release(&rec);
+		return ret;
+	}
 	list = json_array();
 	err = store_event_list(api_deps_of(r)->store, rec.id, after, add_event, list);
 	job_record_release(&rec);
@@ -378,6 +385,10 @@ enum MHD_Result api_jobs_results(struct api_request *r)
 
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
+	if (api_reply_gone(r, &rec, API_GONE_HISTORY, &ret)) {
+		job_record_release(&rec);
+		return ret;
+	}
 	list = json_array();
 	err = store_result_list(api_deps_of(r)->store, rec.id, add_result, list);
 	job_record_release(&rec);

@@ -545,7 +545,8 @@ static enum MHD_Result jobs_logs(struct api_request *r)
 		return api_forward_answer(r);
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
-	if (api_elsewhere(r, rec.host, &ret)) {	/* the log is on the host that ran it */
+	if (api_reply_gone(r, &rec, API_GONE_LOG, &ret) ||
+	    api_elsewhere(r, rec.host, &ret)) {	/* the log is on the host that ran it */
 		job_record_release(&rec);
 		return ret;
 	}
@@ -582,10 +583,18 @@ static enum MHD_Result jobs_logs(struct api_request *r)
 /* The job's results in LAVA's shapes; answers 404/500 itself. */
 static struct lava_results *get_results(struct api_request *r, enum MHD_Result *ret)
 {
+	struct job_record rec = { 0 };
 	struct lava_results *lr = NULL;
 	int64_t id;
 	int err = api_lava_job_id(r->params[0], &id);
 
+	if (!err)
+		err = api_lava_job(r, id, &rec);
+	if (!err && api_reply_gone(r, &rec, API_GONE_HISTORY, ret)) {
+		job_record_release(&rec);
+		return NULL;
+	}
+	job_record_release(&rec);
 	if (!err)
 		err = api_lava_results(r, id, &lr);
 	if (err == -ENOENT || err == -EINVAL)

@@ -406,12 +406,17 @@ static xmlrpc_value *jobs_logs(xmlrpc_env *env, xmlrpc_value *params, struct api
 	int64_t start = 0, end = 0;
 	xmlrpc_value *v = NULL;
 	bool finished = false;
+	char gone[256];
 	int err;
 
 	if (param_job(env, params, 0, r, &rec) < 0)
 		return NULL;
 	if (param_int(env, params, 1, &start) < 0 || param_int(env, params, 2, &end) < 0) {
 		xmlrpc_env_set_fault(env, 400, "'start' and 'end' must be line numbers");
+		goto out;
+	}
+	if (api_gone_text(&rec, API_GONE_LOG, gone, sizeof(gone))) {
+		xmlrpc_env_set_fault(env, MHD_HTTP_GONE, gone);
 		goto out;
 	}
 	err = read_log(r, &rec, start, end, &yaml, &finished);
@@ -496,8 +501,15 @@ static struct lava_results *results_of(xmlrpc_env *env, xmlrpc_value *params,
 	struct lava_results *lr = NULL;
 	int err;
 
+	char gone[256];
+
 	if (param_job(env, params, 0, r, &rec) < 0)
 		return NULL;
+	if (api_gone_text(&rec, API_GONE_HISTORY, gone, sizeof(gone))) {
+		xmlrpc_env_set_fault(env, MHD_HTTP_GONE, gone);
+		job_record_release(&rec);
+		return NULL;
+	}
 	err = api_lava_results(r, rec.id, &lr);
 	job_record_release(&rec);
 	if (err < 0)

@@ -349,7 +349,8 @@ static enum MHD_Result reply_lines(struct api_request *r, const char *dir, const
 	struct strbuf text = STRBUF_INIT;
 	struct MHD_Response *resp;
 	uint64_t offset;
-	char *end;
+	char *end, *data;
+	size_t len;
 	int err;
 
 	if (tail) {
@@ -382,10 +383,12 @@ static enum MHD_Result reply_lines(struct api_request *r, const char *dir, const
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the log: %s",
 				       strerror(-err));
 	}
-	resp = MHD_create_response_from_buffer(text.len, strbuf_detach(&text, NULL),
-					       MHD_RESPMEM_MUST_FREE);
-	if (!resp)
+	data = strbuf_detach(&text, &len);	/* not in the call: its arguments have no order */
+	resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(data);
 		return MHD_NO;
+	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, LOG_CONTENT_TYPE);
 	add_line_headers(resp, first, count);
 	return api_reply(r, MHD_HTTP_OK, resp);
@@ -426,7 +429,7 @@ enum MHD_Result api_log_get(struct api_request *r)
 				       "'follow' streams the log without timestamps");
 	if (store_job_get(api_deps_of(r)->store, id, &rec) < 0)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no job %lld", (long long)id);
-	if (api_elsewhere(r, rec.host, &ret)) {
+	if (api_reply_gone(r, &rec, API_GONE_LOG, &ret) || api_elsewhere(r, rec.host, &ret)) {
 		job_record_release(&rec);
 		return ret;
 	}

@@ -13,8 +13,20 @@
 #include "results/junit.h"
 #include "journal/joblog.h"
 #include "results/report.h"
+#include "store/store.h"
 
 #define JUNIT_CONTENT_TYPE "application/xml; charset=utf-8"
+
+/* 410 when retention removed job @id's results (answered in *@ret); 404 and 500 are the callers'. */
+static bool results_gone(struct api_request *r, int64_t id, enum MHD_Result *ret)
+{
+	struct job_record rec = { 0 };
+	bool gone = store_job_get(api_deps_of(r)->store, id, &rec) == 0 &&
+		    api_reply_gone(r, &rec, API_GONE_HISTORY, ret);
+
+	job_record_release(&rec);
+	return gone;
+}
 
 /* GET /jobs/{id}/junit: built from the store now, so it works with or without a junit backend. */
 enum MHD_Result api_results_junit(struct api_request *r)
@@ -23,6 +35,7 @@ enum MHD_Result api_results_junit(struct api_request *r)
 	struct MHD_Response *resp;
 	struct report *rep = NULL;
 	char *base = api_base_url(r), *data;
+	enum MHD_Result ret;
 	size_t len;
 	int64_t id;
 	int err;
@@ -30,6 +43,10 @@ enum MHD_Result api_results_junit(struct api_request *r)
 	if (api_param_id(r, 0, &id) < 0) {
 		free(base);
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid job id '%s'", r->params[0]);
+	}
+	if (results_gone(r, id, &ret)) {
+		free(base);
+		return ret;
 	}
 	err = report_load(api_deps_of(r)->store, lab_current_config(api_deps_of(r)->lab), id, base,
 			  &rep);
@@ -60,11 +77,14 @@ enum MHD_Result api_results_kcidb(struct api_request *r)
 	struct MHD_Response *resp;
 	struct stat st;
 	char *dir, *path = NULL;
+	enum MHD_Result ret;
 	int64_t id;
 	int fd = -1;
 
 	if (api_param_id(r, 0, &id) < 0)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid job id '%s'", r->params[0]);
+	if (results_gone(r, id, &ret))
+		return ret;
 	dir = joblog_job_dir(lab_current_config(api_deps_of(r)->lab)->state_dir, id);
 	if (dir && asprintf(&path, "%s/kcidb.json", dir) >= 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -124,7 +124,8 @@ static const char *const main_keys[] = {
 };
 
 /* Top-level sections of labd.conf that other modules parse from lab_config.root */
-static const char *const config_sections[] = { "backends", "users", "store", "notify", NULL };
+static const char *const config_sections[] = { "backends", "users", "store", "notify",
+						"retention", NULL };
 
 static const char *const http_keys[] = {
 	"listen", "unix_socket", "tokens", "require_token", "web_root", "javascript_dir", NULL

@@ -296,7 +296,7 @@ ssize_t logzst_pread(struct logzst *z, void *buf, size_t len, uint64_t offset)
 
 struct logzst_writer {
 	char *path;
-	char *tmp;		/* @path.zst.tmp */
+	char *tmp;		/* @path.zst.tmp.PID: labd and `labd gc` may both compress */
 	char *dest;		/* @path.zst */
 	int in_fd, out_fd;
 	ZSTD_CCtx *cc;
@@ -310,7 +310,7 @@ struct logzst_writer {
 static int writer_files(struct logzst_writer *w, const char *path)
 {
 	if (asprintf(&w->dest, "%s" LOGZST_SUFFIX, path) < 0 ||
-	    asprintf(&w->tmp, "%s" LOGZST_SUFFIX ".tmp", path) < 0) {
+	    asprintf(&w->tmp, "%s" LOGZST_SUFFIX ".tmp.%d", path, (int)getpid()) < 0) {
 		w->dest = w->tmp = NULL;
 		return -ENOMEM;
 	}

@@ -14,7 +14,7 @@
  *
  * Writing goes in steps (one frame per call of logzst_writer_step()), so
  * that labd compresses a big log a piece per loop turn without stalling
- * the consoles.  The compressed file is written as NAME.zst.tmp, then
+ * the consoles.  The compressed file is written as NAME.zst.tmp.PID, then
  * renamed over NAME.zst and NAME is unlinked: at every moment one complete
  * copy is there, and readers (which look for NAME first, then NAME.zst)
  * always find the same bytes.

@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* retention.c -- compress, then remove, finished jobs' logs and history, in small steps */
+#include "journal/retention.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/cfg.h"
+#include "core/diag.h"
+#include "core/log.h"
+#include "journal/events.h"
+#include "journal/joblog.h"
+#include "journal/logzst.h"
+#include "store/store.h"
+
+#define BATCH 64			/* finished jobs read from the store at once */
+#define FIRST_RUN_MAX (60 * USEC_PER_SEC)	/* after start */
+#define USEC_PER_DAY (86400ULL * USEC_PER_SEC)
+#define MAX_ENDED 4096			/* jobs waiting for their compression */
+
+static const char *const log_files[] = { JOBLOG_CONSOLE, JOBLOG_INDEX, JOBLOG_LABD };
+#define N_LOG_FILES (sizeof(log_files) / sizeof(log_files[0]))
+
+/* What a run needs of a finished job. */
+struct brief {
+	int64_t id;
+	uint64_t ended;
+	uint64_t log_removed;
+	uint64_t history_removed;
+};
+
+enum phase { PHASE_IDLE, PHASE_SCAN, PHASE_CAP };
+
+struct retention {
+	struct retention_deps d;
+	char *state_dir;
+	struct retention_params p;
+	struct loop_source *timer;	/* the next run */
+	struct loop_source *work;	/* the next step */
+	struct events_listener *listener;
+	/* jobs that ended, compressed RETENTION_COMPRESS_DELAY later (monotonic) */
+	int64_t ended[MAX_ENDED];
+	uint64_t ended_at[MAX_ENDED];
+	size_t n_ended;
+	/* the compression in progress: file zfile of job zjob */
+	struct logzst_writer *zw;
+	int64_t zjob;
+	size_t zfile;
+	/* the run in progress */
+	enum phase phase;
+	uint64_t now;		/* realtime its removals are dated */
+	uint64_t started;	/* monotonic */
+	int64_t cursor;		/* the last job id handled */
+	struct brief batch[BATCH];
+	size_t n_batch, i_batch;
+	bool batch_end;		/* the store has no more */
+	struct retention_stats cur, last;
+};
+
+/* ---- labd.conf ---- */
+
+static const char *const retention_keys[] = {
+	"log_days", "history_days", "max_state_size", "compress", "compress_level", "interval",
+	NULL
+};
+
+/* "200G", "512M", "1T" or a number of bytes. */
+static int parse_size(const config_setting_t *g, uint64_t *ret, struct diag *diag)
+{
+	const config_setting_t *s = config_setting_get_member(g, "max_state_size");
+	const char *text, *units = "KMGT";
+	unsigned long long v;
+	char *end;
+
+	if (!s)
+		return 0;
+	if (config_setting_type(s) == CONFIG_TYPE_INT || config_setting_type(s) == CONFIG_TYPE_INT64) {
+		if (config_setting_get_int64(s) < 1)
+			goto bad;
+		*ret = (uint64_t)config_setting_get_int64(s);
+		return 0;
+	}
+	text = config_setting_get_string(s);
+	if (!text)
+		goto bad;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || end == text || !v)
+		goto bad;
+	if (*end && (!strchr(units, *end) || end[1]))
+		goto bad;
+	for (const char *u = units; *end && u <= strchr(units, *end); u++)
+		v *= 1024;
+	*ret = v;
+	return 0;
+bad:
+	return diag_add(diag, cfg_file(s), cfg_line(s),
+			"'max_state_size' must be a number of bytes, or one with K, M, G or T (\"200G\")");
+}
+
+int retention_parse(const config_setting_t *settings, struct retention_params *ret,
+		    struct diag *diag)
+{
+	struct retention_params p = { -1, -1, 0, true, LOGZST_DEFAULT_LEVEL,
+				      RETENTION_DEFAULT_INTERVAL };
+	long long logs = -1, history = -1, level = p.level;
+	size_t n0 = diag->n;
+
+	if (settings) {
+		if (!config_setting_is_group(settings))
+			return diag_add(diag, cfg_file(settings), cfg_line(settings),
+					"'retention' must be a group, not %s", cfg_type_name(settings));
+		cfg_check_keys(settings, retention_keys, diag);
+		cfg_get_int(settings, "log_days", false, 0, 100000, &logs, diag);
+		cfg_get_int(settings, "history_days", false, 0, 100000, &history, diag);
+		cfg_get_bool(settings, "compress", false, &p.compress, diag);
+		cfg_get_int(settings, "compress_level", false, 1, 19, &level, diag);
+		cfg_get_duration(settings, "interval", false, &p.interval, diag);
+		parse_size(settings, &p.max_size, diag);
+		if (p.interval < USEC_PER_SEC && diag->n == n0)
+			diag_add(diag, cfg_file(settings), cfg_line(settings),
+				 "retention 'interval' must be at least a second");
+	}
+	if (diag->n != n0)
+		return -EINVAL;
+	p.log_days = logs;
+	p.history_days = history;
+	p.level = (int)level;
+	*ret = p;
+	return 0;
+}
+
+/* ---- files ---- */
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* Bytes of the regular files in @dir (not below); 0 when it is not there. */
+static uint64_t dir_size(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+	uint64_t size = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			size += (uint64_t)st.st_size;
+	closedir(d);
+	return size;
+}
+
+static bool is_log_file(const char *name)
+{
+	size_t i, n;
+
+	for (i = 0; i < N_LOG_FILES; i++) {
+		n = strlen(log_files[i]);
+		/* NAME, NAME.zst, NAME.zst.tmp.PID, and a board log's NAME.1 */
+		if (!strncmp(name, log_files[i], n) && (!name[n] || name[n] == '.'))
+			return true;
+	}
+	return false;
+}
+
+/* Unlink the log files of @dir; their bytes. */
+static uint64_t remove_log(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+	uint64_t size = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (!is_log_file(e->d_name) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+			size += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return size;
+}
+
+static bool has_plain_log(const char *dir)
+{
+	char path[4096];
+	size_t i;
+
+	for (i = 0; i < N_LOG_FILES; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, log_files[i]);
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The files at the top of the state directory: the database, its journal. */
+static uint64_t top_size(const char *state_dir)
+{
+	return dir_size(state_dir);
+}
+
+/* ---- compression, a frame per step ---- */
+
+static void compress_stop(struct retention *g)
+{
+	g->zw = logzst_writer_free(g->zw);
+	g->zjob = 0;
+}
+
+static void compress_start(struct retention *g, int64_t id)
+{
+	compress_stop(g);
+	g->zjob = id;
+	g->zfile = 0;
+}
+
+/* The next file of job zjob that is not compressed yet, opened: 0, or 1 when none is left. */
+static int compress_next_file(struct retention *g, const char *dir)
+{
+	char path[4096];
+	int r;
+
+	for (; g->zfile < N_LOG_FILES; g->zfile++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, log_files[g->zfile]);
+		r = logzst_writer_new(path, g->p.level, &g->zw);
+		if (r == -ENOENT)
+			continue;
+		if (r < 0)
+			log_warning("retention: cannot compress '%s': %s", path, strerror(-r));
+		return r < 0 ? 1 : 0;
+	}
+	return 1;
+}
+
+/* One frame of the compression in progress. */
+static void compress_step(struct retention *g)
+{
+	char *dir;
+	int r;
+
+	if (!g->zw) {
+		dir = joblog_job_dir(g->state_dir, g->zjob);
+		r = dir ? compress_next_file(g, dir) : 1;
+		free(dir);
+		if (r)
+			compress_stop(g);
+		return;
+	}
+	r = logzst_writer_step(g->zw);
+	if (r == 0)
+		return;
+	if (r < 0)
+		log_warning("retention: cannot compress the log of job %lld: %s",
+			    (long long)g->zjob, strerror(-r));
+	else {
+		g->cur.compressed++;
+		g->cur.bytes_in += logzst_writer_in(g->zw);
+		g->cur.bytes_out += logzst_writer_out(g->zw);
+		if (g->phase == PHASE_SCAN && g->cur.size > logzst_writer_in(g->zw))
+			g->cur.size -= logzst_writer_in(g->zw) - logzst_writer_out(g->zw);
+	}
+	g->zw = logzst_writer_free(g->zw);
+	g->zfile++;
+}
+
+/* ---- a run ---- */
+
+static int keep_brief(const struct job_record *rec, void *ud)
+{
+	struct retention *g = ud;
+	struct brief *b;
+
+	if (g->n_batch == BATCH)
+		return 0;
+	b = &g->batch[g->n_batch++];
+	b->id = rec->id;
+	b->ended = rec->ended;
+	b->log_removed = rec->log_removed;
+	b->history_removed = rec->history_removed;
+	return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct brief *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The next finished jobs after the cursor, lowest ids first. */
+static int next_batch(struct retention *g)
+{
+	struct job_filter f = { .state = JOB_STATE_FINISHED, .after_id = g->cursor,
+				.limit = BATCH };
+	int r;
+
+	g->n_batch = g->i_batch = 0;
+	r = store_job_list(g->d.store, &f, keep_brief, g);
+	if (r < 0)
+		return r;
+	qsort(g->batch, g->n_batch, sizeof(g->batch[0]), by_id);	/* drivers differ */
+	g->batch_end = g->n_batch < BATCH;
+	return 0;
+}
+
+static bool older_than(const struct retention *g, uint64_t ended, int64_t days)
+{
+	return days >= 0 && ended + (uint64_t)days * USEC_PER_DAY <= g->now;
+}
+
+static int remove_job_log(struct retention *g, const struct brief *b, const char *dir,
+			  uint64_t *size)
+{
+	uint64_t n;
+
+	if (g->zjob == b->id)
+		compress_stop(g);
+	n = remove_log(dir);
+	*size = *size > n ? *size - n : 0;
+	return store_job_prune(g->d.store, b->id, g->now, 0);
+}
+
+/* Age-based removals of one job, its compression, its size. */
+static int scan_job(struct retention *g, const struct brief *b)
+{
+	char *dir = joblog_job_dir(g->state_dir, b->id);
+	uint64_t size;
+	int r = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	g->cur.jobs++;
+	size = dir_size(dir);
+	if (!b->history_removed && older_than(g, b->ended, g->p.history_days)) {
+		r = store_job_prune(g->d.store, b->id, 0, g->now);
+		g->cur.histories_removed += r == 0;
+	}
+	if (r >= 0 && !b->log_removed && older_than(g, b->ended, g->p.log_days)) {
+		r = remove_job_log(g, b, dir, &size);
+		g->cur.logs_removed += r == 0;
+	} else if (r >= 0 && !b->log_removed && g->p.compress &&
+		   b->ended + RETENTION_COMPRESS_DELAY <= g->now && has_plain_log(dir)) {
+		compress_start(g, b->id);
+	}
+	g->cur.size += size;
+	free(dir);
+	return r;
+}
+
+/* Remove the log of one of the oldest jobs while the state directory is over its cap. */
+static int cap_job(struct retention *g, const struct brief *b)
+{
+	char *dir;
+	uint64_t size;
+	int r;
+
+	if (b->log_removed)
+		return 0;
+	dir = joblog_job_dir(g->state_dir, b->id);
+	if (!dir)
+		return -ENOMEM;
+	size = dir_size(dir);
+	r = size ? remove_job_log(g, b, dir, &g->cur.size) : 0;
+	g->cur.capped += size && r == 0;
+	free(dir);
+	return r;
+}
+
+static void run_end(struct retention *g)
+{
+	g->cur.elapsed = mono_now() - g->started;
+	g->last = g->cur;
+	g->phase = PHASE_IDLE;
+	log_info("retention: %llu finished jobs: %llu log files compressed (%llu to %llu bytes), "
+		 "%llu logs and %llu results and events removed by age, %llu logs for the size cap; "
+		 "state directory %llu bytes; %.1f s",
+		 (unsigned long long)g->last.jobs, (unsigned long long)g->last.compressed,
+		 (unsigned long long)g->last.bytes_in, (unsigned long long)g->last.bytes_out,
+		 (unsigned long long)g->last.logs_removed,
+		 (unsigned long long)g->last.histories_removed, (unsigned long long)g->last.capped,
+		 (unsigned long long)g->last.size, (double)g->last.elapsed / USEC_PER_SEC);
+}
+
+/* The end of a walk: the cap's walk next, or the end of the run. */
+static void walk_end(struct retention *g)
+{
+	g->cursor = 0;
+	g->batch_end = false;
+	if (g->phase == PHASE_SCAN && g->p.max_size && g->cur.size > g->p.max_size)
+		g->phase = PHASE_CAP;
+	else
+		run_end(g);
+}
+
+/* One job or one batch of the run. */
+static int run_step(struct retention *g)
+{
+	const struct brief *b;
+
+	if (g->phase == PHASE_CAP && g->cur.size <= g->p.max_size) {
+		run_end(g);
+		return 0;
+	}
+	if (g->i_batch == g->n_batch) {
+		if (g->batch_end) {
+			walk_end(g);
+			return 0;
+		}
+		return next_batch(g);
+	}
+	b = &g->batch[g->i_batch++];
+	g->cursor = b->id;
+	return g->phase == PHASE_SCAN ? scan_job(g, b) : cap_job(g, b);
+}
+
+static int run_begin(struct retention *g, uint64_t now)
+{
+	if (g->phase != PHASE_IDLE)
+		return -EBUSY;
+	memset(&g->cur, 0, sizeof(g->cur));
+	g->cur.size = top_size(g->state_dir);
+	g->phase = PHASE_SCAN;
+	g->now = now;
+	g->started = mono_now();
+	g->cursor = 0;
+	g->n_batch = g->i_batch = 0;
+	g->batch_end = false;
+	return 0;
+}
+
+/* ---- steps ---- */
+
+/* Start the compression of the first ended job that waited long enough. */
+static bool take_ended(struct retention *g, uint64_t mono)
+{
+	if (!g->n_ended || g->ended_at[0] + RETENTION_COMPRESS_DELAY > mono)
+		return false;
+	if (g->p.compress)
+		compress_start(g, g->ended[0]);
+	g->n_ended--;
+	memmove(g->ended, g->ended + 1, g->n_ended * sizeof(g->ended[0]));
+	memmove(g->ended_at, g->ended_at + 1, g->n_ended * sizeof(g->ended_at[0]));
+	return true;
+}
+
+/* One piece of work: 0, 1 when there is none, or a negative errno. */
+static int step_once(struct retention *g)
+{
+	int r;
+
+	if (g->zjob) {
+		compress_step(g);
+		return 0;
+	}
+	if (take_ended(g, mono_now()))
+		return 0;
+	if (g->phase == PHASE_IDLE)
+		return 1;
+	r = run_step(g);
+	if (r < 0) {
+		log_error("retention: the run stops: %s", strerror(-r));
+		run_end(g);
+	}
+	return r;
+}
+
+int retention_step(struct retention *g, uint64_t now)
+{
+	uint64_t deadline = mono_now() + RETENTION_STEP_BUDGET;
+	int r;
+
+	if (g->phase != PHASE_IDLE)
+		g->now = now;
+	do
+		r = step_once(g);
+	while (r == 0 && mono_now() < deadline);
+	return r;
+}
+
+int retention_gc(struct retention *g, uint64_t now, struct retention_stats *ret)
+{
+	int r = run_begin(g, now);
+
+	while (r >= 0 && (g->phase != PHASE_IDLE || g->zjob)) {
+		r = step_once(g);
+		if (r > 0)
+			r = 0;
+	}
+	if (ret)
+		*ret = g->last;
+	return r < 0 ? r : 0;
+}
+
+/* ---- in the daemon ---- */
+
+/* Arm the work timer: at once while there is work, else when the next ended job is due. */
+static void schedule(struct retention *g)
+{
+	if (g->zjob || g->phase != PHASE_IDLE)
+		loop_timer_set_rel(g->work, 0);
+	else if (g->n_ended)
+		loop_timer_set(g->work, g->ended_at[0] + RETENTION_COMPRESS_DELAY);
+	else
+		loop_timer_set(g->work, USEC_INFINITY);
+}
+
+static int on_work(struct loop_source *s, uint64_t now, void *ud)
+{
+	struct retention *g = ud;
+
+	retention_step(g, loop_realtime(g->d.loop));
+	schedule(g);
+	return 0;
+}
+
+int retention_start(struct retention *g)
+{
+	int r = run_begin(g, g->d.loop ? loop_realtime(g->d.loop) : 0);
+
+	if (!r && g->work)
+		schedule(g);
+	return r;
+}
+
+static int on_timer(struct loop_source *s, uint64_t now, void *ud)
+{
+	struct retention *g = ud;
+
+	retention_start(g);
+	return loop_timer_set_rel(s, g->p.interval);
+}
+
+static void on_event(const struct event *ev, void *ud)
+{
+	struct retention *g = ud;
+
+	if (strcmp(ev->kind, "finished") || g->n_ended == MAX_ENDED)
+		return;	/* a job not compressed now is at the next run */
+	g->ended[g->n_ended] = ev->job_id;
+	g->ended_at[g->n_ended++] = loop_now(g->d.loop);
+	if (!loop_timer_is_armed(g->work))
+		schedule(g);
+}
+
+static int attach(struct retention *g)
+{
+	uint64_t first = g->p.interval < FIRST_RUN_MAX ? g->p.interval : FIRST_RUN_MAX;
+	int r;
+
+	r = loop_add_timer(g->d.loop, &g->timer, loop_now(g->d.loop) + first, on_timer, g);
+	if (!r)
+		r = loop_add_timer(g->d.loop, &g->work, USEC_INFINITY, on_work, g);
+	if (!r && g->d.events)
+		r = events_listen(g->d.events, on_event, g, &g->listener);
+	if (!r) {
+		loop_source_set_description(g->timer, "retention");
+		loop_source_set_description(g->work, "retention-work");
+	}
+	return r;
+}
+
+int retention_new(const struct retention_deps *d, const struct retention_params *p,
+		  struct retention **ret)
+{
+	struct retention *g = calloc(1, sizeof(*g));
+	int r = 0;
+
+	if (!g)
+		return -ENOMEM;
+	g->d = *d;
+	g->p = *p;
+	g->state_dir = strdup(d->state_dir);
+	g->d.state_dir = g->state_dir;
+	if (!g->state_dir)
+		r = -ENOMEM;
+	if (!r && d->loop)
+		r = attach(g);
+	if (r < 0) {
+		retention_free(g);
+		return r;
+	}
+	*ret = g;
+	return 0;
+}
+
+struct retention *retention_free(struct retention *g)
+{
+	if (!g)
+		return NULL;
+	compress_stop(g);
+	events_unlisten(g->listener);
+	loop_source_free(g->timer);
+	loop_source_free(g->work);
+	free(g->state_dir);
+	free(g);
+	return NULL;
+}
+
+bool retention_running(const struct retention *g)
+{
+	return g->phase != PHASE_IDLE;
+}
+
+const struct retention_stats *retention_last(const struct retention *g)
+{
+	return &g->last;
+}
