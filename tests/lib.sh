@@ -119,6 +119,8 @@ state_dir = "state";
 devices_dir = "devices";
 server_ip = "10.0.2.2";
 artifact_dir = "$TOP";
+# the tests read jobs' log files as labd wrote them; t1070 tests their compression
+retention = { compress = false; };
 ${1:-}
 CONF
 }
