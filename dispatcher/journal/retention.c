@@ -355,11 +355,13 @@ static int scan_job(struct retention *g, const struct brief *b)
 		r = store_job_prune(g->d.store, b->id, 0, g->now);
 		g->cur.histories_removed += r == 0;
 	}
-	if (r >= 0 && !b->log_removed && older_than(g, b->ended, g->p.log_days)) {
+	/* several hosts (PostgreSQL): a log is the business of the host that has it */
+	if (r < 0 || b->log_removed || access(dir, F_OK) < 0) {
+	} else if (older_than(g, b->ended, g->p.log_days)) {
 		r = remove_job_log(g, b, dir, &size);
 		g->cur.logs_removed += r == 0;
-	} else if (r >= 0 && !b->log_removed && g->p.compress &&
-		   b->ended + RETENTION_COMPRESS_DELAY <= g->now && has_plain_log(dir)) {
+	} else if (g->p.compress && b->ended + RETENTION_COMPRESS_DELAY <= g->now &&
+		   has_plain_log(dir)) {
 		compress_start(g, b->id);
 	}
 	g->cur.size += size;

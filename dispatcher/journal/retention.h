@@ -24,6 +24,8 @@
  * a second walk removes the logs of the oldest jobs (lowest ids) until it
  * is under.  What was removed is recorded in the store (store_job_prune()):
  * the job stays, and the API answers 410 Gone for its log, results or events.
+ * Several hosts sharing a PostgreSQL store: each handles the logs it has
+ * (their job directory is there), any of them the results and events.
  *
  * In the daemon the work never blocks the loop: retention_step() does a
  * few milliseconds of it (one zstd frame, one job, one batch of the store)
