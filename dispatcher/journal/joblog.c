@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/strbuf.h"
+#include "journal/journal_internal.h"
 #include "journal/logzst.h"
 
 #define IDX_RECORD 16
@@ -137,7 +138,7 @@ struct joblog *joblog_close(struct joblog *jl)
 	return NULL;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int journal_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 
@@ -189,7 +190,7 @@ static int index_lines(struct joblog *jl, uint64_t ts, const uint8_t *data, size
 			jl->lines++;
 			jl->at_line_start = false;
 			if (++n == sizeof(recs) / IDX_RECORD) {
-				r = write_all(jl->idx_fd, recs, n * IDX_RECORD);
+				r = journal_write_all(jl->idx_fd, recs, n * IDX_RECORD);
 				if (r < 0)
 					return r;
 				n = 0;
@@ -201,7 +202,7 @@ static int index_lines(struct joblog *jl, uint64_t ts, const uint8_t *data, size
 		pos = (size_t)(nl - data) + 1;
 		jl->at_line_start = true;
 	}
-	return n ? write_all(jl->idx_fd, recs, n * IDX_RECORD) : 0;
+	return n ? journal_write_all(jl->idx_fd, recs, n * IDX_RECORD) : 0;
 }
 
 int joblog_console(struct joblog *jl, uint64_t ts, const void *data, size_t len)
@@ -213,7 +214,7 @@ int joblog_console(struct joblog *jl, uint64_t ts, const void *data, size_t len)
 	r = index_lines(jl, ts, data, len);
 	if (r < 0)
 		return r;
-	r = write_all(jl->console_fd, data, len);
+	r = journal_write_all(jl->console_fd, data, len);
 	if (r < 0)
 		return r;
 	jl->size += len;
@@ -338,7 +339,7 @@ int joblog_msg(struct joblog *jl, uint64_t ts, const char *kind, const char *fmt
 	r = strbuf_addch(&line, '\n');
 	if (r < 0)
 		goto out;
-	r = write_all(jl->labd_fd, line.buf, line.len);
+	r = journal_write_all(jl->labd_fd, line.buf, line.len);
 	if (!r && jl->notify)
 		jl->notify(jl, jl->notify_ud);
 out:

@@ -12,6 +12,8 @@
 
 #include <zstd.h>
 
+#include "journal/journal_internal.h"
+
 /*
  * The seek table (zstd's contrib/seekable_format): a skippable frame
  *   u32 0x184D2A5E, u32 size of what follows,
@@ -56,22 +58,6 @@ static int pread_all(int fd, void *buf, size_t len, uint64_t off)
 		buf = (char *)buf + n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf = (const char *)buf + n;
-		len -= (size_t)n;
 	}
 	return 0;
 }
@@ -437,11 +423,11 @@ static int writer_finish(struct logzst_writer *w)
 	put_le32(foot, (uint32_t)w->n);
 	foot[4] = 0;
 	put_le32(foot + 5, SEEKABLE_MAGIC);
-	r = write_all(w->out_fd, head, sizeof(head));
+	r = journal_write_all(w->out_fd, head, sizeof(head));
 	if (!r)
-		r = write_all(w->out_fd, w->table, w->n * ENTRY_SIZE);
+		r = journal_write_all(w->out_fd, w->table, w->n * ENTRY_SIZE);
 	if (!r)
-		r = write_all(w->out_fd, foot, sizeof(foot));
+		r = journal_write_all(w->out_fd, foot, sizeof(foot));
 	if (!r && fsync(w->out_fd) < 0)
 		r = -errno;
 	if (r < 0)
@@ -472,7 +458,7 @@ int logzst_writer_step(struct logzst_writer *w)
 	c = ZSTD_compress2(w->cc, w->out, w->out_cap, w->in, (size_t)n);
 	if (ZSTD_isError(c))
 		return -EIO;
-	r = write_all(w->out_fd, w->out, c);
+	r = journal_write_all(w->out_fd, w->out, c);
 	if (!r)
 		r = table_add(w, c, (size_t)n);
 	if (r < 0)

@@ -147,24 +147,6 @@ static uint64_t mono_now(void)
 	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
 }
 
-/* Bytes of the regular files in @dir (not below); 0 when it is not there. */
-static uint64_t dir_size(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	struct stat st;
-	uint64_t size = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode))
-			size += (uint64_t)st.st_size;
-	closedir(d);
-	return size;
-}
-
 static bool is_log_file(const char *name)
 {
 	size_t i, n;
@@ -178,8 +160,11 @@ static bool is_log_file(const char *name)
 	return false;
 }
 
-/* Unlink the log files of @dir; their bytes. */
-static uint64_t remove_log(const char *dir)
+/*
+ * Bytes of the regular files in @dir (not below) that @pick accepts (NULL:
+ * all), unlinked when @remove; 0 when @dir is not there.
+ */
+static uint64_t dir_files(const char *dir, bool (*pick)(const char *name), bool remove)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -189,15 +174,26 @@ static uint64_t remove_log(const char *dir)
 	if (!d)
 		return 0;
 	while ((e = readdir(d))) {
-		if (!is_log_file(e->d_name) ||
+		if ((pick && !pick(e->d_name)) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+		if (!remove || unlinkat(dirfd(d), e->d_name, 0) == 0)
 			size += (uint64_t)st.st_size;
 	}
 	closedir(d);
 	return size;
+}
+
+static uint64_t dir_size(const char *dir)
+{
+	return dir_files(dir, NULL, false);
+}
+
+/* Unlink the log files of @dir; their bytes. */
+static uint64_t remove_log(const char *dir)
+{
+	return dir_files(dir, is_log_file, true);
 }
 
 static bool has_plain_log(const char *dir)
