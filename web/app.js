@@ -387,7 +387,10 @@ function logView(box, id, done) {
 	};
 	const loadRange = async (query) => {
 		const resp = await api(`/jobs/${id}/log?${query}`, { raw: true });
-		if (!resp.ok) throw new Error('log: ' + resp.status);
+		if (!resp.ok) {	/* 410: retention removed it, and the error says when */
+			const body = await resp.json().catch(() => ({}));
+			throw new Error(body.error || 'log: ' + resp.status);
+		}
 		const text = await resp.text();
 		return { text, first: +resp.headers.get('X-Log-First-Line') || 1,
 			 lines: +resp.headers.get('X-Log-Lines') || 0,
