@@ -291,6 +291,7 @@ struct logzst_writer {
 	unsigned char *table;	/* the seek table's entries */
 	size_t n, alloc;
 	uint64_t in_total, out_total;
+	bool sealed;		/* everything written: logzst_writer_commit() next */
 };
 
 static int writer_files(struct logzst_writer *w, const char *path)
@@ -412,8 +413,8 @@ static ssize_t read_frame(struct logzst_writer *w)
 	return (ssize_t)got;
 }
 
-/* The seek table, then the file in place of the original. */
-static int writer_finish(struct logzst_writer *w)
+/* The seek table: the file is complete, not yet synced nor in place. */
+static int writer_seal(struct logzst_writer *w)
 {
 	unsigned char head[8], foot[FOOTER_SIZE];
 	int r;
@@ -428,11 +429,30 @@ static int writer_finish(struct logzst_writer *w)
 		r = journal_write_all(w->out_fd, w->table, w->n * ENTRY_SIZE);
 	if (!r)
 		r = journal_write_all(w->out_fd, foot, sizeof(foot));
-	if (!r && fsync(w->out_fd) < 0)
-		r = -errno;
 	if (r < 0)
 		return r;
 	w->out_total += sizeof(head) + w->n * ENTRY_SIZE + sizeof(foot);
+	w->sealed = true;
+	close(w->in_fd);	/* now: whoever unlinks the original frees it */
+	w->in_fd = -1;
+	return 0;
+}
+
+void logzst_writer_committed(struct logzst_writer *w)
+{
+	if (w->out_fd >= 0)
+		close(w->out_fd);
+	w->out_fd = -1;	/* not removed at free: it is in place */
+}
+
+int logzst_writer_commit(struct logzst_writer *w)
+{
+	int r;
+
+	if (!w->sealed)
+		return -EINVAL;
+	if (fsync(w->out_fd) < 0)
+		return -errno;
 	close(w->out_fd);
 	w->out_fd = -1;
 	if (rename(w->tmp, w->dest) < 0) {
@@ -445,14 +465,17 @@ static int writer_finish(struct logzst_writer *w)
 
 int logzst_writer_step(struct logzst_writer *w)
 {
-	ssize_t n = read_frame(w);
+	ssize_t n;
 	size_t c;
 	int r;
 
+	if (w->sealed)
+		return 1;
+	n = read_frame(w);
 	if (n < 0)
 		return (int)n;
 	if (n == 0) {
-		r = writer_finish(w);
+		r = writer_seal(w);
 		return r < 0 ? r : 1;
 	}
 	c = ZSTD_compress2(w->cc, w->out, w->out_cap, w->in, (size_t)n);
@@ -475,6 +498,8 @@ int logzst_compress(const char *path, int level)
 
 	while (!r)
 		r = logzst_writer_step(w);
+	if (r > 0)
+		r = logzst_writer_commit(w);
 	logzst_writer_free(w);
 	return r < 0 ? r : 0;
 }

@@ -72,12 +72,27 @@ int logzst_writer_new(const char *path, int level, struct logzst_writer **ret);
 
 /**
  * logzst_writer_step() - compress the next frame; at the end write the seek
- * table, fsync, rename to @path.zst and unlink @path
+ * table
  *
- * Returns 1 when done, 0 when there is more to do, or a negative errno (the
- * temporary file is removed and @path kept).
+ * Returns 1 when the compressed file is complete (logzst_writer_commit()
+ * next), 0 when there is more to do, or a negative errno (free the writer:
+ * the temporary file is removed and @path kept).
  */
 int logzst_writer_step(struct logzst_writer *w);
+
+/**
+ * logzst_writer_commit() - once complete: fsync(2) the compressed file,
+ * rename it to @path.zst and unlink @path.  Returns 0 or a negative errno.
+ *
+ * Only system calls: a child process may run it (the daemon does, so that
+ * neither the fsync nor freeing a big original, which the last close of an
+ * unlinked file does, waits in its loop), then the parent calls
+ * logzst_writer_committed().
+ */
+int logzst_writer_commit(struct logzst_writer *w);
+
+/** logzst_writer_committed() - another process committed @w: forget its file. */
+void logzst_writer_committed(struct logzst_writer *w);
 
 /** logzst_writer_free() - abandon an unfinished compression (its file is removed); accepts NULL. */
 struct logzst_writer *logzst_writer_free(struct logzst_writer *w);

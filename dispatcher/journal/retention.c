@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,7 +45,8 @@ struct retention {
 	char *state_dir;
 	struct retention_params p;
 	struct loop_source *timer;	/* the next run */
-	struct loop_source *work;	/* the next step */
+	struct loop_source *work;	/* the next step, later */
+	struct loop_source *now_src;	/* the next step, at the next loop turn (a defer) */
 	struct events_listener *listener;
 	/* jobs that ended, compressed RETENTION_COMPRESS_DELAY later (monotonic) */
 	int64_t ended[MAX_ENDED];
@@ -53,6 +56,7 @@ struct retention {
 	struct logzst_writer *zw;
 	int64_t zjob;
 	size_t zfile;
+	struct loop_source *syncing;	/* the child fsync()ing zw's file */
 	/* the run in progress */
 	enum phase phase;
 	uint64_t now;		/* realtime its removals are dated */
@@ -219,6 +223,7 @@ static uint64_t top_size(const char *state_dir)
 
 static void compress_stop(struct retention *g)
 {
+	g->syncing = loop_source_free(g->syncing);	/* kills a child still syncing */
 	g->zw = logzst_writer_free(g->zw);
 	g->zjob = 0;
 }
@@ -248,6 +253,67 @@ static int compress_next_file(struct retention *g, const char *dir)
 	return 1;
 }
 
+static void schedule(struct retention *g);
+
+/* The compressed file is in place of the original (@r 0), or given up; the next file. */
+static void compress_done(struct retention *g, int r)
+{
+	if (r < 0)
+		log_warning("retention: cannot compress the log of job %lld: %s",
+			    (long long)g->zjob, strerror(-r));
+	else {
+		g->cur.compressed++;
+		g->cur.bytes_in += logzst_writer_in(g->zw);
+		g->cur.bytes_out += logzst_writer_out(g->zw);
+		if (g->phase == PHASE_SCAN && g->cur.size > logzst_writer_in(g->zw))
+			g->cur.size -= logzst_writer_in(g->zw) - logzst_writer_out(g->zw);
+	}
+	g->zw = logzst_writer_free(g->zw);
+	g->zfile++;
+}
+
+static int on_synced(struct loop_source *s, const siginfo_t *si, void *ud)
+{
+	struct retention *g = ud;
+	bool ok = si->si_code == CLD_EXITED && si->si_status == 0;
+
+	g->syncing = loop_source_free(g->syncing);
+	if (ok)
+		logzst_writer_committed(g->zw);
+	compress_done(g, ok ? 0 : -EIO);
+	schedule(g);
+	return 0;
+}
+
+/*
+ * The complete file to disk and in place of the original: an fsync() may
+ * wait for the disk long (it flushes what others wrote too), and freeing a
+ * big original takes 40 ms per 50 MB, so in the daemon a child process does
+ * both, watched through its pidfd, and the loop goes on (1); without a loop
+ * they are done here (0).  Or a negative errno.
+ */
+static int compress_sync(struct retention *g)
+{
+	pid_t pid;
+	int r;
+
+	if (!g->d.loop)
+		return logzst_writer_commit(g->zw);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(logzst_writer_commit(g->zw) < 0);
+	r = loop_add_child(g->d.loop, &g->syncing, pid, on_synced, g);
+	if (r < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return r;
+	}
+	loop_source_set_description(g->syncing, "retention-commit");
+	return 1;
+}
+
 /* One frame of the compression in progress. */
 static void compress_step(struct retention *g)
 {
@@ -264,19 +330,10 @@ static void compress_step(struct retention *g)
 	}
 	r = logzst_writer_step(g->zw);
 	if (r == 0)
-		return;
-	if (r < 0)
-		log_warning("retention: cannot compress the log of job %lld: %s",
-			    (long long)g->zjob, strerror(-r));
-	else {
-		g->cur.compressed++;
-		g->cur.bytes_in += logzst_writer_in(g->zw);
-		g->cur.bytes_out += logzst_writer_out(g->zw);
-		if (g->phase == PHASE_SCAN && g->cur.size > logzst_writer_in(g->zw))
-			g->cur.size -= logzst_writer_in(g->zw) - logzst_writer_out(g->zw);
-	}
-	g->zw = logzst_writer_free(g->zw);
-	g->zfile++;
+		return;	/* more frames */
+	if (r == 1 && (r = compress_sync(g)) == 1)
+		return;	/* the child syncs, on_synced() goes on */
+	compress_done(g, r);
 }
 
 /* ---- a run ---- */
@@ -466,6 +523,8 @@ static int step_once(struct retention *g)
 {
 	int r;
 
+	if (g->syncing)
+		return 1;	/* on_synced() goes on */
 	if (g->zjob) {
 		compress_step(g);
 		return 0;
@@ -511,23 +570,38 @@ int retention_gc(struct retention *g, uint64_t now, struct retention_stats *ret)
 
 /* ---- in the daemon ---- */
 
-/* Arm the work timer: at once while there is work, else when the next ended job is due. */
+/*
+ * The next step: at the next loop turn while there is work (a defer: the
+ * loop polls its fds between two, where a timer due now would run again in
+ * the same turn), when the next ended job is due, or when the commit's
+ * child exits (on_synced()).
+ */
 static void schedule(struct retention *g)
 {
+	loop_timer_set(g->work, USEC_INFINITY);
+	if (g->syncing)
+		return;
 	if (g->zjob || g->phase != PHASE_IDLE)
-		loop_timer_set_rel(g->work, 0);
+		loop_defer_again(g->now_src);
 	else if (g->n_ended)
 		loop_timer_set(g->work, g->ended_at[0] + RETENTION_COMPRESS_DELAY);
-	else
-		loop_timer_set(g->work, USEC_INFINITY);
+}
+
+static void work(struct retention *g)
+{
+	retention_step(g, loop_realtime(g->d.loop));
+	schedule(g);
 }
 
 static int on_work(struct loop_source *s, uint64_t now, void *ud)
 {
-	struct retention *g = ud;
+	work(ud);
+	return 0;
+}
 
-	retention_step(g, loop_realtime(g->d.loop));
-	schedule(g);
+static int on_work_now(struct loop_source *s, void *ud)
+{
+	work(ud);
 	return 0;
 }
 
@@ -556,7 +630,7 @@ static void on_event(const struct event *ev, void *ud)
 		return;	/* a job not compressed now is at the next run */
 	g->ended[g->n_ended] = ev->job_id;
 	g->ended_at[g->n_ended++] = loop_now(g->d.loop);
-	if (!loop_timer_is_armed(g->work))
+	if (!loop_timer_is_armed(g->work) && !g->zjob && g->phase == PHASE_IDLE && !g->syncing)
 		schedule(g);
 }
 
@@ -568,6 +642,8 @@ static int attach(struct retention *g)
 	r = loop_add_timer(g->d.loop, &g->timer, loop_now(g->d.loop) + first, on_timer, g);
 	if (!r)
 		r = loop_add_timer(g->d.loop, &g->work, USEC_INFINITY, on_work, g);
+	if (!r)
+		r = loop_add_defer(g->d.loop, &g->now_src, on_work_now, g);
 	if (!r && g->d.events)
 		r = events_listen(g->d.events, on_event, g, &g->listener);
 	if (!r) {
@@ -609,6 +685,7 @@ struct retention *retention_free(struct retention *g)
 	events_unlisten(g->listener);
 	loop_source_free(g->timer);
 	loop_source_free(g->work);
+	loop_source_free(g->now_src);
 	free(g->state_dir);
 	free(g);
 	return NULL;
