@@ -282,6 +282,19 @@ static int swap_boards(struct daemon *d, struct lab_config *cfg)
 	return err;
 }
 
+/* The new `retention` group from the next step on; a broken one keeps the running one. */
+static void reload_retention(struct daemon *d)
+{
+	struct diag diag = DIAG_INIT;
+	struct retention_params p;
+
+	if (retention_parse(config_setting_get_member(d->cfg->root, "retention"), &p, &diag) == 0)
+		retention_set_params(d->retention, &p);
+	for (size_t i = 0; i < diag.n; i++)
+		log_error("reload: %s: the retention stays as it was", diag.msgs[i]);
+	diag_release(&diag);
+}
+
 static void reload(struct daemon *d)
 {
 	struct diag diag = DIAG_INIT;
@@ -313,6 +326,7 @@ static void reload(struct daemon *d)
 	config_unref(d->cfg);
 	d->cfg = cfg;
 	gitcache_set_limits(d->git, cfg->git_max_size, cfg->git_timeout);
+	reload_retention(d);
 	sched_set_config(d->sched, cfg);
 	sched_kick(d->sched);
 	log_info("reloaded: %zu boards, %zu device types", cfg->n_devices, cfg->n_types);

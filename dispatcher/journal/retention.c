@@ -691,6 +691,11 @@ struct retention *retention_free(struct retention *g)
 	return NULL;
 }
 
+void retention_set_params(struct retention *g, const struct retention_params *p)
+{
+	g->p = *p;
+}
+
 bool retention_running(const struct retention *g)
 {
 	return g->phase != PHASE_IDLE;

@@ -103,6 +103,12 @@ int retention_new(const struct retention_deps *d, const struct retention_params 
 /** retention_free() - stops a run in progress (a half-written compression is removed); accepts NULL. */
 struct retention *retention_free(struct retention *g);
 
+/**
+ * retention_set_params() - labd.conf reloaded: @p (copied) from the next
+ * step on; a new interval from the next run on.
+ */
+void retention_set_params(struct retention *g, const struct retention_params *p);
+
 /** retention_start() - a run now (daemon); -EBUSY while one runs. */
 int retention_start(struct retention *g);
 
