@@ -4,6 +4,8 @@
 # jobs/qemu-x86_64.yaml (direct kernel boot, interactive test, KTAP run) through
 # the API and labctl, the console owned from QEMU's first byte, the board off
 # after the job, QEMU failing to start, and what a job cannot pass to QEMU.
+# test-serial: tests/run runs it alone (QEMU's emulation or the chaos load take the CPUs;
+# its timing must not compete with other tests)
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 

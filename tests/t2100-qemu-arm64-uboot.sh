@@ -4,6 +4,8 @@
 # jobs/qemu-arm64-uboot.yaml, driven by the unmodified u-boot method, the kernel
 # and ramdisk fetched over QEMU's built-in TFTP server from labd's TFTP root,
 # then a LAVA-style inline test definition; and a U-Boot TFTP error.
+# test-serial: tests/run runs it alone (QEMU's emulation or the chaos load take the CPUs;
+# its timing must not compete with other tests)
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # t2200-qemu-armhf-uboot.sh -- a real Debian armmp kernel (32-bit ARM) through real
 # U-Boot: the qemu-armhf type, bootz of a zImage fetched over QEMU's TFTP server.
+# test-serial: tests/run runs it alone (QEMU's emulation or the chaos load take the CPUs;
+# its timing must not compete with other tests)
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 

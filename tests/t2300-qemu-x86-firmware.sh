@@ -5,6 +5,8 @@
 # Ctrl-B, dhcp, kernel/initrd over TFTP), GRUB EFI (OVMF PXE-boots a GRUB made
 # by grub-mkstandalone; 'c' at its menu, linux/initrd over TFTP) and OVMF's
 # boot manager menu (entries selected by their text); each with a failure.
+# test-serial: tests/run runs it alone (QEMU's emulation or the chaos load take the CPUs;
+# its timing must not compete with other tests)
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 

@@ -10,6 +10,8 @@
 # is in its log, the API's log and the backend's; the backend got every item
 # in order (replays identical); labd's RSS is back near its start.  The
 # figures measured are printed (# lines).
+# test-serial: tests/run runs it alone (QEMU's emulation or the chaos load take the CPUs;
+# its timing must not compete with other tests)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/backend-lib.sh"
 
