@@ -26,12 +26,39 @@ LAB=$TMP/lab
 test_count=0
 test_failed=0
 _cleanup_cmds=()
+# Every process the test starts carries this in its environment, daemons that
+# leave the process group (tmux, PostgreSQL, chromium) too: the EXIT trap finds
+# and stops whatever is still running by it.
+export LABD_TEST_TMP=$TMP
+
+# _strays: the processes started by this test that still run (not this shell).
+_strays() {
+	env -u LABD_TEST_TMP grep -lzxF "LABD_TEST_TMP=$TMP" /proc/[0-9]*/environ \
+		>"$TMP/.strays" 2>/dev/null
+	sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p' "$TMP/.strays" | grep -vx -e "$$" -e "$BASHPID"
+}
+
+# _kill_strays: SIGTERM what the test left running, SIGKILL what is left 2 s later.
+_kill_strays() {
+	local pids i
+	pids=$(_strays)
+	[ -n "$pids" ] || return 0
+	kill -TERM $pids 2>/dev/null
+	for i in $(seq 20); do
+		sleep 0.1
+		pids=$(_strays)
+		[ -n "$pids" ] || return 0
+	done
+	kill -KILL $pids 2>/dev/null
+}
 
 _cleanup() {
 	local c
 	for c in "${_cleanup_cmds[@]}"; do eval "$c" >/dev/null 2>&1; done
 	# labd started again inside a test body (a subshell) is not in the list.
 	[ -f "$TMP/labd.pids" ] && xargs -r kill -9 <"$TMP/labd.pids" >/dev/null 2>&1
+	_kill_strays
+	find "${TMPDIR:-/tmp}/labd-test-ports" -maxdepth 1 -lname "$TMP" -delete 2>/dev/null
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
 trap _cleanup EXIT
@@ -79,9 +106,40 @@ test_done() {
 	[ "$test_failed" -eq 0 ]
 }
 
-# free_port: an unused TCP port on 127.0.0.1.
+# free_port: an unused TCP port on 127.0.0.1, for this test alone.  It is
+# taken below the kernel's ephemeral range (no client connection gets it
+# before the test binds it) and claimed in ${TMPDIR:-/tmp}/labd-test-ports/
+# (a symlink to the test's $TMP: tests running at once never get the same
+# one; a claim whose test is gone is taken over).
 free_port() {
-	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	$PY - "${TMPDIR:-/tmp}/labd-test-ports" "$TMP" <<'PY'
+import os, random, socket, sys
+claims, owner = sys.argv[1], sys.argv[2]
+os.makedirs(claims, exist_ok=True)
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(2000):
+    port = random.randrange(10000, low if low > 12000 else 60000)
+    claim = os.path.join(claims, str(port))
+    try:
+        os.symlink(owner, claim)
+    except FileExistsError:
+        try:
+            if not os.path.isdir(os.readlink(claim)):
+                os.unlink(claim)  # its test ended: free again, next round
+        except OSError:
+            pass
+        continue
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue  # in use by something else: keep the claim, it stays taken
+    finally:
+        s.close()
+    print(port)
+    sys.exit(0)
+sys.exit("free_port: no free port")
+PY
 }
 
 # wait_for CMD [TIMEOUT_S]: poll CMD every 50 ms until it succeeds.
