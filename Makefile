@@ -160,7 +160,10 @@ PREFIX ?= /usr
 DESTDIR ?=
 WEB_FILES := $(wildcard web/*.html web/*.js web/*.css web/*.svg)
 # labd serves the dashboard from here once installed (doc/dashboard.md)
-$(OBJ)/dispatcher/api_web.o: CFLAGS += -DLABD_WEB_DIR='"$(PREFIX)/share/labd/web"'
+$(OBJ)/dispatcher/api/api_web.o: CFLAGS += -DLABD_WEB_DIR='"$(PREFIX)/share/labd/web"'
+# xterm.js (the browser console) is not in git: `make deps` fetches it (contrib/web-deps.sh).
+XTERM_DIR ?= web/vendor/xterm
+XTERM_FILES := xterm.js xterm.css LICENSE
 # Man pages (labd.8, labctl.1, labd.conf.5), written for scdoc in doc/man/.
 MAN_PAGES := $(patsubst doc/man/%.scd,$(BUILD)/man/%,$(wildcard doc/man/*.scd))
 $(BUILD)/man/%: doc/man/%.scd
@@ -170,6 +173,9 @@ $(BUILD)/man/%: doc/man/%.scd
 man: $(MAN_PAGES)
 
 install: all man
+	@for f in $(XTERM_FILES); do [ -f $(XTERM_DIR)/$$f ] || { \
+		echo "make install: $(XTERM_DIR)/$$f is missing: run 'make deps' first" \
+			"(contrib/web-deps.sh fetches xterm.js from npm)" >&2; exit 1; }; done
 	install -D -m 0755 $(BUILD)/labd $(DESTDIR)$(PREFIX)/bin/labd
 	install -D -m 0755 $(BUILD)/labctl $(DESTDIR)$(PREFIX)/bin/labctl
 	install -D -m 0644 contrib/systemd/labd.service $(DESTDIR)/lib/systemd/system/labd.service
@@ -179,7 +185,8 @@ install: all man
 		devices/*.conf
 	install -d $(DESTDIR)$(PREFIX)/share/labd/web
 	install -m 0644 $(WEB_FILES) $(DESTDIR)$(PREFIX)/share/labd/web/
-	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/labd/web/vendor/xterm web/vendor/xterm/*
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/labd/web/vendor/xterm \
+		$(addprefix $(XTERM_DIR)/,$(XTERM_FILES))
 	[ ! -f contrib/labctl.bash-completion ] || install -D -m 0644 contrib/labctl.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/labctl
 	for p in $(MAN_PAGES); do \

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # t0200-install.sh -- `make install` into a staging directory: the programs,
-# and the man pages of labd(8), labctl(1) and labd.conf(5) that man renders.
+# the man pages of labd(8), labctl(1) and labd.conf(5) that man renders, and the
+# dashboard with xterm.js (fetched by `make deps`, not in git: a clear error without it).
 . "$(dirname "$0")/lib.sh"
 
 ROOT=$TMP/root
@@ -18,6 +19,24 @@ test_expect_success 'make install puts the programs and the man pages in place' 
 	[ -f "$ROOT/usr/share/man/man8/labd.8" ] &&
 	[ -f "$ROOT/usr/share/man/man1/labctl.1" ] &&
 	[ -f "$ROOT/usr/share/man/man5/labd.conf.5" ]
+'
+
+if [ -f "$TOP/web/vendor/xterm/xterm.js" ]; then
+	test_expect_success 'the dashboard is installed, with xterm.js' '
+		[ -f "$ROOT/usr/share/labd/web/index.html" ] &&
+		for f in xterm.js xterm.css LICENSE; do
+			cmp "$TOP/web/vendor/xterm/$f" "$ROOT/usr/share/labd/web/vendor/xterm/$f" || exit 1
+		done
+	'
+else
+	test_skip 'the dashboard is installed, with xterm.js' 'web/vendor/xterm/ not fetched (make deps)'
+fi
+
+test_expect_success 'without xterm.js, make install says to run make deps' '
+	! make -s -C "$TOP" install DESTDIR="$TMP/root2" BUILD="$BUILD" XTERM_DIR="$TMP/none" \
+		>"$TMP/install2.log" 2>&1 &&
+	grep -q "$TMP/none/xterm.js is missing: run .make deps. first" "$TMP/install2.log" &&
+	[ ! -e "$TMP/root2/usr/bin/labd" ]
 '
 
 test_expect_success 'man renders them, with what each is about' '
