@@ -85,6 +85,8 @@ t_signal() {
 }
 test_expect_success 'SIGTERM also gives the terminal back' t_signal
 
+# The stuck viewer stays connected until it is told to look (SIGUSR1), however long
+# a loaded machine takes to spew: it never leaves before labd drops it.
 t_slow_viewer() {
 	keys bob Enter && literal bob '~.' && wait_screen bob TERMINAL-DONE &&
 	as alice power sim-01 cycle >/dev/null &&
@@ -92,21 +94,23 @@ t_slow_viewer() {
 	$CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of alice)" --replay 0 \
 		--send 'root\r' --until 'root@sim:~# ' --for 10 >/dev/null &&
 	sim_ctl baud sim0 0 >/dev/null &&
-	{ $CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of rita)" --no-read --for 15 \
+	{ $CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of rita)" --no-read --for 300 \
 		>"$TMP/stuck.out" 2>&1 & } &&
-	{ $CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of carol)" --replay 0 --for 40 \
+	stuck=$! &&
+	{ $CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of carol)" --replay 0 --for 300 \
 		--until AFTER-7 --out "$TMP/fast.out" 2>"$TMP/fast.err" & } &&
 	fast=$! &&
-	wait_for '[ "$(board_field sim-01 "[\"viewers\"]")" = 2 ]' 10 &&
+	wait_for '[ "$(board_field sim-01 "[\"viewers\"]")" = 2 ]' 20 &&
 	$CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of alice)" --replay 0 \
-		--send 'spew 3000000\r' --until 'root@sim:~# ' --for 60 >/dev/null &&
-	wait_for "grep -q \"console viewer 'rita' dropped\" '$LAB/labd.log'" 30 &&
+		--send 'spew 3000000\r' --until 'root@sim:~# ' --for 120 >/dev/null &&
+	wait_for "grep -q \"console viewer 'rita' dropped\" '$LAB/labd.log'" 60 &&
 	$CONSOLE_CLIENT "$LABD_PORT" sim-01 --token "$(token_of alice)" --replay 0 \
-		--send 'echo AFTER-$((3+4))\r' --until AFTER-7 --for 10 >/dev/null &&
+		--send 'echo AFTER-$((3+4))\r' --until AFTER-7 --for 30 >/dev/null &&
 	wait "$fast" &&
 	[ "$(stat -c %s "$TMP/fast.out")" -gt 3000000 ] &&
 	grep -q AFTER-7 "$TMP/fast.out" &&
-	wait_for 'grep -q closed "$TMP/stuck.out"' 20 &&
+	kill -USR1 "$stuck" && wait "$stuck" &&
+	grep -q closed "$TMP/stuck.out" &&
 	grep -q "console viewer 'rita' dropped" "$BLOG" &&
 	sim_ctl baud sim0 115200 >/dev/null
 }
@@ -128,10 +132,12 @@ $(sim_uboot_boot)
         name: sleep
 JOB
 
+# rita attaches before the job is submitted: on a loaded machine the board could
+# be past U-Boot before her terminal starts.
 t_watch_job() {
-	id=$(as gitlab submit "$TMP/ci.yaml") &&
 	term rita "$(labctl_as rita) console sim-02 --replay 0" &&
 	wait_screen rita "attached to 'sim-02' as 'rita', read-only" &&
+	id=$(as gitlab submit "$TMP/ci.yaml") &&
 	wait_screen rita 'Hit any key to stop autoboot' 30 &&
 	wait_screen rita 'root@sim:~#' 30 &&
 	literal rita 'reboot' && keys rita Enter &&

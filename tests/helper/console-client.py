@@ -10,9 +10,10 @@
 # to --out (or stdout), notices to stderr as "notice: TEXT".  It stops after
 # --for seconds, once --until TEXT was seen in the console bytes, or when labd
 # closes the connection (exit 3).  --no-read never reads (a stuck viewer,
-# with a small receive buffer): it sleeps --for seconds, then reports whether
-# labd closed the connection in the meantime ("closed" or "open").
+# with a small receive buffer): it sleeps --for seconds (or until SIGUSR1), then
+# reports whether labd closed the connection in the meantime ("closed" or "open").
 import argparse
+import signal
 import socket
 import struct
 import sys
@@ -60,8 +61,20 @@ def frames(buf):
     return out, buf
 
 
+class Wake(Exception):
+    pass
+
+
+def wake(signum, frame):
+    raise Wake()
+
+
 def stuck(s, args):
-    time.sleep(args.seconds)
+    try:
+        time.sleep(args.seconds)
+    except Wake:
+        pass
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     s.setblocking(False)
     # a dropped viewer finds the end of the stream behind what labd had sent
     try:
@@ -92,6 +105,8 @@ def main():
     p.add_argument("--rcvbuf", type=int, default=4096)
     args = p.parse_args()
 
+    if args.no_read:
+        signal.signal(signal.SIGUSR1, wake)
     s = connect(args)
     if args.no_read:
         return stuck(s, args)

@@ -228,6 +228,8 @@ void sim_klog_zero(struct board *b, const char *fmt, ...) __attribute__((format(
 void sim_wake(struct board *b, uint64_t at, sim_fn fn);
 void sim_after(struct board *b, unsigned int ms, sim_fn fn);
 void sim_after_tx(struct board *b, unsigned int ms, sim_fn fn);
+/* More than half the output queue waits for a reader: bulk output waits, not drops. */
+bool sim_tx_backlog(const struct board *b);
 void sim_wake_tx(struct board *b, uint64_t at, sim_fn fn);
 void sim_cancel(struct board *b);
 void sim_run_wake(struct board *b);

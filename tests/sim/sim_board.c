@@ -236,10 +236,14 @@ static uint64_t tx_ready_at(const struct board *b)
 
 	if (b->tx_done_at > at)
 		at = b->tx_done_at;
-	if (b->master >= 0 && !b->hup && b->qlen > SIM_OUTQ_SIZE / 2 &&
-	    at < now + 2 * NSEC_PER_MSEC)
+	if (sim_tx_backlog(b) && at < now + 2 * NSEC_PER_MSEC)
 		at = now + 2 * NSEC_PER_MSEC;
 	return at;
+}
+
+bool sim_tx_backlog(const struct board *b)
+{
+	return b->master >= 0 && !b->hup && b->qlen > SIM_OUTQ_SIZE / 2;
 }
 
 void sim_after_tx(struct board *b, unsigned int ms, sim_fn fn)

@@ -353,11 +353,17 @@ int sim_sh_poweroff(struct board *b, int argc, char **argv)
 	return CMD_GONE;
 }
 
+/* 1 KiB of random bytes at a time; a reader that is late (a loaded machine) is
+ * waited for, so the queue never drops any of them. */
 static void spew_step(struct board *b)
 {
 	unsigned char buf[1024];
 	size_t i, n = b->spew_left < sizeof(buf) ? b->spew_left : sizeof(buf);
 
+	if (sim_tx_backlog(b)) {
+		sim_after_tx(b, 0, spew_step);
+		return;
+	}
 	for (i = 0; i < n; i++)
 		buf[i] = sim_rand(b) & 0xff;
 	sim_write(b, buf, n);
