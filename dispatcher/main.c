@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "config/config.h"
-#include "lava_device.h"
+#include "import/lava_device.h"
 #include "core/diag.h"
 #include "core/log.h"
 #include "core/loop.h"

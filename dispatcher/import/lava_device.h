@@ -2,6 +2,9 @@
 /*
  * lava_device.h -- a LAVA device dictionary as a labd board definition
  *
+ * import/ owns what turns another lab system's definitions into labd's files,
+ * for the `labd import-*` commands of main.c (nothing in the daemon uses it).
+ *
  * `labd import-lava-device FILE` helps a LAVA lab move to labd (doc/lava-compat.md):
  *
  *   FILE.jinja2   a device dictionary as LAVA admins write them: one

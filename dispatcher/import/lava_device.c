@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* lava_device.c -- LAVA device dictionaries (jinja2 or rendered YAML) as labd board files */
-#include "lava_device.h"
+#include "import/lava_device.h"
 
 #include <errno.h>
 #include <libgen.h>
