@@ -134,18 +134,32 @@ class Session:
         self.open("/")
         wait("the board grid", lambda: self.d.find_element(By.CSS_SELECTOR,
                                                           "#boards[data-loaded]"))
+        # A board may change state between the API's answer and the page's live
+        # update (a job's board powering off): the page must catch up, within 10 s.
+        try:
+            wait("the cards to show the API's boards and states", self.grid_matches, 10, 0.5)
+        except Failed as e:
+            raise Failed(getattr(self, "grid_mismatch", None) or str(e))
+        wait("the queue table", lambda: self.d.find_element(By.CSS_SELECTOR, "#queue tr[data-type]"))
+        self.shot("boards")
+
+    def grid_matches(self):
+        """Whether every card shows its board's state as the API has it now."""
         _, boards = api(self.base, "/devices", self.tokens["admin"])
         cards = self.d.find_elements(By.CSS_SELECTOR, "#boards .board")
+        self.grid_mismatch = None
         if len(cards) != len(boards) or len(boards) != self.a.boards:
-            raise Failed("%d cards for %d boards" % (len(cards), len(boards)))
+            self.grid_mismatch = "%d cards for %d boards" % (len(cards), len(boards))
+            return False
         for b in boards:
             # read in one go: a live update may redraw the card at any moment
             shown = self.js("const c = document.querySelector('.board[data-name=\"' + arguments[0]"
                             " + '\"] .state'); return c ? c.textContent : null;", b["name"])
             if shown != b["state"]:
-                raise Failed("%s shows '%s', the API says '%s'" % (b["name"], shown, b["state"]))
-        wait("the queue table", lambda: self.d.find_element(By.CSS_SELECTOR, "#queue tr[data-type]"))
-        self.shot("boards")
+                self.grid_mismatch = "%s shows '%s', the API says '%s'" % (b["name"], shown,
+                                                                         b["state"])
+                return False
+        return True
 
     def running_log(self):
         with open(self.a.job_file, "rb") as f:
