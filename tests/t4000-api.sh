@@ -336,7 +336,7 @@ test_expect_success 'GET /jobs/ID/results' t_results
 TOKEN=s3cret-token
 cat >>"$LAB/labd.conf" <<CONF
 http = {
-	listen = "127.0.0.1:8640";
+	listen = "127.0.0.1:$(free_port)";	# --listen (labd_start) wins over it
 	unix_socket = "$LAB/labd.sock";
 	tokens = [ "sha256:$(printf %s "$TOKEN" | sha256sum | cut -c1-64)", "plain-token" ];
 	require_token = true;
