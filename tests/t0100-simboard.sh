@@ -9,10 +9,11 @@ EXPECT="$PY $TOP/tests/sim/expect.py"
 DIR=$LAB/sim
 export SIMBOARD SIMDIR=$DIR
 
-# drive BOARD STEP...: expect.py on DIR/BOARD.pty, logging to $TMP/BOARD.log.
+# drive BOARD STEP...: expect.py on DIR/BOARD.pty, logging to $TMP/BOARD.log.  An
+# expect step waits up to 30 s: 28 boards talk at once, on a machine maybe loaded.
 drive() {
 	local board=$1; shift
-	$EXPECT --timeout 10 --log "$TMP/$board.log" "$SIMDIR/$board.pty" "$@"
+	$EXPECT --timeout 30 --log "$TMP/$board.log" "$SIMDIR/$board.pty" "$@"
 }
 
 # bg NAME CMD...: run CMD in the background; bg_ok NAME waits and checks it.

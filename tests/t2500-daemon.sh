@@ -105,10 +105,12 @@ test_expect_success 'a console that vanishes: infrastructure error, board bad un
 	[ "$(sim_power sim0)" = off ]
 '
 
+# The connection timeout ends the attempt on the hung board; it is also the
+# retry's, whose kernel boot to login must fit in it on a loaded machine: 10 s.
 test_expect_success 'infrastructure error retried on another board' '
 	labctl device set-state sim-02 idle >/dev/null &&
 	sim_ctl mode sim0 hang-uboot >/dev/null &&
-	job "$TMP/retry.yaml" retry 50 sim 3 1 &&
+	job "$TMP/retry.yaml" retry 50 sim 10 1 &&
 	labctl device set-state sim-02 maintenance >/dev/null &&
 	id=$(submit "$TMP/retry.yaml") &&
 	wait_for "[ \"\$(job_field $id \"[\\\"attempt\\\"]\")\" = 2 ]" 60 &&
