@@ -10,7 +10,24 @@ TEST_STRICT=1
 
 if ! pg_start >"$TMP/pg-start.log" 2>&1; then
 	test_skip 'forwarding between hosts' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
-	test_done
+	test_expect_success 'the console of a board host B holds, through host A' '
+	"$LABCTL_BIN" --url "$URL_hB" reserve b-01 --for 10m >"$TMP/res.out"
+	cat "$TMP/res.out"
+	grep -q "^b-01 reserved until" "$TMP/res.out"
+	$CONSOLE_CLIENT "$PORT_hA" b-01 --replay 65536 --until tick-6 --for 10 \
+		>"$TMP/console-A.txt" 2>"$TMP/console-A.err"
+	cat "$TMP/console-A.err"
+	grep -q "attached to .b-01." "$TMP/console-A.err"
+	grep -q tick-6 "$TMP/console-A.txt"
+	"$LABCTL_BIN" --url "$URL_hB" power b-01 on >/dev/null
+	$CONSOLE_CLIENT "$PORT_hA" b-01 --replay 0 --send "\r" --until "=>" --for 20 \
+		>"$TMP/console2-A.txt" 2>&1 || { cat "$TMP/console2-A.txt"; exit 1; }
+	code=$(curl -s -o "$TMP/body" -w "%{http_code}" "$URL_hA/api/v1/devices/b-01/console")
+	[ "$code" = 426 ]
+	$PY "$TOP/tests/helper/ws-check.py" "$PORT_hA" /api/v1/devices/b-01/console?replay=65536 tick-6
+'
+
+test_done
 	exit
 fi
 CONSOLE_CLIENT="$PY $TOP/tests/helper/console-client.py"
@@ -112,6 +129,23 @@ test_expect_success 'a job host A does not know, and a host gone: clear errors' 
 	pg_sql "UPDATE hosts SET url = \$\$$URL_hB\$\$ WHERE name = \$\$hB\$\$" >/dev/null
 	[ "$code" = 502 ]
 	grep -q "host .hB. did not answer" "$TMP/body"
+'
+
+test_expect_success 'the console of a board host B holds, through host A' '
+	"$LABCTL_BIN" --url "$URL_hB" reserve b-01 --for 10m >"$TMP/res.out"
+	cat "$TMP/res.out"
+	grep -q "^b-01 reserved until" "$TMP/res.out"
+	$CONSOLE_CLIENT "$PORT_hA" b-01 --replay 65536 --until tick-6 --for 10 \
+		>"$TMP/console-A.txt" 2>"$TMP/console-A.err"
+	cat "$TMP/console-A.err"
+	grep -q "attached to .b-01." "$TMP/console-A.err"
+	grep -q tick-6 "$TMP/console-A.txt"
+	"$LABCTL_BIN" --url "$URL_hB" power b-01 on >/dev/null
+	$CONSOLE_CLIENT "$PORT_hA" b-01 --replay 0 --send "\r" --until "=>" --for 20 \
+		>"$TMP/console2-A.txt" 2>&1 || { cat "$TMP/console2-A.txt"; exit 1; }
+	code=$(curl -s -o "$TMP/body" -w "%{http_code}" "$URL_hA/api/v1/devices/b-01/console")
+	[ "$code" = 426 ]
+	$PY "$TOP/tests/helper/ws-check.py" "$PORT_hA" /api/v1/devices/b-01/console?replay=65536 tick-6
 '
 
 test_done

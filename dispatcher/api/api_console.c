@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "session/viewer.h"
 #include "session/viewer_proto.h"
+#include "store/store.h"
 
 /* What closing an upgraded connection needs: libmicrohttpd closes it, in its loop. */
 struct upgraded {
@@ -84,13 +85,31 @@ static enum MHD_Result reply_426(struct api_request *r)
 	return api_reply(r, MHD_HTTP_UPGRADE_REQUIRED, resp);
 }
 
+/* A board of another host of the lab: its console through this host (api_tunnel.c). */
+static bool board_elsewhere(struct api_request *r, enum MHD_Result *ret)
+{
+	struct device_record rec = { 0 };
+	bool there;
+
+	if (store_device_get(api_deps_of(r)->store, r->params[0], &rec) < 0)
+		return false;
+	there = api_elsewhere(r, rec.host, ret);
+	device_record_release(&rec);
+	return there;
+}
+
 enum MHD_Result api_console_attach(struct api_request *r)
 {
 	struct board *b = lab_board(api_deps_of(r)->lab, r->params[0]);
 	const char *upgrade, *connection;
 	struct MHD_Response *resp;
+	enum MHD_Result ret;
 	int64_t replay;
 
+	if (api_forwarding(r))
+		return api_forward_answer(r);
+	if (!b && board_elsewhere(r, &ret))
+		return ret;
 	if (!b)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
 	if (api_query_int(r, "replay", 0, VIEWER_MAX_REPLAY, &replay) < 0)

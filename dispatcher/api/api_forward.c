@@ -57,9 +57,6 @@ struct forward {
 	size_t out_pos;
 };
 
-struct api_forwards {
-	struct forward *list;
-};
 
 /* ---- the client's side ---- */
 
@@ -198,7 +195,7 @@ static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *k
 }
 
 /* The other host's URL of the request: its base, the same path and query. */
-static char *target_url(const struct api_request *r, const char *base)
+char *api_forward_url(const struct api_request *r, const char *base)
 {
 	CURLU *u = curl_url();
 	char *url = NULL, *ret = NULL;
@@ -240,7 +237,7 @@ enum MHD_Result api_forward(struct api_request *r, const char *host, const char 
 {
 	struct api_forwards *set = api_forwards_of(r);
 	struct forward *f = calloc(1, sizeof(*f));
-	char *url = target_url(r, base_url);
+	char *url = api_forward_url(r, base_url);
 	int err = f && url ? 0 : -ENOMEM;
 
 	if (!err && !(f->host = strdup(host)))
@@ -271,14 +268,17 @@ enum MHD_Result api_forward(struct api_request *r, const char *host, const char 
 
 bool api_forwarding(const struct api_request *r)
 {
-	return r->ctx && r->ctx_free == forward_free;
+	return (r->ctx && r->ctx_free == forward_free) || api_tunneling(r);
 }
 
 enum MHD_Result api_forward_answer(struct api_request *r)
 {
 	struct forward *f = r->ctx;
-	struct MHD_Response *resp = f->resp;
+	struct MHD_Response *resp;
 
+	if (api_tunneling(r))
+		return api_tunnel_answer(r);
+	resp = f->resp;
 	if (f->replied)
 		return MHD_YES;	/* resumed for the body: libmicrohttpd reads on */
 	if (!f->head)
@@ -305,6 +305,8 @@ bool api_elsewhere(struct api_request *r, const char *host, enum MHD_Result *ret
 	else if (err < 0)
 		*ret = api_reply_error(r, MHD_HTTP_BAD_GATEWAY,
 				       "host '%s' of this lab has no API address (store.url)", host);
+	else if (api_tunnel_wanted(r))
+		*ret = api_tunnel(r, host, url);
 	else
 		*ret = api_forward(r, host, url);
 	free(url);
@@ -314,6 +316,30 @@ bool api_elsewhere(struct api_request *r, const char *host, enum MHD_Result *ret
 bool api_forwarded(const struct api_request *r)
 {
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, API_FORWARDED_HEADER);
+}
+
+int api_forward_url_parts(const char *url, char **target, char **host)
+{
+	char *path = NULL, *query = NULL, *name = NULL, *port = NULL;
+	CURLU *u = curl_url();
+	int err = -EINVAL;
+
+	*target = *host = NULL;
+	if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &name, 0) == CURLUE_OK) {
+		curl_url_get(u, CURLUPART_QUERY, &query, 0);
+		curl_url_get(u, CURLUPART_PORT, &port, 0);
+		err = asprintf(target, "%s%s%s", path, query ? "?" : "", query ? query : "") < 0 ||
+		      asprintf(host, "%s%s%s", name, port ? ":" : "", port ? port : "") < 0 ?
+			      -ENOMEM : 0;
+	}
+	curl_free(path);
+	curl_free(query);
+	curl_free(name);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return err;
 }
 
 /* ---- the set ---- */
@@ -328,6 +354,7 @@ void api_forwards_shutdown(struct api_forwards *set)
 {
 	struct forward *f;
 
+	api_tunnels_shutdown(set);
 	for (f = set ? set->list : NULL; f; f = f->next) {
 		f->closed = true;
 		http_request_cancel(f->req);

@@ -379,7 +379,14 @@ enum MHD_Result api_ws_console(struct api_request *r, struct board *b);
 
 /* ---- api_forward.c: a request another host of the lab answers (api_forward.c) ---- */
 
-struct api_forwards;
+struct forward;
+struct tunnel;
+
+/* What this host forwards: requests streamed (api_forward.c), consoles tunneled (api_tunnel.c). */
+struct api_forwards {
+	struct forward *list;
+	struct tunnel *tunnels;
+};
 
 #define API_FORWARDED_HEADER "X-Labd-Forwarded-By"	/* the host that forwarded it */
 
@@ -395,6 +402,26 @@ enum MHD_Result api_forward(struct api_request *r, const char *host, const char 
 bool api_forwarding(const struct api_request *r);
 /** api_forward_answer() - the other host's answer, or 502 when it did not give one. */
 enum MHD_Result api_forward_answer(struct api_request *r);
+/**
+ * api_forward_url() - @base_url with @r's path and query (caller frees), or NULL.
+ * api_forward_url_parts() - of a URL, "PATH?QUERY" and "HOST:PORT" (caller frees both).
+ */
+char *api_forward_url(const struct api_request *r, const char *base_url);
+int api_forward_url_parts(const char *url, char **target, char **host);
+
+/*
+ * api_tunnel.c: an upgrade request (the console: labd's protocol or a
+ * WebSocket) made again to @host at @base_url; once it switched, this host
+ * switches too and passes the bytes both ways.  api_elsewhere() starts it
+ * for a request that asks for an upgrade (api_tunnel_wanted()); the
+ * handler answers with api_forward_answer() as for a forward.
+ */
+bool api_tunnel_wanted(const struct api_request *r);
+enum MHD_Result api_tunnel(struct api_request *r, const char *host, const char *base_url);
+bool api_tunneling(const struct api_request *r);
+enum MHD_Result api_tunnel_answer(struct api_request *r);
+void api_tunnels_shutdown(struct api_forwards *set);
+
 /**
  * api_elsewhere() - whether what @r asks lives on @host, another host of the
  * lab (NULL: this one), and was answered there: true with @ret what the

@@ -43,6 +43,8 @@ struct http_request {
 	int (*data)(const void *buf, size_t len, void *userdata);
 	int (*head)(struct http_request *req, long status, void *userdata);
 	int data_err;
+	bool connect_only;
+	bool connected;		/* connect_only: out of the multi, the caller's */
 	http_done_fn done;
 	void *userdata;
 	char errbuf[CURL_ERROR_SIZE];
@@ -298,8 +300,44 @@ static void finish_request(struct http_request *r, CURLcode code)
 		resp.error = r->errbuf[0] ? r->errbuf : curl_easy_strerror(code);
 	}
 	request_unlink(r);
+	if (r->connect_only && code == CURLE_OK) {
+		/* the caller's until cancelled; it stays in the multi, whose
+		 * connection cache has the connection (curl_easy_send/recv) */
+		r->connected = true;
+		r->done(r, &resp, r->userdata);
+		return;
+	}
 	r->done(r, &resp, r->userdata);
 	request_free(r);
+}
+
+int http_request_fd(struct http_request *r)
+{
+	curl_socket_t fd = CURL_SOCKET_BAD;
+
+	if (!r->connected || curl_easy_getinfo(r->easy, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK)
+		return -1;
+	return fd == CURL_SOCKET_BAD ? -1 : (int)fd;
+}
+
+ssize_t http_request_send(struct http_request *r, const void *buf, size_t len)
+{
+	size_t n = 0;
+	CURLcode res = curl_easy_send(r->easy, buf, len, &n);
+
+	if (res == CURLE_AGAIN)
+		return -EAGAIN;
+	return res == CURLE_OK ? (ssize_t)n : -EIO;
+}
+
+ssize_t http_request_recv(struct http_request *r, void *buf, size_t len)
+{
+	size_t n = 0;
+	CURLcode res = curl_easy_recv(r->easy, buf, len, &n);
+
+	if (res == CURLE_AGAIN)
+		return -EAGAIN;
+	return res == CURLE_OK ? (ssize_t)n : -EIO;
 }
 
 static void check_finished(struct http_client *c)
@@ -368,6 +406,8 @@ static int request_setup(struct http_request *r, const struct http_request_opts 
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "labd");
 	if (o->unix_socket)
 		curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, o->unix_socket);
+	if (o->connect_only)
+		curl_easy_setopt(e, CURLOPT_CONNECT_ONLY, 1L);
 	if (o->head) {
 		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
 		curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
@@ -391,6 +431,7 @@ int http_request_start(struct http_client *c, const struct http_request_opts *o,
 	r->userdata = userdata;
 	r->data = o->data;
 	r->head = o->head;
+	r->connect_only = o->connect_only;
 	r->max_size = o->max_size ? o->max_size : HTTP_DEFAULT_MAX_BODY;
 	strbuf_init(&r->resp);
 	r->easy = curl_easy_init();
@@ -422,7 +463,8 @@ void http_request_cancel(struct http_request *r)
 {
 	if (!r)
 		return;
-	request_unlink(r);
+	if (!r->connected)
+		request_unlink(r);
 	request_free(r);
 }
 

@@ -20,8 +20,10 @@
 #ifndef LABD_HTTP_CLIENT_H
 #define LABD_HTTP_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct loop;
 struct http_client;
@@ -60,6 +62,13 @@ struct http_request_opts {
 	 * reads them meanwhile.  Return < 0 to abort.
 	 */
 	int (*head)(struct http_request *req, long status, void *userdata);
+	/**
+	 * connect only (TCP, TLS or the Unix socket), for a protocol of the
+	 * caller's own after an HTTP upgrade: done is called once connected
+	 * (status 0, err 0) and the request stays, the connection's, until
+	 * http_request_cancel(): http_request_fd(), _send(), _recv()
+	 */
+	bool connect_only;
 };
 
 #define HTTP_DATA_PAUSE 1		/* from ->data: give me this again later */
@@ -92,6 +101,15 @@ const char *http_request_header(struct http_request *r, const char *name);
  * HTTP_DATA_PAUSE; ->data may be called from inside this call.
  */
 void http_request_unpause(struct http_request *r);
+
+/** http_request_fd() - the socket of a connect_only request, to watch in the loop, or -1. */
+int http_request_fd(struct http_request *r);
+
+/** http_request_send() - bytes sent (> 0), -EAGAIN, or -EIO (connect_only). */
+ssize_t http_request_send(struct http_request *r, const void *buf, size_t len);
+
+/** http_request_recv() - bytes received (> 0), 0 at the end, -EAGAIN, -EIO (connect_only). */
+ssize_t http_request_recv(struct http_request *r, void *buf, size_t len);
 
 /** http_request_cancel() - abort; the done callback is not called. Accepts NULL. */
 void http_request_cancel(struct http_request *r);

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * api_tunnel.c -- the console of a board another labd host of the lab
+ * drives, through this host: the upgrade request (labd's console protocol
+ * or a WebSocket) is made again to the board's host, and once that host
+ * switched protocols, this host switches too and the bytes go through both
+ * ways unchanged, so the two ends speak to each other (a WebSocket's
+ * Sec-WebSocket-Key is the client's, the accept value the other host's).
+ *
+ * libcurl makes the connection in the loop (http_client's connect_only); it
+ * has no API for an upgrade (7.88), so the request's head is written here
+ * and the answer's status line and headers read, as labctl console does:
+ * the HTTP this needs and no more.  An answer other than 101 (401, 403,
+ * 404 ...) is given to the client as it came.  Each direction holds at most
+ * TUNNEL_BUFFER bytes: a side that does not read stops the other's reading.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "api/api_internal.h"
+#include "core/http_client.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "store/store.h"
+
+#define TUNNEL_BUFFER (64 * 1024)
+#define TUNNEL_MAX_HEAD (16 * 1024)
+#define TUNNEL_TIMEOUT (10 * USEC_PER_SEC)	/* to connect and switch */
+
+/* The client's headers the upgrade request carries again. */
+static const char *const upgrade_headers[] = {
+	MHD_HTTP_HEADER_AUTHORIZATION, "Sec-WebSocket-Key", "Sec-WebSocket-Version",
+	"Sec-WebSocket-Protocol", "Sec-WebSocket-Extensions", MHD_HTTP_HEADER_ORIGIN, NULL,
+};
+/* The other host's headers a 101 keeps. */
+static const char *const switch_headers[] = {
+	"Sec-WebSocket-Accept", "Sec-WebSocket-Protocol", NULL,
+};
+
+struct tunnel {
+	struct api_forwards *set;
+	struct tunnel *prev, *next;
+	struct api_request *r;	/* until the upgrade, or NULL */
+	struct api_listener *listener;
+	struct loop *loop;
+	char *host;
+	struct http_request *conn;	/* to the other host */
+	struct loop_source *conn_io;
+	struct loop_source *timer;
+	struct strbuf head;		/* the request, then the answer's head */
+	size_t sent;
+	bool head_sent;
+	long status;			/* the other host's answer, once read */
+	bool failed;
+	char why[256];
+	/* after the switch */
+	struct MHD_UpgradeResponseHandle *urh;
+	int client_fd;
+	struct loop_source *client_io;
+	struct strbuf to_client, to_host;
+};
+
+static void tunnel_free(struct tunnel *t)
+{
+	if (t->prev)
+		t->prev->next = t->next;
+	else if (t->set->tunnels == t)
+		t->set->tunnels = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	loop_source_free(t->conn_io);
+	loop_source_free(t->client_io);
+	loop_source_free(t->timer);
+	http_request_cancel(t->conn);
+	if (t->urh) {
+		MHD_upgrade_action(t->urh, MHD_UPGRADE_ACTION_CLOSE);
+		api_listener_poke(t->listener);
+	}
+	strbuf_release(&t->head);
+	strbuf_release(&t->to_client);
+	strbuf_release(&t->to_host);
+	free(t->host);
+	free(t);
+}
+
+/* Before the switch: give up, the handler answers 502 with @why. */
+static void fail(struct tunnel *t, const char *why)
+{
+	if (t->failed || !t->r)
+		return;
+	t->failed = true;
+	snprintf(t->why, sizeof(t->why), "%s", why);
+	loop_source_free(t->conn_io);
+	t->conn_io = NULL;
+	loop_timer_set(t->timer, USEC_INFINITY);
+	api_resume(t->r);
+}
+
+/* ---- the bytes both ways, after the switch ---- */
+
+static void set_events(struct tunnel *t)
+{
+	loop_io_set_events(t->client_io, (t->to_host.len < TUNNEL_BUFFER ? EPOLLIN : 0) |
+					      (t->to_client.len ? EPOLLOUT : 0));
+	loop_io_set_events(t->conn_io, (t->to_client.len < TUNNEL_BUFFER ? EPOLLIN : 0) |
+					    (t->to_host.len ? EPOLLOUT : 0));
+}
+
+/* Either side ended: the tunnel closes. */
+static int tunnel_end(struct tunnel *t)
+{
+	tunnel_free(t);
+	return 0;
+}
+
+static int on_client(struct loop_source *s, int fd, uint32_t revents, void *ud)
+{
+	struct tunnel *t = ud;
+	char buf[16384];
+	ssize_t n;
+
+	if (revents & EPOLLOUT && t->to_client.len) {
+		n = send(fd, t->to_client.buf, t->to_client.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return tunnel_end(t);
+		if (n > 0)
+			strbuf_consume(&t->to_client, (size_t)n);
+	}
+	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR) && t->to_host.len < TUNNEL_BUFFER) {
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return tunnel_end(t);
+		if (n > 0 && strbuf_add(&t->to_host, buf, (size_t)n) < 0)
+			return tunnel_end(t);
+	}
+	set_events(t);
+	return 0;
+}
+
+static int on_host(struct loop_source *s, int fd, uint32_t revents, void *ud)
+{
+	struct tunnel *t = ud;
+	char buf[16384];
+	ssize_t n;
+
+	if (revents & EPOLLOUT && t->to_host.len) {
+		n = http_request_send(t->conn, t->to_host.buf, t->to_host.len);
+		if (n < 0 && n != -EAGAIN)
+			return tunnel_end(t);
+		if (n > 0)
+			strbuf_consume(&t->to_host, (size_t)n);
+	}
+	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR) && t->to_client.len < TUNNEL_BUFFER) {
+		n = http_request_recv(t->conn, buf, sizeof(buf));
+		if (n == 0 || (n < 0 && n != -EAGAIN))
+			return tunnel_end(t);
+		if (n > 0 && strbuf_add(&t->to_client, buf, (size_t)n) < 0)
+			return tunnel_end(t);
+	}
+	set_events(t);
+	return 0;
+}
+
+/* libmicrohttpd sent the 101: the client's socket is the tunnel's. */
+static void on_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls,
+			const char *extra_in, size_t extra_in_size, MHD_socket sock,
+			struct MHD_UpgradeResponseHandle *urh)
+{
+	struct tunnel *t = cls;
+	int err;
+
+	t->urh = urh;
+	t->client_fd = sock;
+	t->r = NULL;	/* the request lives on, but the tunnel no longer needs it */
+	err = strbuf_add(&t->to_host, extra_in, extra_in_size);
+	if (!err)
+		err = loop_add_io(t->loop, &t->client_io, sock, 0, on_client, t);
+	t->conn_io = loop_source_free(t->conn_io);
+	if (!err)
+		err = loop_add_io(t->loop, &t->conn_io, http_request_fd(t->conn), 0, on_host, t);
+	if (err < 0) {
+		tunnel_free(t);
+		return;
+	}
+	loop_source_set_description(t->client_io, "console-tunnel");
+	set_events(t);
+}
+
+/* ---- connecting and switching ---- */
+
+static const char *head_value(const struct tunnel *t, const char *name, char *buf, size_t len);
+
+/* A refusal's body (after its head, in to_client) is all in. */
+static bool body_complete(const struct tunnel *t)
+{
+	char v[32];
+
+	return head_value(t, "Content-Length", v, sizeof(v)) &&
+	       t->to_client.len >= strtoull(v, NULL, 10);
+}
+
+/* The other host's answer: its head read; 101 or not, the handler answers now. */
+static void read_answer(struct tunnel *t)
+{
+	char buf[4096];
+	char *end;
+	ssize_t n;
+
+	while ((n = http_request_recv(t->conn, buf, sizeof(buf))) > 0) {
+		if (strbuf_add(&t->head, buf, (size_t)n) < 0) {
+			fail(t, "out of memory");
+			return;
+		}
+	}
+	end = t->head.len ? strstr(t->head.buf, "\r\n\r\n") : NULL;
+	if (!end && (n == 0 || (n < 0 && n != -EAGAIN) || t->head.len > TUNNEL_MAX_HEAD)) {
+		fail(t, "no answer to the upgrade");
+		return;
+	}
+	if (!end && t->status)
+		return;
+	if (end && !t->status) {
+		if (sscanf(t->head.buf, "HTTP/%*s %ld", &t->status) != 1) {
+			fail(t, "a malformed answer to the upgrade");
+			return;
+		}
+		/* the rest, after the head, is the other side's first bytes */
+		strbuf_add(&t->to_client, end + 4, t->head.len - (size_t)(end + 4 - t->head.buf));
+		t->head.len = (size_t)(end + 4 - t->head.buf);
+		t->head.buf[t->head.len] = '\0';
+	}
+	if (t->status == 101 || n == 0 || n == -EIO || body_complete(t)) {
+		loop_io_set_events(t->conn_io, 0);
+		loop_timer_set(t->timer, USEC_INFINITY);
+		api_resume(t->r);
+	}
+}
+
+static int on_conn_io(struct loop_source *s, int fd, uint32_t revents, void *ud)
+{
+	struct tunnel *t = ud;
+	ssize_t n;
+
+	if (!t->head_sent) {
+		n = http_request_send(t->conn, t->head.buf + t->sent, t->head.len - t->sent);
+		if (n < 0 && n != -EAGAIN) {
+			fail(t, "the connection closed");
+			return 0;
+		}
+		t->sent += n > 0 ? (size_t)n : 0;
+		if (t->sent == t->head.len) {
+			t->head_sent = true;
+			strbuf_reset(&t->head);
+			loop_io_set_events(s, EPOLLIN);
+		}
+		return 0;
+	}
+	read_answer(t);
+	return 0;
+}
+
+static void on_connected(struct http_request *req, const struct http_response *resp, void *ud)
+{
+	struct tunnel *t = ud;
+	int fd;
+
+	if (resp->err) {
+		t->conn = NULL;	/* freed by the client after this */
+		fail(t, resp->error ? resp->error : strerror(-resp->err));
+		return;
+	}
+	fd = http_request_fd(req);
+	if (fd < 0 || loop_add_io(t->loop, &t->conn_io, fd, EPOLLOUT, on_conn_io, t) < 0) {
+		fail(t, "no socket");
+		return;
+	}
+	loop_source_set_description(t->conn_io, "console-tunnel-host");
+}
+
+static int on_timeout(struct loop_source *s, uint64_t now, void *ud)
+{
+	fail(ud, "no switch in time");
+	return 0;
+}
+
+static enum MHD_Result add_header(struct tunnel *t, const struct api_request *r,
+				  const char *name)
+{
+	const char *v = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+
+	if (v && !strpbrk(v, "\r\n"))
+		strbuf_addf(&t->head, "%s: %s\r\n", name, v);
+	return MHD_YES;
+}
+
+/* The upgrade request again, to @url (the other host's, same path and query). */
+static int upgrade_request(struct tunnel *t, const struct api_request *r, const char *url)
+{
+	const char *upgrade = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+							  MHD_HTTP_HEADER_UPGRADE);
+	const char *me = store_host_name(api_deps_of(r)->store);
+	char *target = NULL, *host = NULL;
+	size_t i;
+	int err;
+
+	err = api_forward_url_parts(url, &target, &host);
+	if (err < 0)
+		return err;
+	strbuf_addf(&t->head, "GET %s HTTP/1.1\r\nHost: %s\r\n", target, host);
+	strbuf_addf(&t->head, "Connection: Upgrade\r\nUpgrade: %s\r\n",
+		    upgrade && !strpbrk(upgrade, "\r\n") ? upgrade : "websocket");
+	strbuf_addf(&t->head, "%s: %s\r\n", API_FORWARDED_HEADER, me ? me : "labd");
+	for (i = 0; upgrade_headers[i]; i++)
+		add_header(t, r, upgrade_headers[i]);
+	free(target);
+	free(host);
+	return strbuf_addstr(&t->head, "\r\n");
+}
+
+static void tunnel_gone(struct api_request *r)
+{
+	struct tunnel *t = r->pending;
+
+	r->pending = NULL;
+	tunnel_free(t);
+}
+
+static int tunnel_start(struct tunnel *t, struct api_request *r, const char *base_url)
+{
+	char *url = api_forward_url(r, base_url);
+	struct http_request_opts o = {
+		.url = url, .connect_only = true, .connect_timeout = TUNNEL_TIMEOUT,
+	};
+	int err = url ? upgrade_request(t, r, url) : -ENOMEM;
+
+	if (!err)
+		err = loop_add_timer(t->loop, &t->timer, loop_now(t->loop) + TUNNEL_TIMEOUT,
+				     on_timeout, t);
+	if (!err)
+		err = http_request_start(api_deps_of(r)->http, &o, on_connected, t, &t->conn);
+	free(url);
+	return err;
+}
+
+enum MHD_Result api_tunnel(struct api_request *r, const char *host, const char *base_url)
+{
+	struct tunnel *t = calloc(1, sizeof(*t));
+	int err = t ? 0 : -ENOMEM;
+
+	if (t) {
+		t->set = api_forwards_of(r);
+		t->r = r;
+		t->listener = r->listener;
+		t->loop = api_deps_of(r)->loop;
+		t->client_fd = -1;
+		strbuf_init(&t->head);
+		strbuf_init(&t->to_client);
+		strbuf_init(&t->to_host);
+		t->host = strdup(host);
+		err = t->host ? tunnel_start(t, r, base_url) : -ENOMEM;
+	}
+	if (err < 0) {
+		if (t)
+			tunnel_free(t);
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				       "cannot reach host '%s': %s", host, strerror(-err));
+	}
+	t->next = t->set->tunnels;
+	if (t->next)
+		t->next->prev = t;
+	t->set->tunnels = t;
+	r->pending = t;
+	r->pending_gone = tunnel_gone;
+	MHD_suspend_connection(r->conn);
+	return MHD_YES;
+}
+
+bool api_tunneling(const struct api_request *r)
+{
+	return r->pending && r->pending_gone == tunnel_gone;
+}
+
+bool api_tunnel_wanted(const struct api_request *r)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
+}
+
+/* Not switched: the other host's answer as it came (its status, type and body). */
+static enum MHD_Result relay_refusal(struct api_request *r, struct tunnel *t)
+{
+	const char *type = strcasestr(t->head.buf, "\r\nContent-Type:");
+	struct MHD_Response *resp;
+	char ctype[128] = "application/json";
+
+	if (type)
+		sscanf(type + 15, " %127[^\r\n]", ctype);
+	resp = MHD_create_response_from_buffer(t->to_client.len, t->to_client.buf,
+					       MHD_RESPMEM_MUST_COPY);
+	if (resp)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	return api_reply(r, (unsigned)t->status, resp);
+}
+
+/* The value of header @name in the answer's head, copied to @buf, or NULL. */
+static const char *head_value(const struct tunnel *t, const char *name, char *buf, size_t len)
+{
+	const char *h;
+	size_t n = strlen(name);
+
+	for (h = strstr(t->head.buf, "\r\n"); h; h = strstr(h + 2, "\r\n"))
+		if (!strncasecmp(h + 2, name, n) && h[2 + n] == ':') {
+			h += 3 + n + strspn(h + 3 + n, " \t");
+			snprintf(buf, len, "%.*s", (int)strcspn(h, "\r\n"), h);
+			return buf;
+		}
+	return NULL;
+}
+
+enum MHD_Result api_tunnel_answer(struct api_request *r)
+{
+	struct tunnel *t = r->pending;
+	struct MHD_Response *resp;
+	char v[256];
+	size_t i;
+
+	if (t->failed || !t->status) {
+		enum MHD_Result ret = api_reply_error(r, MHD_HTTP_BAD_GATEWAY,
+						      "host '%s' did not open the console: %s",
+						      t->host, t->failed ? t->why : "closed");
+		tunnel_gone(r);
+		return ret;
+	}
+	if (t->status != 101) {
+		enum MHD_Result ret = relay_refusal(r, t);
+
+		tunnel_gone(r);
+		return ret;
+	}
+	r->pending = NULL;	/* the tunnel's own from the upgrade on */
+	resp = MHD_create_response_for_upgrade(on_upgraded, t);
+	if (!resp) {
+		tunnel_free(t);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_UPGRADE,
+				head_value(t, "Upgrade", v, sizeof(v)) ? v : "websocket");
+	for (i = 0; switch_headers[i]; i++)
+		if (head_value(t, switch_headers[i], v, sizeof(v)))
+			MHD_add_response_header(resp, switch_headers[i], v);
+	return api_reply(r, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
+}
+
+void api_tunnels_shutdown(struct api_forwards *set)
+{
+	struct tunnel *t, *next;
+
+	for (t = set ? set->tunnels : NULL; t; t = next) {
+		next = t->next;
+		if (t->r && !t->failed)
+			fail(t, "labd stops");	/* the handler answers, then frees it */
+		else if (!t->r)
+			tunnel_free(t);
+	}
+}
