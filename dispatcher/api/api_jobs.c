@@ -106,6 +106,9 @@ static enum MHD_Result reply_submit_error(struct api_request *r, int err, const 
 		return api_reply_diag(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "invalid job", diag);
 	if (err == -EINVAL)
 		return api_reply_error(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "invalid job");
+	if (err == -ENOTCONN)
+		return api_reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE,
+				       "the store is not reachable: try again");
 	if (err == -E2BIG)
 		return api_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "job larger than %d bytes",
 				       JOB_MAX_SIZE);

@@ -157,6 +157,13 @@ static int on_lease(struct loop_source *s, uint64_t now_mono, void *userdata)
 	pg_arg_text(&a, ps->host);
 	pg_arg_int(&a, now + (int64_t)ps->host_lease * 1000000);
 	pg_conn_send(ps->conn, sql_renew, a.n, a.v, PG_CMD_SYNC, NULL, NULL);
+	/*
+	 * After the database was away, every lease ran out, this host's too:
+	 * the others are not reaped before they had the time to reconnect
+	 * (their longest backoff) and to renew theirs (a lease).
+	 */
+	if (now_mono < ps->up_since + PG_CONN_BACKOFF_MAX + (uint64_t)ps->host_lease * 1000000)
+		return 0;
 	memset(&a, 0, sizeof(a));
 	pg_arg_int(&a, now);
 	pg_arg_text(&a, ps->host);
@@ -178,7 +185,10 @@ void pg_host_state(struct pg_store *ps, bool up)
 
 	if (!up || !ps->opened)
 		return;
+	ps->up_since = ps->loop ? loop_now(ps->loop) : 0;
 	pg_conn_send(ps->conn, sql_lock, 1, v, PG_CMD_SYNC, name_retaken, ps);
+	if (ps->lease_timer)	/* renew at once: the others may be reaping */
+		loop_timer_set(ps->lease_timer, ps->up_since);
 	if (ps->changed)	/* what changed while away: plan again */
 		ps->changed(ps->changed_userdata);
 }
@@ -189,6 +199,7 @@ int pg_host_start(struct pg_store *ps)
 
 	if (!ps->loop)
 		return 0;
+	ps->up_since = loop_now(ps->loop);
 	r = loop_add_timer(ps->loop, &ps->lease_timer,
 			   loop_now(ps->loop) + (uint64_t)ps->host_lease * 1000000 / 3, on_lease, ps);
 	if (r < 0)

@@ -47,9 +47,21 @@ static void ids_refill(struct pg_store *ps, struct pg_ids *ids)
 		ids->fetching = true;
 }
 
+/* None left while the database is there (a burst outran the refill): wait for some. */
+static int ids_fetch_now(struct pg_store *ps, struct pg_ids *ids)
+{
+	struct pg_args a = { 0 };
+
+	if (!pg_conn_is_up(ps->conn))
+		return -ENOTCONN;
+	pg_arg_text(&a, ids->sequence);
+	pg_arg_int(&a, PG_IDS_AHEAD);
+	return pg_call(ps, "fetch ids ahead", sql_fetch, &a, read_ids, ids);
+}
+
 int pg_ids_take(struct pg_store *ps, struct pg_ids *ids, int64_t *ret)
 {
-	if (!ids->n) {
+	if (!ids->n && (ids_fetch_now(ps, ids) < 0 || !ids->n)) {
 		ids_refill(ps, ids);
 		return -ENOTCONN;
 	}

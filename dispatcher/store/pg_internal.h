@@ -60,6 +60,7 @@ struct pg_store {
 	struct loop_source *lease_timer;
 	uint64_t timeout;	/* usec a call waits */
 	unsigned host_lease;	/* seconds */
+	uint64_t up_since;	/* loop time the connection is up since: reaping waits a lease */
 	bool in_txn;		/* inside store_begin() .. store_commit() */
 	bool patient;		/* pg_call() retries connecting until the timeout */
 	bool opened;		/* pg_open() done: the writer may resynchronise */
