@@ -36,6 +36,7 @@ host_start() {
 	local port=${2:-$(free_port)}
 	"$LABD" -c "$TMP/$1/labd.conf" --listen "127.0.0.1:$port" >>"$TMP/$1/labd.log" 2>&1 </dev/null &
 	echo "$!" >"$TMP/$1.pid"
+	disown $! 2>/dev/null || true
 	echo "$!" >>"$TMP/labd.pids"
 	eval "URL_$1=http://127.0.0.1:$port PORT_$1=$port"
 	wait_for "curl -sf http://127.0.0.1:$port/api/v1/health" 30
@@ -104,10 +105,11 @@ finished() { pg_sql "SELECT count(*) FROM jobs WHERE state = 'finished'"; }
 wait_for "[ \$(finished) -ge 40 ]" 120
 # host B SIGKILLed while it runs jobs
 wait_for "[ \$(pg_sql \"SELECT count(*) FROM jobs WHERE state = 'running' AND host = 'hB'\") -ge 2 ]" 30
-pgq "SELECT id FROM jobs WHERE state = 'running' AND host = 'hB' ORDER BY id" >"$TMP/killed-jobs"
 kill -9 "$(cat "$TMP/hB.pid")"
-say "$(( $(date +%s) - T0 ))s: host B killed while running jobs $(cat "$TMP/killed-jobs")"
 wait_for "[ \$(pg_sql \"SELECT count(*) FROM devices WHERE host = 'hB' AND state = 'bad'\") = $BOARDS ]" 30
+# the jobs the kill interrupted: requeued by the host that reaped B
+pgq "SELECT id FROM jobs WHERE last_error LIKE 'its host hB stopped%' ORDER BY id" >"$TMP/killed-jobs"
+say "$(( $(date +%s) - T0 ))s: host B killed while running jobs $(cat "$TMP/killed-jobs")"
 pgq "SELECT name || ':' || state || ':' || COALESCE(reason, '') FROM devices WHERE host = 'hB' ORDER BY name" \
 	>"$TMP/hB-boards-while-away"
 # its jobs finish on host A before it comes back

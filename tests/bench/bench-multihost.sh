@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# bench-multihost.sh -- several labd hosts sharing one PostgreSQL queue (of
+# the bench's own, tests/pg-lib.sh): 4 hosts x 256 simulated boards, 1024
+# jobs submitted through the four APIs at once; then one host on SQLite
+# driving the same 1024 boards, for comparison.  Figures: wall time from
+# the first submission to the last job's end, claims per second, the
+# latency from submission to the claim (the job's start) and to the board's
+# power-on (its power command done, from the job's own log; p50, p99), duplicate runs (the boards' own journal, simboard's `journal`
+# command; must be 0), lost jobs (not complete; must be 0), each labd's
+# peak RSS (target: under 64 MiB), and the machine's load average.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../pg-lib.sh"
+
+HOSTS=${BENCH_MH_HOSTS:-4}
+BOARDS=${BENCH_MH_BOARDS:-256}
+JOBS=$((HOSTS * BOARDS))
+STATS="$PY $(dirname "$0")/multihost-stats.py"
+
+pg_start >"$TMP/pg-start.log" 2>&1 || { cat "$TMP/pg-start.log"; echo "bench-multihost: no PostgreSQL"; exit 1; }
+
+cat >"$TMP/job.yaml" <<'JOB'
+job_name: mh-JOBNUM
+device_type: sim-minimal
+timeouts: {job: {minutes: 15}, connection: {minutes: 10}}
+actions:
+- boot:
+    method: minimal
+    auto_login: {login_prompt: 'login:', username: root}
+    prompts: ['root@sim:~# ']
+- test:
+    interactive:
+    - name: t
+      prompts: ['root@sim:~# ']
+      script:
+      - {command: 'journal RUN-mh-JOBNUM', name: journal}
+JOB
+
+rss_mb() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+count_finished() {
+	local url=$1 n=0 before="" page
+	while :; do
+		page=$(curl -sf "$url/api/v1/jobs?state=finished&limit=1000$before" | $PY -c 'import json,sys
+j = json.load(sys.stdin); print(len(j), min([x["id"] for x in j] or [0]))') || return 1
+		n=$((n + ${page% *}))
+		[ "${page% *}" -lt 1000 ] && break
+		before="&before=${page#* }"
+	done
+	echo $n
+}
+
+# host NAME STORE N: $TMP/NAME with N simulated boards NAME-000.., labd started; PID_<NAME>, URL_<NAME>.
+host() {
+	local i port
+	LAB=$TMP/$1
+	sim_start "$3" --mode no-uboot
+	write_lab_conf "$2"
+	for i in $(seq 0 $(($3 - 1))); do
+		sim_device "$(printf '%s-%03d' "$1" "$i")" "$i" sim-minimal
+	done
+	port=$(free_port)
+	"$LABD" -c "$LAB/labd.conf" --listen "127.0.0.1:$port" >>"$LAB/labd.log" 2>&1 </dev/null &
+	echo "$!" >>"$TMP/labd.pids"
+	eval "PID_$1=$! URL_$1=http://127.0.0.1:$port"
+	wait_for "curl -sf http://127.0.0.1:$port/api/v1/health" 60 || { tail "$LAB/labd.log"; exit 1; }
+}
+
+# run LABEL NAMES...: submit JOBS jobs through the hosts NAMES, wait, print the figures.
+run() {
+	local label=$1 urls=() dirs=() journals=() h t0 t1 out rss=""
+	shift
+	for h in "$@"; do
+		urls+=("$(eval echo \$URL_$h)")
+		dirs+=("$TMP/$h/state")
+		journals+=("$TMP/$h/sim/journal")
+	done
+	sleep 3	# the boards' consoles up
+	t0=$(date +%s.%N)
+	$STATS submit "$JOBS" "${urls[@]}" <"$TMP/job.yaml" >"$TMP/submit-$label" || exit 1
+	wait_for "[ \$(count_finished ${urls[0]}) -ge $JOBS ]" 900 || echo "bench-multihost: $label: not all jobs finished"
+	t1=$(date +%s.%N)
+	cat "${journals[@]}" >"$TMP/journal-$label" 2>/dev/null
+	out=$($STATS stats "$TMP/journal-$label" "${dirs[@]}" -- "${urls[@]}") || exit 1
+	for h in "$@"; do rss="$rss${rss:+ / }$(rss_mb "$(eval echo \$PID_$h)")"; done
+	v() { echo "$out" | sed -n "s/^$1 //p"; }
+	awk -v l="$label" -v w="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
+	    -v s="$(sed -n 's/^submit_s //p' "$TMP/submit-$label")" -v c="$(v claims_per_s)" \
+	    -v p50="$(v latency_p50_ms)" -v p99="$(v latency_p99_ms)" -v d="$(v duplicates)" \
+	    -v c50="$(v claim_p50_ms)" -v c99="$(v claim_p99_ms)" \
+	    -v lost="$(v lost)" -v ok="$(v complete)" -v rss="$rss" \
+	    -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
+		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms; duplicates %d, lost %d; peak RSS %s MiB; load average %s\n",
+			l, ok, w, s, c, c50, c99, p50, p99, d, lost, rss, la }'
+	for h in "$@"; do kill "$(eval echo \$PID_$h)"; done
+	sleep 2
+}
+
+pgconf() { echo "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"$1\"; timeout = 10; };"; }
+names=()
+for i in $(seq 1 "$HOSTS"); do
+	host "h$i" "$(pgconf "h$i")" "$BOARDS"
+	names+=("h$i")
+done
+run "$HOSTS hosts x $BOARDS boards, PostgreSQL" "${names[@]}"
+for p in $(cat "$TMP"/h*/sim/simboard.pid 2>/dev/null); do kill "$p" 2>/dev/null; done
+
+host one "" "$JOBS"
+run "1 host x $JOBS boards, SQLite" one
