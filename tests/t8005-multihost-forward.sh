@@ -35,7 +35,7 @@ CONSOLE_CLIENT="$PY $TOP/tests/helper/console-client.py"
 # host_lab NAME PREFIX TYPE: $TMP/NAME, one simulated board PREFIX-01 of TYPE, store on PG.
 host_lab() {
 	LAB=$TMP/$1
-	sim_start 1
+	sim_start 1 --baud 0
 	write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"$1\"; host_lease = 5; timeout = 5; };"
 	sim_device "$2-01" 0 "$3"
 }
@@ -80,7 +80,7 @@ JOB
 test_expect_success 'the log of a job run on host B, read through host A, is the same bytes' '
 	id=$("$LABCTL_BIN" --url "$URL_hA" submit -q "$TMP/j.yaml")
 	echo "job $id"
-	"$LABCTL_BIN" --url "$URL_hA" log -f "$id" >"$TMP/follow-A.txt" 2>&1 || true
+	timeout 120 "$LABCTL_BIN" --url "$URL_hA" log -f "$id" >"$TMP/follow-A.txt" 2>&1 || true
 	wait_for "curl -sf $URL_hA/api/v1/jobs/$id | grep -q finished" 60
 	[ "$(pg_sql "SELECT host FROM jobs WHERE id = $id")" = hB ]
 	curl -sf "$URL_hB/api/v1/jobs/$id/log" >"$TMP/log-B.txt"
@@ -93,7 +93,7 @@ test_expect_success 'the log of a job run on host B, read through host A, is the
 	curl -sf "$URL_hA/api/v1/jobs/$id/log?tail=3" >"$TMP/tail-A.txt"
 	curl -sf "$URL_hB/api/v1/jobs/$id/log?tail=3" >"$TMP/tail-B.txt"
 	cmp "$TMP/tail-A.txt" "$TMP/tail-B.txt"
-	curl -sf "$URL_hA/api/v1/jobs/$id/log?follow=1&labd=1" >"$TMP/f-A.txt"
+	curl -sf -m 60 "$URL_hA/api/v1/jobs/$id/log?follow=1&labd=1" >"$TMP/f-A.txt"
 	curl -sf "$URL_hB/api/v1/jobs/$id/log?follow=1&labd=1" >"$TMP/f-B.txt"
 	cmp "$TMP/f-A.txt" "$TMP/f-B.txt"
 	grep -q tick-6 "$TMP/follow-A.txt"
@@ -108,14 +108,14 @@ test_expect_success 'the log of a job run on host B, read through host A, is the
 test_expect_success 'labctl log -f through host A follows a running job of host B to its end' '
 	id=$("$LABCTL_BIN" --url "$URL_hA" submit -q "$TMP/j.yaml")
 	wait_for "curl -sf $URL_hA/api/v1/jobs/$id | grep -q running" 30
-	curl -sfN "$URL_hA/api/v1/jobs/$id/log?follow=1" >"$TMP/raw-follow-A.txt" &
+	curl -sfN -m 120 "$URL_hA/api/v1/jobs/$id/log?follow=1" >"$TMP/raw-follow-A.txt" &
 	curl_pid=$!
-	"$LABCTL_BIN" --url "$URL_hA" log -f "$id" >"$TMP/follow2-A.txt" 2>&1 || true
+	timeout 120 "$LABCTL_BIN" --url "$URL_hA" log -f "$id" >"$TMP/follow2-A.txt" 2>&1 || true
 	wait $curl_pid
 	curl -sf "$URL_hB/api/v1/jobs/$id/log" >"$TMP/log2-B.txt"
 	cmp "$TMP/raw-follow-A.txt" "$TMP/log2-B.txt"
 	grep -q tick-6 "$TMP/follow2-A.txt"
-	"$LABCTL_BIN" --url "$URL_hB" log -f "$id" >"$TMP/follow2-B.txt" 2>&1 || true
+	timeout 60 "$LABCTL_BIN" --url "$URL_hB" log -f "$id" >"$TMP/follow2-B.txt" 2>&1 || true
 	cmp "$TMP/follow2-A.txt" "$TMP/follow2-B.txt"
 '
 
