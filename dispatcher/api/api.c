@@ -1017,13 +1017,6 @@ static int open_socket(const struct sockaddr_storage *ss, socklen_t len, int *re
 	return 0;
 }
 
-/*
- * libmicrohttpd's "get daemon info" call, its name pasted from two tokens: the
- * files of dispatcher/ that spell the daemon's function prefix are the ones that
- * may call the daemon (issue 9's check is a plain git grep for it).
- */
-#define MHD_INFO(mhd, what) MHD_get_##daemon##_info(mhd, what)
-
 /* Hand @fd to a new libmicrohttpd daemon and put it in the loop. */
 static int start_mhd(struct api_listener *l, int fd)
 {
@@ -1048,7 +1041,7 @@ static int start_mhd(struct api_listener *l, int fd)
 		close(fd);
 		return -EIO;
 	}
-	info = MHD_INFO(l->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	info = MHD_get_daemon_info(l->mhd, MHD_DAEMON_INFO_EPOLL_FD);
 	if (!info)
 		return -EIO;
 	err = loop_add_io(loop, &l->io, info->epoll_fd, EPOLLIN, on_mhd_ready, l);
@@ -1059,7 +1052,7 @@ static int start_mhd(struct api_listener *l, int fd)
 	snprintf(desc, sizeof(desc), "api:%s", l->where);
 	loop_source_set_description(l->io, desc);
 	loop_source_set_description(l->timer, desc);
-	info = MHD_INFO(l->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	info = MHD_get_daemon_info(l->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	l->port = info ? info->port : 0;
 	return 0;
 }
