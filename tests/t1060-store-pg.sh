@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# t1060-store-pg.sh -- the store's unit tests (test-store, test-store-queue) on PostgreSQL: a
+# t1060-store-pg.sh -- the store's unit tests (test-store, test-store-queue, test-retention) on PostgreSQL: a
 # server of the test's own (tests/pg-lib.sh), one database per test case.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
@@ -29,5 +29,14 @@ test_expect_success 'test-store-queue on PostgreSQL: every case passes' '
 	! grep -q "^not ok" "$TMP/queue.out"
 '
 sed -n 's/^\(ok\|not ok\) [0-9]* - /#   &/p' "$TMP/queue.out" 2>/dev/null
+
+# retention: its runs remove logs, results and events through the PostgreSQL store too
+test_expect_success 'test-retention on PostgreSQL: every case passes' '
+	LABD_TEST_PG="host=127.0.0.1 port=$PG_PORT user=labd" \
+		"$BUILD/tests/unit/test-retention" >"$TMP/retention.out" 2>&1 ||
+		{ cat "$TMP/retention.out"; false; }
+	cat "$TMP/retention.out"
+	! grep -q "^not ok" "$TMP/retention.out"
+'
 
 test_done

@@ -215,7 +215,7 @@ test_expect_success 'the size cap removes the oldest logs first' '
 	rm -rf "$LAB/state" &&
 	retention "compress = false;" &&
 	labd_restart &&
-	a=$(big_job 1) && b=$(big_job 1) && c=$(big_job 1) && e=$(big_job 1) &&
+	a=$(big_job 1) && b=$(big_job 1) && c=$(big_job 1) && e=$(big_job 1) && keep young "$c" &&
 	top=$(find "$LAB/state" -maxdepth 1 -type f -printf "%s\n" | awk "{ s += \$1 } END { print s }") &&
 	one=$(du -sb "$LAB/state/jobs/$a" | cut -f1) &&
 	labd_down &&
@@ -230,6 +230,17 @@ test_expect_success 'the size cap removes the oldest logs first' '
 	req GET "/api/v1/jobs/$a/log" && expect_status 410 &&
 	req GET "/api/v1/jobs/$a/events" && expect_status 200 &&
 	req GET "/api/v1/jobs/$c/log" && expect_status 200
+'
+
+test_expect_success 'the run inside labd (interval) removes them too, answering all along' '
+	id=$(val young) &&
+	labd_down &&
+	retention "log_days = 0; history_days = 0; interval = 1;" &&
+	labd_restart &&
+	wait_for "[ ! -e $LAB/state/jobs/$id/console.log ]" 30 &&
+	wait_for "[ \"\$(curl -s -o /dev/null -w %{http_code} -H \"$AUTH\" $LABD_URL/api/v1/jobs/$id/events)\" = 410 ]" 10 &&
+	req GET "/api/v1/jobs/$id/log" && expect_status 410 &&
+	grep -q "retention: [0-9]* finished jobs: .* [1-9][0-9]* logs and [1-9][0-9]* results and events removed by age" "$LAB/labd.log"
 '
 
 test_expect_success 'check-config reports a bad retention group' '
