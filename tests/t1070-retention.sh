@@ -100,6 +100,7 @@ views() {
 	get "/api/v1/jobs/$id/log?timestamps=1&labd=1" >"$out.rendered" || { echo "ts"; return 1; }
 	get "/api/v1/jobs/$id/log?tail=1000" >"$out.tail" || { echo "tail"; return 1; }
 	get "/api/v1/jobs/$id/log?lines=2000-6000" >"$out.lines" || { echo "lines"; return 1; }
+	get "/api/v1/jobs/$id/log?follow=1&labd=1" >"$out.follow" || { echo "follow"; return 1; }
 	curl -sf -H "Authorization: Token $tok" "$LABD_URL/api/v0.2/jobs/$id/logs/" >"$out.lava" ||
 		{ echo "lava rest"; return 1; }
 	$PY - "127.0.0.1:$LABD_PORT" "$tok" "$id" "$out.rpc" <<'PY' || { echo "lava rpc"; return 1; }
@@ -116,7 +117,7 @@ PY
 
 same_views() {
 	local v
-	for v in raw offset rendered tail lines lava rpc labctl labctl-rendered; do
+	for v in raw offset rendered tail lines follow lava rpc labctl labctl-rendered; do
 		cmp "$1.$v" "$2.$v" || { echo "the $v view differs"; return 1; }
 	done
 }
