@@ -339,10 +339,59 @@ static enum MHD_Result reply_held(struct api_request *r)
 	return ret;
 }
 
+/* Held while its reads are answered: in api->held, so that api_free() resumes it. */
+static void held_link(struct api_request *r)
+{
+	struct api *a = r->listener->api;
+
+	r->held_next = a->held;
+	if (a->held)
+		a->held->held_pprev = &r->held_next;
+	r->held_pprev = &a->held;
+	a->held = r;
+}
+
+/* Every read of the handler's run is answered: run it again (on_request()). */
+static void on_reads_answered(int err, void *ud)
+{
+	struct api_request *r = ud;
+
+	held_unlink(r);
+	api_resume(r);
+}
+
+/*
+ * Run the handler; a GET's store reads that go to the database (PostgreSQL)
+ * do not wait in the loop: the connection is suspended until their answers
+ * are in, and the handler runs again, answered from them (store_read_begin()).
+ */
+static enum MHD_Result run_handler(struct api_request *r, api_handler_fn fn)
+{
+	struct store *st = api_deps_of(r)->store;
+	enum MHD_Result ret;
+
+	r->rerun = false;
+	if (strcmp(r->method, MHD_HTTP_METHOD_GET) || store_read_begin(st, on_reads_answered, r) < 0)
+		return fn(r);
+	r->reading = true;
+	ret = fn(r);
+	r->reading = false;
+	if (store_read_end(st) <= 0)
+		return ret;
+	if (r->ctx_free)	/* what the dropped run made is made again */
+		r->ctx_free(r->ctx);
+	r->ctx = NULL;
+	r->ctx_free = NULL;
+	r->rerun = true;
+	held_link(r);
+	MHD_suspend_connection(r->conn);
+	return MHD_YES;
+}
+
 /* The connection ended (or labd stops) while its answer was held. */
 static void held_drop(struct api_request *r)
 {
-	if (!r->held && !r->held_pprev)
+	if (!r->held && !r->held_pprev && !r->rerun)
 		return;
 	store_forget(api_deps_of(r)->store, r);
 	held_unlink(r);
@@ -357,6 +406,12 @@ enum MHD_Result api_reply(struct api_request *r, unsigned status, struct MHD_Res
 	enum MHD_Result ret;
 	int w;
 
+	if (r->reading && store_read_pending(a->d.store)) {
+		/* a read of this run went to the database: the run is done again with its answer */
+		if (resp)
+			MHD_destroy_response(resp);
+		return MHD_YES;
+	}
 	if (!resp)
 		return MHD_NO;	/* out of memory: libmicrohttpd closes the connection */
 	r->replied = true;
@@ -365,11 +420,7 @@ enum MHD_Result api_reply(struct api_request *r, unsigned status, struct MHD_Res
 	if (w > 0) {
 		r->held = resp;
 		r->held_status = status;
-		r->held_next = a->held;
-		if (a->held)
-			a->held->held_pprev = &r->held_next;
-		r->held_pprev = &a->held;
-		a->held = r;
+		held_link(r);
 		MHD_suspend_connection(r->conn);
 		return MHD_YES;
 	}
@@ -806,13 +857,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (st->req.held_ready)
 		return reply_held(&st->req);
+	if (st->req.rerun)
+		return run_handler(&st->req, st->route->fn);
 	if (st->req.replied || !st->route)
 		return MHD_YES;
 	if (st->too_large)
 		return api_reply_error(&st->req, MHD_HTTP_CONTENT_TOO_LARGE,
 				       "request body larger than %d bytes", API_MAX_BODY);
 	api_conns_received(conn);
-	return st->route->fn(&st->req);
+	return run_handler(&st->req, st->route->fn);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,

@@ -106,6 +106,9 @@ struct api_request {
 	unsigned held_status;
 	bool held_ready;
 	struct api_request *held_next, **held_pprev;
+	/* a GET run whose store reads complete later (store_read_begin()): run again */
+	bool reading;		/* inside the handler's run: api_reply() drops a pending run's answer */
+	bool rerun;		/* suspended until the answers are in, then run again */
 };
 
 typedef enum MHD_Result (*api_handler_fn)(struct api_request *r);

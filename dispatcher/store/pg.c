@@ -73,7 +73,7 @@ static void call_done(int err, PGresult *res, const char *msg, void *userdata)
 	w->done = true;
 }
 
-static void log_call_error(struct pg_store *ps, const char *op, int err, const char *msg)
+void pg_log_call_error(struct pg_store *ps, const char *op, int err, const char *msg)
 {
 	size_t len = msg ? strlen(msg) : 0;
 
@@ -101,6 +101,10 @@ int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct p
 		pg_conn_start(ps->conn);
 		return -ENOTCONN;
 	}
+	if (ps->reading) {
+		free(w);
+		return pg_read_in_context(ps, op, sql, a, read, userdata);
+	}
 	w->read = read;
 	w->userdata = userdata;
 	r = pg_conn_send(ps->conn, sql, a ? a->n : 0, a ? a->v : NULL,
@@ -112,11 +116,11 @@ int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct p
 	r = pg_conn_wait(ps->conn, &w->done, pg_now() + ps->timeout, !ps->patient);
 	if (r < 0) {
 		w->abandoned = true;	/* its completion frees it */
-		log_call_error(ps, op, r, NULL);
+		pg_log_call_error(ps, op, r, NULL);
 		return r;
 	}
 	r = w->err;
-	log_call_error(ps, op, r, w->msg);
+	pg_log_call_error(ps, op, r, w->msg);
 	free(w->msg);
 	free(w);
 	return r;
@@ -276,17 +280,22 @@ static void pg_close(struct store *st)
 			    pg_writer_backlog(ps));
 	ps->lease_timer = loop_source_free(ps->lease_timer);
 	pg_conn_free(ps->conn);
+	pg_claims_free(ps);
+	pg_reads_free(ps);
 	pg_writer_close(ps);
 	free(ps->host);
 	free(ps->url);
 	free(ps);
 }
 
+bool pg_available_now(const struct pg_store *ps)
+{
+	return pg_conn_is_up(ps->conn) && (ps->in_step || !pg_writing_behind(ps));
+}
+
 static bool pg_available(const struct store *st)
 {
-	const struct pg_store *ps = (const struct pg_store *)st;
-
-	return pg_conn_is_up(ps->conn) && (ps->in_step || !pg_writing_behind(ps));
+	return pg_available_now((const struct pg_store *)st);
 }
 
 static const struct store_ops pg_ops = {
@@ -330,6 +339,9 @@ static const struct store_ops pg_ops = {
 	.queue_summary = pg_queue_summary,
 	.sync = pg_sync,
 	.forget = pg_forget,
+	.read_begin = pg_read_begin,
+	.read_end = pg_read_end,
+	.read_pending = pg_read_pending,
 };
 
 static void on_conn_state(bool up, void *userdata)
@@ -428,6 +440,8 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 		r = pg_host_open(ps);
 	if (!r && pg_writing_behind(ps))
 		r = pg_ids_fill(ps);
+	if (!r && ps->loop)
+		r = pg_counts_fill(ps);
 	if (r < 0)
 		goto err;
 	ps->opened = true;

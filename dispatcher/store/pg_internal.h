@@ -30,10 +30,16 @@
 #define PG_DEFAULT_LEASE 30	/* seconds: host_lease */
 #define PG_IDS_AHEAD 64		/* ids fetched ahead per sequence */
 #define PG_EVENT_SEQS 1024	/* jobs whose last event number is kept */
+#define PG_COUNTS_AGE (1000 * 1000ULL)	/* usec: kept job counts asked again after */
+#define PG_COUNTED_STATES JOB_STATE_FINISHED	/* the states whose counts are kept */
+#define PG_CLAIM_DOUBTS 8	/* a board's claims whose answer was lost, looked for again */
 #define PG_CHANNEL_QUEUE "labd_queue"	/* NOTIFY: a queue entry came or went back */
 #define PG_CHANNEL_BOARDS "labd_boards"	/* NOTIFY: a board changed */
 
 struct pg_entry;
+struct pg_claim;
+struct pg_reads;
+struct pg_doubt;
 
 /* Ids of a sequence fetched ahead, for inserts that return at once (pg_ids.c). */
 struct pg_ids {
@@ -72,6 +78,16 @@ struct pg_store {
 	bool in_step;		/* the database's position is known: entries are sent */
 	struct pg_ids job_ids, reservation_ids, result_ids;
 	struct pg_seq_slot event_seqs[PG_EVENT_SEQS];
+	/* the claims (pg_queue.c) */
+	struct pg_claim *claims;	/* on their way */
+	struct pg_doubt *doubts;	/* boards whose claim's answer was lost */
+	/* the counts of jobs not finished, for the loop (pg_jobs.c) */
+	int64_t counts[PG_COUNTED_STATES];
+	uint64_t counts_at;	/* monotonic usec of the last answer, 0: none yet */
+	bool counting;
+	/* reads that complete later (pg_reads.c) */
+	struct pg_reads *reads;		/* the contexts of callers waiting for answers */
+	struct pg_reads *reading;	/* between store_read_begin() and _end(), or NULL */
 };
 
 static inline struct pg_store *pg_of(struct store *st)
@@ -105,6 +121,27 @@ typedef int (*pg_read_fn)(PGresult *res, void *userdata);
  */
 int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
 	    pg_read_fn read, void *userdata);
+
+/* pg_log_call_error() - log a failed call (-ENOTCONN, -ETIMEDOUT, -EIO with @msg). */
+void pg_log_call_error(struct pg_store *ps, const char *op, int err, const char *msg);
+
+/* ---- reads that complete later (pg_reads.c) ---- */
+
+/*
+ * pg_read_in_context() - pg_call() inside a read context (ps->reading): the
+ * answer kept from a previous run, or the read sent and -EINPROGRESS.
+ */
+int pg_read_in_context(struct pg_store *ps, const char *op, const char *sql,
+		       const struct pg_args *a, pg_read_fn read, void *userdata);
+
+/* The ops store_read_begin(), store_read_end(), store_read_pending(). */
+int pg_read_begin(struct store *st, store_done_fn done, void *userdata);
+int pg_read_end(struct store *st);
+bool pg_read_pending(const struct store *st);
+
+/* pg_reads_forget() - store_forget() of read contexts; pg_reads_free() at close. */
+void pg_reads_forget(struct pg_store *ps, void *userdata);
+void pg_reads_free(struct pg_store *ps);
 
 /* pg_changed() - the rows an UPDATE or DELETE @res changed. */
 int64_t pg_changed(PGresult *res);
@@ -161,6 +198,12 @@ int pg_list(struct pg_store *ps, const char *op, const char *sql, const struct p
 /* pg_get() - pg_call() of a query of one row into @ret (written only on success). */
 int pg_get(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
 	   const struct pg_reader *reader, void *ret);
+
+/*
+ * pg_available_now() - store_available(): the connection is up and the
+ * writer in step (what this host wrote before is on its way ahead).
+ */
+bool pg_available_now(const struct pg_store *ps);
 
 /* ---- writes (pg_writer.c) ---- */
 
@@ -247,6 +290,9 @@ void pg_host_state(struct pg_store *ps, bool up);
 extern const struct pg_reader pg_job_reader;		/* pg_jobs.c */
 extern const struct pg_reader pg_reservation_reader;	/* pg_reservations.c */
 
+/* pg_counts_fill() - the kept job counts, waiting (at open). */
+int pg_counts_fill(struct pg_store *ps);
+
 /* ---- the schema (pg_schema.c) ---- */
 
 /* pg_migrate() - bring the schema to the newest version, under an advisory lock. */
@@ -291,6 +337,8 @@ int pg_reservation_end(struct store *st, int64_t id, uint64_t when, const char *
 
 int pg_claim(struct store *st, const struct store_claim_req *req, store_claim_fn done,
 	     void *userdata);
+/* pg_claims_free() - at close, after the connection (which completed the claims). */
+void pg_claims_free(struct pg_store *ps);
 int pg_queue_position(struct store *st, int64_t id, int64_t *ret);
 int pg_queue_summary(struct store *st, struct store_rows *rows);
 int pg_sync(struct store *st, store_done_fn done, void *userdata);

@@ -341,12 +341,58 @@ int pg_job_requeue(struct store *st, int64_t id, bool recovered, const char *why
 	return r < 0 ? r : n ? 0 : -ENOENT;
 }
 
+/*
+ * The counts of the jobs not finished, kept for labd's loop (GET /health):
+ * answered from the last answer, asked again when it is older than
+ * PG_COUNTS_AGE, never waited for; a slow database gives older counts.
+ */
+static const char sql_counts[] =
+	"SELECT state, count(*) FROM jobs WHERE state IN ('queued', 'running', 'canceling')"
+	" GROUP BY state";
+
+static int read_counts(PGresult *res, void *userdata)
+{
+	struct pg_store *ps = userdata;
+	enum job_state s;
+	int i;
+
+	memset(ps->counts, 0, sizeof(ps->counts));
+	for (i = 0; i < PQntuples(res); i++)
+		if (job_state_from_name(pg_value(res, i, 0), &s) == 0 && s < PG_COUNTED_STATES)
+			ps->counts[s] = pg_int(res, i, 1);
+	ps->counts_at = pg_now();
+	return 0;
+}
+
+static void counts_answered(int err, PGresult *res, const char *msg, void *userdata)
+{
+	struct pg_store *ps = userdata;
+
+	ps->counting = false;
+	if (!err)
+		read_counts(res, ps);
+}
+
+int pg_counts_fill(struct pg_store *ps)
+{
+	return pg_call(ps, "count jobs", sql_counts, NULL, read_counts, ps);
+}
+
 int pg_job_count(struct store *st, enum job_state state, int64_t *ret)
 {
+	struct pg_store *ps = pg_of(st);
 	struct pg_args a = { 0 };
 
+	if (ps->loop && state < PG_COUNTED_STATES && ps->counts_at) {
+		if (!ps->counting && pg_now() - ps->counts_at > PG_COUNTS_AGE &&
+		    pg_conn_send(ps->conn, sql_counts, 0, NULL, PG_CMD_SYNC, counts_answered,
+				 ps) == 0)
+			ps->counting = true;
+		*ret = ps->counts[state];
+		return 0;
+	}
 	pg_arg_text(&a, job_state_name(state));
-	return pg_call(pg_of(st), "count jobs", sql_count, &a, pg_read_int, ret);
+	return pg_call(ps, "count jobs", sql_count, &a, pg_read_int, ret);
 }
 
 int pg_job_prune(struct store *st, int64_t id, uint64_t log_removed, uint64_t history_removed)

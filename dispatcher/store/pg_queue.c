@@ -10,36 +10,31 @@
  * the JSON array text of store.h; an entry fits when its tags are contained
  * in the board's (jsonb <@).
  *
- * For now the claim waits for its answer as pg_call() does, and completes
- * before pg_claim() returns; the completion shape (store_claim_fn) lets it
- * complete from the connection's callbacks later without a caller change.
+ * The claim is one batch of the pipeline (one transaction) and completes
+ * from the connection's callbacks, never waiting in the loop: its first
+ * statement takes the winner (the first job or reservation of either
+ * queue, in store.h's order, in data-modifying CTEs), the next two read
+ * back what runs or is active on the board since the claim's time.  When
+ * the answer is lost with the connection, the claim may have committed:
+ * its time is kept "in doubt" for the board, and the board's next claim
+ * (the scheduler claims again) takes nothing new while what a claim in
+ * doubt took is there, and reads that back instead.  Without a loop
+ * (tools, unit tests) pg_claim() waits for its answer.
  */
 #include "store/pg_internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/log.h"
 
 #define FITS_TAGS(table) " AND COALESCE(" table ".tags, '[]')::jsonb <@ COALESCE($3, '[]')::jsonb"
 #define QUEUED_JOBS "j.state = 'queued' AND NOT j.session AND j.device_type = r.device_type"
 #define WAITING "o.state = 'waiting' AND o.device_type = r.device_type"
 
-static const char sql_claim_job[] =
-	"SELECT " PG_JOB_COLUMNS " FROM jobs"
-	" WHERE state = 'queued' AND NOT session AND device_type = $1"
-	" AND (avoid IS NULL OR avoid <> $2 OR $4)" FITS_TAGS("jobs")
-	" ORDER BY priority DESC, submitted, id LIMIT 1 FOR UPDATE SKIP LOCKED";
-static const char sql_claim_reservation[] =
-	"SELECT " PG_RESERVATION_COLUMNS " FROM reservations"
-	" WHERE state = 'waiting' AND device_type = $1 AND (board IS NULL OR board = $2)"
-	FITS_TAGS("reservations")
-	" ORDER BY priority DESC, submitted, id LIMIT 1 FOR UPDATE SKIP LOCKED";
-static const char sql_take_job[] =
-	"UPDATE jobs SET state = 'running', device = $2, started = $3, host = $4"
-	" WHERE id = $1 AND state = 'queued'";
-static const char sql_take_reservation[] =
-	"UPDATE reservations SET state = 'active', device = $2, started = $3, until = $3 + duration"
-	" WHERE id = $1 AND state = 'waiting'";
 /* a job goes before a reservation submitted at the same time */
 static const char sql_position[] =
 	"SELECT 1"
@@ -54,98 +49,308 @@ static const char sql_summary[] =
 	"SELECT device_type, count(*), min(submitted) FROM jobs WHERE state = 'queued'"
 	" AND NOT session GROUP BY device_type ORDER BY device_type";
 
-/* The first entry of one table the board of @req may take: 0, -ENOENT or an error. */
-static int first_fit(struct pg_store *ps, const char *sql, const struct pg_reader *reader,
-		     const struct store_claim_req *req, void *ret)
-{
-	struct pg_args a = { 0 };
+/* The claim ($1 type, $2 board, $3 tags, $4 lone, $5 when, $6 host, $7 the whens of
+ * this board's claims in doubt and $5): nothing new while one of them is there. */
+#define IN_DOUBT(table) table ".device = $2 AND " table ".started = ANY($7::bigint[])"
+static const char sql_claim[] =
+	"WITH orphan AS (SELECT 1 FROM jobs WHERE jobs.state = 'running' AND " IN_DOUBT("jobs")
+	"  UNION ALL SELECT 1 FROM reservations WHERE reservations.state = 'active' AND "
+	IN_DOUBT("reservations") "),"
+	" j AS (SELECT id, priority, submitted FROM jobs"
+	"  WHERE state = 'queued' AND NOT session AND device_type = $1"
+	"  AND (avoid IS NULL OR avoid <> $2 OR $4::boolean)" FITS_TAGS("jobs")
+	"  AND NOT EXISTS (SELECT 1 FROM orphan)"
+	"  ORDER BY priority DESC, submitted, id LIMIT 1 FOR UPDATE SKIP LOCKED),"
+	" r AS (SELECT id, priority, submitted FROM reservations"
+	"  WHERE state = 'waiting' AND device_type = $1 AND (board IS NULL OR board = $2)"
+	FITS_TAGS("reservations") "  AND NOT EXISTS (SELECT 1 FROM orphan)"
+	"  ORDER BY priority DESC, submitted, id LIMIT 1 FOR UPDATE SKIP LOCKED),"
+	" pick AS (SELECT (SELECT id FROM j) AS job, (SELECT id FROM r) AS res,"
+	"  NOT EXISTS (SELECT 1 FROM r) OR EXISTS (SELECT 1 FROM j, r WHERE j.priority > r.priority"
+	"  OR (j.priority = r.priority AND j.submitted <= r.submitted)) AS job_first),"
+	" tr AS (UPDATE reservations SET state = 'active', device = $2, started = $5::bigint,"
+	"  until = $5::bigint + duration WHERE id = (SELECT res FROM pick WHERE NOT job_first)"
+	"  RETURNING id)"
+	" UPDATE jobs SET state = 'running', device = $2, started = $5::bigint, host = $6"
+	" WHERE id = (SELECT job FROM pick WHERE job_first) RETURNING id";
+/* what the claim (or one in doubt) took: $1 board, $2 host, $3 the whens (reservations: $2) */
+static const char sql_claimed_job[] =
+	"SELECT " PG_JOB_COLUMNS " FROM jobs WHERE state = 'running' AND device = $1"
+	" AND host = $2 AND started = ANY($3::bigint[]) ORDER BY started, id LIMIT 1";
+static const char sql_claimed_reservation[] =
+	"SELECT " PG_RESERVATION_COLUMNS " FROM reservations WHERE state = 'active'"
+	" AND device = $1 AND started = ANY($2::bigint[]) ORDER BY started, id LIMIT 1";
 
+/* A claim on its way: three commands of one batch, completed by the last. */
+struct pg_claim {
+	struct pg_store *ps;
+	store_claim_fn done;
+	void *userdata;
+	bool forgotten;		/* store_forget(): done is not called */
+	bool *finished;		/* without a loop: the waiting pg_claim()'s flag */
+	char *board;
+	int64_t when;
+	int err;
+	unsigned refs;		/* its commands not completed yet */
+	struct store_claimed c;
+	struct pg_claim *next;	/* ps->claims */
+};
+
+/* The claims of a board whose answer was lost: their whens. */
+struct pg_doubt {
+	char *board;
+	int64_t when[PG_CLAIM_DOUBTS];
+	unsigned n;
+	struct pg_doubt *next;
+};
+
+static struct pg_doubt *doubt_of(struct pg_store *ps, const char *board)
+{
+	struct pg_doubt *d;
+
+	for (d = ps->doubts; d; d = d->next)
+		if (!strcmp(d->board, board))
+			return d;
+	return NULL;
+}
+
+/* A claim's outcome is unknown (its connection went): the next claim of its board looks. */
+static void doubt_add(struct pg_store *ps, const char *board, int64_t when)
+{
+	struct pg_doubt *d = doubt_of(ps, board);
+
+	if (!d) {
+		d = calloc(1, sizeof(*d));
+		if (!d || !(d->board = strdup(board))) {
+			free(d);
+			log_error("board '%s': a claim in doubt is forgotten (out of memory)", board);
+			return;
+		}
+		d->next = ps->doubts;
+		ps->doubts = d;
+	}
+	if (d->n == PG_CLAIM_DOUBTS)
+		memmove(d->when, d->when + 1, --d->n * sizeof(d->when[0]));
+	d->when[d->n++] = when;
+}
+
+/* The board's claim was answered: whatever its claims in doubt took, it was told. */
+static void doubt_clear(struct pg_store *ps, const char *board)
+{
+	struct pg_doubt **pp, *d;
+
+	for (pp = &ps->doubts; (d = *pp); pp = &d->next) {
+		if (!strcmp(d->board, board)) {
+			*pp = d->next;
+			free(d->board);
+			free(d);
+			return;
+		}
+	}
+}
+
+void pg_claims_free(struct pg_store *ps)
+{
+	struct pg_doubt *d;
+
+	while ((d = ps->doubts)) {
+		ps->doubts = d->next;
+		free(d->board);
+		free(d);
+	}
+}
+
+/* "{when,doubts...}" of @board's claim at @when. */
+static void whens_text(struct pg_store *ps, const char *board, int64_t when, char *buf,
+		       size_t len)
+{
+	struct pg_doubt *d = doubt_of(ps, board);
+	size_t off;
+	unsigned i;
+
+	off = (size_t)snprintf(buf, len, "{%" PRId64, when);
+	for (i = 0; d && i < d->n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, ",%" PRId64, d->when[i]);
+	if (off < len)
+		snprintf(buf + off, len - off, "}");
+}
+
+static void claim_unlink(struct pg_claim *cl)
+{
+	struct pg_claim **pp;
+
+	for (pp = &cl->ps->claims; *pp; pp = &(*pp)->next) {
+		if (*pp == cl) {
+			*pp = cl->next;
+			return;
+		}
+	}
+}
+
+/* An error of one of the claim's commands: the first that is not "an earlier one failed". */
+static void claim_error(struct pg_claim *cl, int err, const char *msg)
+{
+	if (!err || (cl->err && cl->err != -ECANCELED))
+		return;
+	cl->err = err;
+	if (err != -ENOTCONN && err != -ECANCELED)
+		log_error("cannot claim from the queue: %s", msg ? msg : strerror(-err));
+}
+
+static void claim_end(struct pg_claim *cl);
+
+/* One of the claim's commands completed; the last ends the claim. */
+static void claim_put(struct pg_claim *cl)
+{
+	if (!--cl->refs)
+		claim_end(cl);
+}
+
+static void taken(int err, PGresult *res, const char *msg, void *userdata)
+{
+	claim_error(userdata, err, msg);
+	claim_put(userdata);
+}
+
+static void read_claimed_job(int err, PGresult *res, const char *msg, void *userdata)
+{
+	struct pg_claim *cl = userdata;
+	struct pg_one_read o = { &pg_job_reader, &cl->c.job };
+	int r;
+
+	claim_error(cl, err, msg);
+	if (!err && !cl->err && PQntuples(res)) {
+		r = pg_read_one(res, &o);
+		if (r < 0)
+			claim_error(cl, r, NULL);
+		else
+			cl->c.kind = STORE_CLAIMED_JOB;
+	}
+	claim_put(cl);
+}
+
+/* The last command of the batch: its sync says whether all of it committed. */
+static void read_claimed_reservation(int err, PGresult *res, const char *msg, void *userdata)
+{
+	struct pg_claim *cl = userdata;
+	struct pg_one_read o = { &pg_reservation_reader, &cl->c.reservation };
+	int r;
+
+	claim_error(cl, err, msg);
+	if (!cl->err && cl->c.kind == STORE_CLAIMED_NONE && PQntuples(res)) {
+		r = pg_read_one(res, &o);
+		if (r < 0)
+			claim_error(cl, r, NULL);
+		else
+			cl->c.kind = STORE_CLAIMED_RESERVATION;
+	}
+	claim_put(cl);
+}
+
+/* Every command answered (the sync included): tell the scheduler, unless it went. */
+static void claim_end(struct pg_claim *cl)
+{
+	if (cl->err == -ENOTCONN || cl->err == -ECANCELED || cl->err == -EIO ||
+	    cl->err == -ENOMEM)
+		doubt_add(cl->ps, cl->board, cl->when);	/* it may have committed */
+	else if (!cl->err)
+		doubt_clear(cl->ps, cl->board);
+	if (cl->err)
+		cl->c.kind = STORE_CLAIMED_NONE;
+	claim_unlink(cl);
+	if (cl->finished)
+		*cl->finished = true;
+	if (!cl->forgotten)
+		cl->done(cl->err, cl->err ? NULL : &cl->c, cl->userdata);
+	job_record_release(&cl->c.job);
+	reservation_record_release(&cl->c.reservation);
+	free(cl->board);
+	free(cl);
+}
+
+/* Queue the claim's batch; its last completion ends @cl (at once when out of memory). */
+static void claim_send(struct pg_store *ps, struct pg_claim *cl, const struct store_claim_req *req)
+{
+	char whens[PG_CLAIM_DOUBTS * 24 + 32];
+	struct pg_args a = { 0 }, b = { 0 };
+
+	whens_text(ps, req->board, cl->when, whens, sizeof(whens));
 	pg_arg_text(&a, req->device_type);
 	pg_arg_text(&a, req->board);
 	pg_arg_text(&a, req->tags);
-	if (sql == sql_claim_job)
-		pg_arg_bool(&a, req->lone);
-	return pg_get(ps, "claim from the queue", sql, &a, reader, ret);
-}
-
-static int take(struct pg_store *ps, const char *sql, int64_t id,
-		const struct store_claim_req *req)
-{
-	struct pg_args a = { 0 };
-
-	pg_arg_int(&a, id);
-	pg_arg_text(&a, req->board);
-	pg_arg_int(&a, (int64_t)req->when);
-	if (sql == sql_take_job)
-		pg_arg_text(&a, ps->host);
-	return pg_call(ps, "claim from the queue", sql, &a, pg_read_changed, NULL);
-}
-
-static bool job_first(const struct job_record *j, const struct reservation_record *r)
-{
-	if (j->priority != r->priority)
-		return j->priority > r->priority;
-	return j->submitted <= r->submitted;
-}
-
-static int claim_in(struct pg_store *ps, const struct store_claim_req *req,
-		    struct store_claimed *c)
-{
-	int rj, rr;
-
-	rj = first_fit(ps, sql_claim_job, &pg_job_reader, req, &c->job);
-	if (rj < 0 && rj != -ENOENT)
-		return rj;
-	rr = first_fit(ps, sql_claim_reservation, &pg_reservation_reader, req, &c->reservation);
-	if (rr < 0 && rr != -ENOENT)
-		return rr;
-	if (!rj && (rr || job_first(&c->job, &c->reservation))) {
-		c->kind = STORE_CLAIMED_JOB;
-		c->job.state = JOB_STATE_RUNNING;
-		c->job.started = req->when;
-		free(c->job.device);
-		c->job.device = strdup(req->board);
-		return c->job.device ? take(ps, sql_take_job, c->job.id, req) : -ENOMEM;
+	pg_arg_bool(&a, req->lone);
+	pg_arg_int(&a, cl->when);
+	pg_arg_text(&a, ps->host);
+	pg_arg_text(&a, whens);
+	pg_arg_text(&b, req->board);
+	pg_arg_text(&b, ps->host);
+	pg_arg_text(&b, whens);
+	/* once a command is queued, the last completion ends the claim */
+	/* this function's reference, and one per command (a lost connection completes them) */
+	cl->refs = 4;
+	if (pg_conn_send(ps->conn, sql_claim, a.n, a.v, 0, taken, cl) < 0) {
+		cl->refs -= 3;
+		goto nomem;
 	}
-	if (!rr) {
-		c->kind = STORE_CLAIMED_RESERVATION;
-		c->reservation.state = RESERVATION_ACTIVE;
-		c->reservation.started = req->when;
-		c->reservation.until = req->when + c->reservation.duration;
-		free(c->reservation.device);
-		c->reservation.device = strdup(req->board);
-		return c->reservation.device ?
-			       take(ps, sql_take_reservation, c->reservation.id, req) : -ENOMEM;
+	if (pg_conn_send(ps->conn, sql_claimed_job, b.n, b.v, 0, read_claimed_job, cl) < 0) {
+		cl->refs -= 2;
+		goto nomem;
 	}
-	return 0;
+	b.n = 1;	/* the board, then the whens as $2 */
+	pg_arg_text(&b, whens);
+	if (pg_conn_send(ps->conn, sql_claimed_reservation, b.n, b.v, PG_CMD_SYNC,
+			 read_claimed_reservation, cl) < 0) {
+		cl->refs--;
+		goto nomem;
+	}
+	claim_put(cl);
+	return;
+nomem:
+	/* a half batch: ended by a sync, it fails as a whole and counts as in doubt */
+	claim_error(cl, -ENOMEM, NULL);
+	pg_conn_sync(ps->conn);
+	claim_put(cl);
+	return;
 }
 
 int pg_claim(struct store *st, const struct store_claim_req *req, store_claim_fn done,
 	     void *userdata)
 {
 	struct pg_store *ps = pg_of(st);
-	struct store_claimed c = { STORE_CLAIMED_NONE };
-	bool in_txn = ps->in_txn;
-	/* a transaction of its own, unless inside a real one (store_begin() without writing behind) */
-	bool own = !in_txn || pg_writing_behind(ps);
-	int r = 0;
+	struct pg_claim *cl;
+	bool finished = false;
+	int r;
 
-	if (own) {
-		ps->in_txn = true;
-		r = pg_call(ps, "begin a claim", "BEGIN", NULL, NULL, NULL);
+	/* writes of a group still open would commit with it; a database away: at once */
+	if (ps->in_txn || (ps->loop && !pg_available_now(ps))) {
+		if (!ps->in_txn)
+			pg_conn_start(ps->conn);
+		done(ps->in_txn ? -EBUSY : -ENOTCONN, NULL, userdata);
+		return 0;
 	}
-	if (!r)
-		r = claim_in(ps, req, &c);
-	if (own) {
-		ps->in_txn = in_txn;
-		if (r >= 0)
-			r = pg_call(ps, "commit a claim", "COMMIT", NULL, NULL, NULL);
-		else
-			pg_call(ps, "roll back a claim", "ROLLBACK", NULL, NULL, NULL);
+	cl = calloc(1, sizeof(*cl));
+	if (!cl || !(cl->board = strdup(req->board))) {
+		free(cl);
+		done(-ENOMEM, NULL, userdata);
+		return 0;
 	}
-	done(r, r < 0 ? NULL : &c, userdata);
-	job_record_release(&c.job);
-	reservation_record_release(&c.reservation);
+	cl->ps = ps;
+	cl->done = done;
+	cl->userdata = userdata;
+	cl->when = (int64_t)req->when;
+	cl->finished = ps->loop ? NULL : &finished;
+	cl->next = ps->claims;
+	ps->claims = cl;
+	claim_send(ps, cl, req);	/* completes @cl, at once when out of memory */
+	if (ps->loop || finished)
+		return 0;
+	r = pg_conn_wait(ps->conn, &finished, pg_now() + ps->timeout, !ps->patient);
+	if (r < 0 && !finished) {
+		cl->forgotten = true;	/* completes into nothing, whenever */
+		cl->finished = NULL;
+		log_error("cannot claim from the queue: %s", strerror(-r));
+		done(r, NULL, userdata);
+	}
 	return 0;
 }
 
@@ -193,4 +398,10 @@ int pg_sync(struct store *st, store_done_fn done, void *userdata)
 
 void pg_forget(struct store *st, void *userdata)
 {
+	struct pg_claim *cl;
+
+	for (cl = pg_of(st)->claims; cl; cl = cl->next)
+		if (cl->userdata == userdata)
+			cl->forgotten = true;
+	pg_reads_forget(pg_of(st), userdata);
 }

@@ -620,6 +620,23 @@ int store_sync(struct store *st, store_done_fn done, void *userdata)
 	return st->ops->sync(st, done, userdata);
 }
 
+int store_read_begin(struct store *st, store_done_fn done, void *userdata)
+{
+	if (!done)
+		return -EINVAL;
+	return st->ops->read_begin ? st->ops->read_begin(st, done, userdata) : 0;
+}
+
+int store_read_end(struct store *st)
+{
+	return st->ops->read_end ? st->ops->read_end(st) : 0;
+}
+
+bool store_read_pending(const struct store *st)
+{
+	return st->ops->read_pending && st->ops->read_pending(st);
+}
+
 void store_forget(struct store *st, void *userdata)
 {
 	if (st)

@@ -557,6 +557,27 @@ void queue_record_release(struct queue_record *rec);
  */
 int store_sync(struct store *st, store_done_fn done, void *userdata);
 
+/**
+ * store_read_begin() / store_read_end() - reads that complete later, for a
+ * caller that can run its code again (the API's GET handlers, api.c)
+ *
+ * Between the two, a read that an asynchronous store (PostgreSQL) cannot
+ * answer at once is sent and fails with -EINPROGRESS, its answer kept for
+ * @userdata.  store_read_end() returns 1 when reads were sent: @done is
+ * called once from the loop when every answer is in, and the caller then
+ * runs the same code again between store_read_begin(@userdata) and
+ * store_read_end(): the same reads, in the same order with the same
+ * arguments, are answered from what was kept (one that differs is sent
+ * again).  It returns 0 when every read was answered (what was kept is
+ * dropped).  The caller must not act on what it read in a run that sent
+ * reads: store_read_pending() says whether the current one did (api_reply()
+ * drops that run's answer).  store_forget(@userdata) drops the context.
+ * SQLite, and any store without a loop, answers every read at once: 0.
+ */
+int store_read_begin(struct store *st, store_done_fn done, void *userdata);
+int store_read_end(struct store *st);
+bool store_read_pending(const struct store *st);
+
 /** store_forget() - never call the pending completions given @userdata. */
 void store_forget(struct store *st, void *userdata);
 

@@ -141,6 +141,11 @@ struct store_ops {
 	/* durability: 0 durable, 1 @done later (store.h); forget drops @userdata's completions */
 	int (*sync)(struct store *st, store_done_fn done, void *userdata);
 	void (*forget)(struct store *st, void *userdata);
+
+	/* optional (NULL: every read answers at once): reads that complete later (store.h) */
+	int (*read_begin)(struct store *st, store_done_fn done, void *userdata);
+	int (*read_end)(struct store *st);
+	bool (*read_pending)(const struct store *st);
 };
 
 /*

@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t8010-pg-slow.sh -- a PostgreSQL store that stops answering (its server
+# SIGSTOPped for a few seconds) stalls nothing in labd's loop: a running
+# job's console keeps being logged at its pace, GET /health answers at once,
+# a job list asked meanwhile is answered once the database is back (the
+# request waits suspended, not the loop), the job ends complete.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pg-lib.sh"
+
+if ! pg_start >"$TMP/pg-start.log" 2>&1; then
+	test_skip 'a slow PostgreSQL store' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
+	test_done
+	exit
+fi
+
+# pg_signal SIG: the signal to the test's PostgreSQL server and its backends.
+pg_signal() {
+	local pm
+	pm=$(head -1 "$PG_DIR/data/postmaster.pid")
+	kill "-$1" $(ps -o pid= --ppid "$pm") "$pm"
+}
+at_exit 'pg_signal CONT 2>/dev/null'
+
+sim_start 1
+write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"h1\"; host_lease = 30; timeout = 20; };"
+sim_device sim-01 0
+{
+	cat <<JOB
+job_name: ticks
+device_type: sim-uboot
+timeouts: {job: {minutes: 3}, action: {minutes: 2}, connection: {seconds: 20}}
+actions:
+$(sim_uboot_boot)
+- test:
+    definitions:
+    - from: inline
+      name: ticks
+      path: inline/ticks.yaml
+      repository:
+        metadata: {format: Lava-Test Test Definition 1.0, name: ticks}
+        run:
+          steps:
+JOB
+	for i in $(seq 1 16); do
+		echo "          - echo tick-$i"
+		echo "          - sleep 0.5"
+	done
+} >"$TMP/ticks.yaml"
+ticks() { grep -c '^tick-[0-9]*.$' "$LAB/state/jobs/$ID/console.log" 2>/dev/null || echo 0; }
+
+labd_start
+test_expect_success 'a job runs on the board of a host on PostgreSQL' '
+	ID=$(labctl submit -q "$TMP/ticks.yaml") && echo "$ID" >"$TMP/id" &&
+	wait_for "[ \$(ticks) -ge 2 ]" 60
+'
+ID=$(cat "$TMP/id" 2>/dev/null)
+
+test_expect_success 'the database stopped: the console goes on, /health answers at once' '
+	pg_signal STOP || return
+	before=$(ticks) slowest=0
+	curl -s -m 30 -o "$TMP/list.json" -w "%{http_code}" "$LABD_URL/api/v1/jobs" >"$TMP/list.code" &
+	list=$!
+	for i in $(seq 1 10); do
+		t=$(curl -sf -m 2 -o /dev/null -w "%{time_total}" "$LABD_URL/api/v1/health") || {
+			echo "no /health answer in 2 s while the database is stopped"; pg_signal CONT; false; return; }
+		slowest=$(echo "$t $slowest" | awk "{ print (\$1 > \$2) ? \$1 : \$2 }")
+		sleep 0.5
+	done
+	after=$(ticks)
+	echo "ticks while stopped: $before -> $after; slowest /health: $slowest s"
+	kill -0 $list	# the job list waits for the database, suspended
+	pg_signal CONT
+	wait $list
+	[ "$(cat "$TMP/list.code")" = 200 ] &&
+	$PY -c "import json,sys; j = json.load(open(sys.argv[1])); assert j[0][\"id\"] == $ID, j" \
+		"$TMP/list.json" &&
+	[ $((after - before)) -ge 6 ] &&
+	awk "BEGIN { exit !($slowest < 0.5) }"
+'
+
+test_expect_success 'the database back: the job ends complete, every tick logged' '
+	wait_for "labctl show $ID | grep -q \"state: *finished\"" 90 &&
+	labctl show $ID | grep -q "health: *complete" &&
+	[ "$(ticks)" = 16 ]
+'
+
+test_done
