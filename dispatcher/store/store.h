@@ -70,10 +70,12 @@
  *       <queue order> LIMIT 1 FOR UPDATE SKIP LOCKED`, the same for
  *       reservations, then an UPDATE of the winner; SQLite runs the same
  *       statements without the locking clause.  Completed once, from the
- *       loop (or before store_claim() returns: SQLite, and pg_queue.c for
- *       now, which waits for its answers as pg_call() does).  The scheduler
- *       keeps a board "claiming" until then (sched/sched_plan.c), and
- *       works whichever way it completes (test-store-queue checks the
+ *       loop (SQLite: before store_claim() returns; PostgreSQL: from the
+ *       connection's callbacks, pg_queue.c, the claim and its read-back one
+ *       batch of the pipeline; a claim whose answer was lost with the
+ *       connection is found again by the board's next claim).  The
+ *       scheduler keeps a board "claiming" until then (sched/sched_plan.c),
+ *       and works whichever way it completes (test-store-queue checks the
  *       claim on both drivers).
  *     - store_sync(): called back once every write made before it is
  *       durable.  The API suspends the request's connection meanwhile
@@ -92,12 +94,17 @@
  *     pg_writer.c and pg_ids.c do so.
  *  3. Reads: the scheduler and the runner read nothing on their hot paths
  *     (the claim returns the whole job); sched_recover(), the backends'
- *     start-up and the API read.  A non-blocking implementation serves
- *     reads from one round trip it waits for outside any callback (at
- *     start), or the API handler suspends its connection around a read
- *     with the same pattern as store_sync() (api_reply()'s held response,
- *     api_sessions.c's power waits).  The SQLite implementation answers
- *     them at once.
+ *     start-up and the API read.  The API's GET handlers run inside a read
+ *     context (store_read_begin()): on PostgreSQL each read is sent, the
+ *     handler's connection suspended, and the handler run again with the
+ *     answers (pg_reads.c); GET /health's job counts are counts kept at
+ *     most a second old, refreshed without waiting.  Reads made elsewhere
+ *     from the loop (POST handlers that read before they write, such as
+ *     cancel; a job's end checking it was not finished meanwhile; the
+ *     metrics of a finished job; the results backends' catch-up) still
+ *     wait for their answer, bounded by the store's `timeout`; at start-up
+ *     (outside the loop's callbacks) every read waits.  SQLite answers
+ *     every read at once.
  *  store_forget() drops the completions of a caller that goes away; the
  *  store_params.loop is where an asynchronous driver registers its socket
  *  and timers (SQLite: its commit at the next iteration).
