@@ -7,25 +7,41 @@
 
 #include "labctl.h"
 
+/* "up", "down", or "-" for a board of another host (its console is there). */
+static const char *console_text(const json_t *b)
+{
+	const json_t *up = json_object_get(b, "console_up");
+
+	return json_is_boolean(up) ? json_is_true(up) ? "up" : "down" : "-";
+}
+
 static void print_devices(const json_t *list)
 {
 	const json_t *b, *job;
 	char jobtext[24], until[32];
+	bool hosts = false;	/* a lab of several hosts: a column for each board's */
 	size_t i;
 
-	printf("%-16s %-16s %-12s %-6s %-12s %-19s %-8s %s\n", "NAME", "TYPE", "STATE", "JOB",
-	       "HOLDER", "UNTIL (UTC)", "CONSOLE", "REASON");
+	json_array_foreach(list, i, b)
+		hosts |= json_is_string(json_object_get(b, "host"));
+	printf("%-16s %-16s %-12s %-6s %-12s %-19s %-8s ", "NAME", "TYPE", "STATE", "JOB",
+	       "HOLDER", "UNTIL (UTC)", "CONSOLE");
+	if (hosts)
+		printf("%-12s ", "HOST");
+	printf("REASON\n");
 	json_array_foreach(list, i, b) {
 		job = json_object_get(b, "job");
 		if (json_is_integer(job))
 			snprintf(jobtext, sizeof(jobtext), "%lld", lc_int(b, "job"));
 		else
 			snprintf(jobtext, sizeof(jobtext), "-");
-		printf("%-16s %-16s %-12s %-6s %-12s %-19s %-8s %s\n", lc_str(b, "name", "?"),
+		printf("%-16s %-16s %-12s %-6s %-12s %-19s %-8s ", lc_str(b, "name", "?"),
 		       lc_str(b, "type", "?"), lc_str(b, "state", "?"), jobtext,
 		       lc_str(b, "holder", "-"), lc_time(b, "hold_until", until, sizeof(until)),
-		       json_is_true(json_object_get(b, "console_up")) ? "up" : "down",
-		       lc_str(b, "reason", ""));
+		       console_text(b));
+		if (hosts)
+			printf("%-12s ", lc_str(b, "host", "-"));
+		printf("%s\n", lc_str(b, "reason", ""));
 	}
 }
 
@@ -50,8 +66,9 @@ static void print_device(const json_t *b)
 		printf("%-13s-\n", "job:");
 	printf("%-13s%s\n", "holder:", lc_str(b, "holder", "-"));
 	printf("%-13s%s\n", "hold until:", lc_time(b, "hold_until", when, sizeof(when)));
-	printf("%-13s%s\n", "console:",
-	       json_is_true(json_object_get(b, "console_up")) ? "up" : "down");
+	printf("%-13s%s\n", "console:", console_text(b));
+	if (json_is_string(json_object_get(b, "host")))
+		printf("%-13s%s\n", "host:", lc_str(b, "host", "-"));
 	printf("%-13s%s\n", "power:", json_is_true(json_object_get(b, "power")) ? "yes" : "none");
 }
 

@@ -96,3 +96,30 @@ pg_sql() {
 pg_createdb() {
 	pg_sql "CREATE DATABASE \"$1\"" postgres >/dev/null
 }
+
+# pg_host_lab NAME PREFIX N [EXTRA STORE KEYS]: a labd host in $TMP/NAME (its
+# labd.conf on the test's PostgreSQL, host NAME) with N simulated boards
+# PREFIX-01 ..; leaves LAB=$TMP/NAME.
+pg_host_lab() {
+	LAB=$TMP/$1
+	sim_start "$3"
+	write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"$1\"; host_lease = 3; timeout = 5; ${4:-} };"
+	for i in $(seq 0 $(($3 - 1))); do
+		sim_device "$(printf '%s-%02d' "$2" $((i + 1)))" "$i"
+	done
+}
+
+# pg_host_start NAME [ARGS]: labd of $TMP/NAME in the background, its URL in
+# URL_<NAME>, its pid in $TMP/NAME.pid; waits until it answers.
+pg_host_start() {
+	local port name=$1
+	shift
+	port=$(free_port)
+	"$LABD" -c "$TMP/$name/labd.conf" --listen "127.0.0.1:$port" "$@" \
+		>>"$TMP/$name/labd.log" 2>&1 </dev/null &
+	echo $! >"$TMP/$name.pid"
+	echo "$!" >>"$TMP/labd.pids"
+	at_exit "kill -9 $!"
+	eval "URL_$name=http://127.0.0.1:$port"
+	wait_for "curl -sf http://127.0.0.1:$port/api/v1/health" 30
+}

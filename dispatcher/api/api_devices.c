@@ -11,6 +11,7 @@
 #include "core/strv.h"
 #include "session/reservations.h"
 #include "session/viewer.h"
+#include "store/store.h"
 
 #define API_MAX_REASON 512
 
@@ -40,7 +41,57 @@ json_t *api_board_json(const struct api_deps *d, const struct board *b)
 							  d->viewers, board_name(b))));
 	json_object_set_new(o, "console_up", json_boolean(board_console_up(b)));
 	json_object_set_new(o, "power", json_boolean(dev->has_power));
+	json_object_set_new(o, "host", api_json_str(store_host_name(d->store)));
 	return o;
+}
+
+/*
+ * A board of another host of the lab (a shared store), as the registry has
+ * it: what only its own host knows (description, tags, console, power,
+ * viewers) is null.
+ */
+static json_t *remote_board_json(const struct device_record *rec)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "name", api_json_str(rec->name));
+	json_object_set_new(o, "type", api_json_str(rec->device_type));
+	json_object_set_new(o, "description", json_null());
+	json_object_set_new(o, "tags", json_array());
+	json_object_set_new(o, "state", json_string(device_state_name(rec->state)));
+	json_object_set_new(o, "reason", api_json_str(rec->reason));
+	json_object_set_new(o, "job", rec->job_id ? json_integer(rec->job_id) : json_null());
+	json_object_set_new(o, "holder", api_json_str(rec->holder));
+	json_object_set_new(o, "hold_until", api_time_json(rec->hold_until));
+	json_object_set_new(o, "reservation", json_null());
+	json_object_set_new(o, "telnet_port", json_null());
+	json_object_set_new(o, "viewers", json_null());
+	json_object_set_new(o, "console_up", json_null());
+	json_object_set_new(o, "power", json_null());
+	json_object_set_new(o, "host", api_json_str(rec->host));
+	return o;
+}
+
+/* Whether @rec is a board of another host of the lab. */
+static bool remote(const struct api_deps *d, const struct device_record *rec)
+{
+	const char *host = store_host_name(d->store);
+
+	return host && rec->host && strcmp(rec->host, host) && !lab_board(d->lab, rec->name);
+}
+
+struct remote_list {
+	const struct api_deps *d;
+	json_t *list;
+};
+
+static int add_remote(const struct device_record *rec, void *ud)
+{
+	struct remote_list *rl = ud;
+
+	if (remote(rl->d, rec))
+		json_array_append_new(rl->list, remote_board_json(rec));
+	return 0;
 }
 
 enum MHD_Result api_devices_list(struct api_request *r)
@@ -62,16 +113,39 @@ enum MHD_Result api_devices_list(struct api_request *r)
 									  (unsigned)recent));
 		json_array_append_new(list, o);
 	}
+	/* a lab of several hosts: their boards too, from the registry */
+	if (store_host_name(api_deps_of(r)->store) &&
+	    store_device_list(api_deps_of(r)->store, add_remote,
+			      &(struct remote_list){ api_deps_of(r), list }) < 0) {
+		json_decref(list);
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				       "cannot read the boards of the other hosts");
+	}
 	return api_reply_json(r, MHD_HTTP_OK, list);
 }
 
 enum MHD_Result api_devices_show(struct api_request *r)
 {
-	struct board *b = lab_board(api_deps_of(r)->lab, r->params[0]);
+	const struct api_deps *d = api_deps_of(r);
+	struct board *b = lab_board(d->lab, r->params[0]);
+	struct device_record rec = { 0 };
+	json_t *o = NULL;
+	int err;
 
-	if (!b)
+	if (b)
+		return api_reply_json(r, MHD_HTTP_OK, api_board_json(d, b));
+	if (!store_host_name(d->store))
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
-	return api_reply_json(r, MHD_HTTP_OK, api_board_json(api_deps_of(r), b));
+	err = store_device_get(d->store, r->params[0], &rec);
+	if (!err && remote(d, &rec))
+		o = remote_board_json(&rec);
+	device_record_release(&rec);
+	if (err < 0 && err != -ENOENT)
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				       "cannot read board '%s': %s", r->params[0], strerror(-err));
+	if (!o)
+		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
+	return api_reply_json(r, MHD_HTTP_OK, o);
 }
 
 /* {"state": "maintenance"|"idle", "reason": "..."}; answers 400 itself. */

@@ -11,13 +11,14 @@
 #define DEVICE_COLUMNS "name, state, reason, holder, hold_until, job_id, changed"
 
 enum { DCOL_NAME, DCOL_STATE, DCOL_REASON, DCOL_HOLDER, DCOL_HOLD_UNTIL, DCOL_JOB_ID,
-       DCOL_CHANGED, DCOL_HOST };
+       DCOL_CHANGED, DCOL_HOST, DCOL_DEVICE_TYPE };
 
 static const struct pg_text device_texts[] = {
 	{ DCOL_NAME, offsetof(struct device_record, name) },
 	{ DCOL_REASON, offsetof(struct device_record, reason) },
 	{ DCOL_HOLDER, offsetof(struct device_record, holder) },
 	{ DCOL_HOST, offsetof(struct device_record, host) },
+	{ DCOL_DEVICE_TYPE, offsetof(struct device_record, device_type) },
 };
 
 /*
@@ -25,7 +26,7 @@ static const struct pg_text device_texts[] = {
  * device_type: store_board_register()) are kept; the other hosts hear of it.
  */
 static const char sql_device_get[] =
-	"SELECT " DEVICE_COLUMNS ", host FROM devices WHERE name = $1";
+	"SELECT " DEVICE_COLUMNS ", host, device_type FROM devices WHERE name = $1";
 static const char sql_device_put[] =
 	"WITH d AS (INSERT INTO devices (" DEVICE_COLUMNS ")"
 	" VALUES ($1, $2, $3, $4, $5, NULLIF($6, 0), $7)"
@@ -34,7 +35,7 @@ static const char sql_device_put[] =
 	" job_id = excluded.job_id, changed = excluded.changed RETURNING name)"
 	" SELECT pg_notify('" PG_CHANNEL_BOARDS "', name) FROM d";
 static const char sql_device_list[] =
-	"SELECT " DEVICE_COLUMNS ", host FROM devices ORDER BY name";
+	"SELECT " DEVICE_COLUMNS ", host, device_type FROM devices ORDER BY name";
 
 static int device_read(PGresult *res, int row, void *p)
 {

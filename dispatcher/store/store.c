@@ -48,6 +48,7 @@ void device_record_release(struct device_record *rec)
 	free(rec->reason);
 	free(rec->holder);
 	free(rec->host);
+	free(rec->device_type);
 	memset(rec, 0, sizeof(*rec));
 }
 

@@ -171,6 +171,7 @@ struct device_record {
 	int64_t job_id;		/* running job, or 0 */
 	uint64_t changed;	/* when the state last changed */
 	char *host;		/* the labd host it is on (PostgreSQL), or NULL */
+	char *device_type;	/* its type in the lab's registry (PostgreSQL), or NULL */
 };
 
 /** One test result of a job. */
@@ -408,7 +409,7 @@ int store_device_get(struct store *st, const char *name, struct device_record *r
 /** store_device_put() - insert or replace a board's state. */
 int store_device_put(struct store *st, const struct device_record *rec);
 
-/** store_device_list() - every board ever seen, by name. */
+/** store_device_list() - every board ever seen, by name (of every host, PostgreSQL). */
 int store_device_list(struct store *st, int (*cb)(const struct device_record *rec, void *ud),
 		      void *ud);
 

@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t8020-pg-hosts.sh -- what two labd hosts on one PostgreSQL store share
+# besides the queue: every board of the lab listed by either host with its
+# host (GET /devices, labctl devices, a board of the other host shown).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pg-lib.sh"
+
+if ! pg_start >"$TMP/pg-start.log" 2>&1; then
+	test_skip 'hosts sharing a PostgreSQL store' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
+	test_done
+	exit
+fi
+
+pg_host_lab hA a 2
+pg_host_lab hB b 1
+pg_host_start hA
+pg_host_start hB
+
+# hosts_of URL: "board@host ..." as GET /devices of URL lists them.
+hosts_of() {
+	curl -sf "$1/api/v1/devices" | $PY -c 'import json,sys
+print(" ".join("%s@%s:%s" % (b["name"], b["host"], b["state"]) for b in json.load(sys.stdin)))'
+}
+
+test_expect_success 'each host lists every board of the lab with its host' '
+	a=$(hosts_of "$URL_hA") b=$(hosts_of "$URL_hB")
+	echo "hA: $a"; echo "hB: $b"
+	[ "$a" = "a-01@hA:idle a-02@hA:idle b-01@hB:idle" ] &&
+	[ "$b" = "b-01@hB:idle a-01@hA:idle a-02@hA:idle" ]
+'
+
+test_expect_success 'labctl devices has a HOST column; a board of the other host is shown' '
+	LABD_URL=$URL_hB labctl devices >"$TMP/devices.txt" && cat "$TMP/devices.txt" &&
+	head -1 "$TMP/devices.txt" | grep -q " HOST " &&
+	grep -q "^a-02 .* sim-uboot .* idle .* hA" "$TMP/devices.txt" &&
+	LABD_URL=$URL_hB labctl device show a-01 >"$TMP/a-01.txt" && cat "$TMP/a-01.txt" &&
+	grep -q "^host: *hA" "$TMP/a-01.txt" && grep -q "^type: *sim-uboot" "$TMP/a-01.txt" &&
+	! LABD_URL=$URL_hB labctl device show nowhere-01
+'
+
+test_expect_success 'a board set to maintenance on its host shows so on the other' '
+	curl -sf -X POST -d "{\"state\":\"maintenance\",\"reason\":\"t8020\"}" \
+		"$URL_hA/api/v1/devices/a-01/state" >/dev/null &&
+	wait_for "hosts_of $URL_hB | grep -q a-01@hA:maintenance" 10
+'
+
+test_done
