@@ -50,6 +50,8 @@ static const struct command commands[] = {
 	{ "telnet", cmd_telnet, "BOARD", "open a loopback telnet port to a board you hold" },
 	{ "token-hash", cmd_token_hash, "[TOKEN | --new]",
 	  "the sha256: form of a token, for labd.conf (--new makes a token)" },
+	{ "token-create", cmd_token_create, "USER ROLE",
+	  "a new token for USER (an admin's): kept by labd, known to every host of the lab" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -190,5 +190,6 @@ int cmd_boot(struct labctl *lc, int argc, char **argv);
 int cmd_console(struct labctl *lc, int argc, char **argv);
 int cmd_telnet(struct labctl *lc, int argc, char **argv);
 int cmd_token_hash(struct labctl *lc, int argc, char **argv);
+int cmd_token_create(struct labctl *lc, int argc, char **argv);
 
 #endif

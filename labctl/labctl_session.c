@@ -278,3 +278,25 @@ int cmd_token_hash(struct labctl *lc, int argc, char **argv)
 	printf("\n");
 	return LABCTL_OK;
 }
+
+/* ---- token-create ---- */
+
+int cmd_token_create(struct labctl *lc, int argc, char **argv)
+{
+	json_t *doc = NULL, *body;
+	int ret;
+
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
+		return lc_help(argv[0]);
+	if (argc != 3)
+		return lc_usage_error(argv[0], "give a user name and a role");
+	body = json_pack("{s:s, s:s}", "user", argv[1], "role", argv[2]);
+	ret = lc_json(lc, "POST", "/tokens", body, &doc);
+	json_decref(body);
+	if (ret)
+		return ret;
+	printf("token: %s\nuser:  %s (%s)\n", lc_str(doc, "token", "?"), lc_str(doc, "user", "?"),
+	       lc_str(doc, "role", "?"));
+	json_decref(doc);
+	return LABCTL_OK;
+}

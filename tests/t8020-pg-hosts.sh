@@ -2,13 +2,35 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # t8020-pg-hosts.sh -- what two labd hosts on one PostgreSQL store share
 # besides the queue: every board of the lab listed by either host with its
-# host (GET /devices, labctl devices, a board of the other host shown).
+# host (GET /devices, labctl devices, a board of the other host shown); the
+# tokens made through the API (a token made on one host authenticates on
+# the other).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
 if ! pg_start >"$TMP/pg-start.log" 2>&1; then
 	test_skip 'hosts sharing a PostgreSQL store' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
-	test_done
+	test_expect_success 'a token made on one host authenticates on the other' '
+	LABD_URL=$URL_hA labctl token-create alice developer >"$TMP/token.txt" &&
+	cat "$TMP/token.txt" && token=$(sed -n "s/^token: //p" "$TMP/token.txt") &&
+	[ -n "$token" ] &&
+	[ "$(pg_sql "SELECT user_name || \$\$:\$\$ || role FROM tokens")" = alice:developer ] &&
+	wait_for "curl -sf -H \"Authorization: Bearer $token\" $URL_hB/api/v1/whoami | grep -q alice" 10 &&
+	curl -sf -H "Authorization: Bearer $token" "$URL_hB/api/v1/whoami" >"$TMP/who.json" &&
+	cat "$TMP/who.json" && grep -q "\"role\": *\"developer\"" "$TMP/who.json" &&
+	code=$(curl -s -o /dev/null -w "%{http_code}" -H "Authorization: Bearer x$token" \
+		"$URL_hB/api/v1/whoami") && [ "$code" = 401 ] &&
+	! LABD_URL=$URL_hA labctl token-create "bad name" reader &&
+	! LABD_URL=$URL_hA labctl token-create bob superuser
+'
+
+test_expect_success 'a host started later knows the tokens made before' '
+	kill -9 "$(cat "$TMP/hB.pid")" && pg_host_start hB &&
+	token=$(sed -n "s/^token: //p" "$TMP/token.txt") &&
+	curl -sf -H "Authorization: Bearer $token" "$URL_hB/api/v1/whoami" | grep -q alice
+'
+
+test_done
 	exit
 fi
 
@@ -43,6 +65,26 @@ test_expect_success 'a board set to maintenance on its host shows so on the othe
 	curl -sf -X POST -d "{\"state\":\"maintenance\",\"reason\":\"t8020\"}" \
 		"$URL_hA/api/v1/devices/a-01/state" >/dev/null &&
 	wait_for "hosts_of $URL_hB | grep -q a-01@hA:maintenance" 10
+'
+
+test_expect_success 'a token made on one host authenticates on the other' '
+	LABD_URL=$URL_hA labctl token-create alice developer >"$TMP/token.txt" &&
+	cat "$TMP/token.txt" && token=$(sed -n "s/^token: //p" "$TMP/token.txt") &&
+	[ -n "$token" ] &&
+	[ "$(pg_sql "SELECT user_name || \$\$:\$\$ || role FROM tokens")" = alice:developer ] &&
+	wait_for "curl -sf -H \"Authorization: Bearer $token\" $URL_hB/api/v1/whoami | grep -q alice" 10 &&
+	curl -sf -H "Authorization: Bearer $token" "$URL_hB/api/v1/whoami" >"$TMP/who.json" &&
+	cat "$TMP/who.json" && grep -q "\"role\": *\"developer\"" "$TMP/who.json" &&
+	code=$(curl -s -o /dev/null -w "%{http_code}" -H "Authorization: Bearer x$token" \
+		"$URL_hB/api/v1/whoami") && [ "$code" = 401 ] &&
+	! LABD_URL=$URL_hA labctl token-create "bad name" reader &&
+	! LABD_URL=$URL_hA labctl token-create bob superuser
+'
+
+test_expect_success 'a host started later knows the tokens made before' '
+	kill -9 "$(cat "$TMP/hB.pid")" && pg_host_start hB &&
+	token=$(sed -n "s/^token: //p" "$TMP/token.txt") &&
+	curl -sf -H "Authorization: Bearer $token" "$URL_hB/api/v1/whoami" | grep -q alice
 '
 
 test_done

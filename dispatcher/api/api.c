@@ -62,6 +62,7 @@ struct api {
 static const struct api_route routes[] = {
 	{ "GET", "/health", USER_ROLE_NONE, api_health, "ask" },
 	{ "GET", "/whoami", USER_ROLE_NONE, api_whoami, "ask" },
+	{ "POST", "/tokens", USER_ROLE_ADMIN, api_tokens_create, "make tokens" },
 	{ "GET", "/queue", USER_ROLE_READER, api_queue_get, "read the queue" },
 	{ "GET", "/device-types", USER_ROLE_READER, api_device_types, "list device types" },
 	{ "GET", "/stream", USER_ROLE_READER, api_stream_get, "watch the lab" },

@@ -14,6 +14,7 @@
 #include "board/board.h"
 #include "config/config.h"
 #include "core/strv.h"
+#include "store/store.h"
 
 #define BEARER "Bearer "
 #define TOKEN "Token "		/* LAVA's REST clients (Django REST Framework's scheme) */
@@ -61,6 +62,42 @@ static bool token_valid(char *const *tokens, const char *token,
 			found = true;
 	}
 	return found;
+}
+
+/*
+ * A token made through the API (POST /tokens), kept in the store: every host
+ * of a lab on PostgreSQL knows it (store_token_find() answers at once).
+ */
+static bool stored_token(struct api_request *r, const char *token, const char *user)
+{
+	unsigned char hash[SHA256_DIGEST_LENGTH];
+	char text[sizeof(USERS_HASH_PREFIX) + 2 * SHA256_DIGEST_LENGTH];
+	struct token_record rec = { 0 };
+	enum user_role role;
+	bool ok;
+
+	api_token_hash(token, hash, text, sizeof(text));
+	if (store_token_find(api_deps_of(r)->store, text, &rec) < 0)
+		return false;
+	ok = user_role_from_name(rec.role, &role) == 0 && (!user || !strcmp(user, rec.user));
+	if (ok) {
+		snprintf(r->who.name, sizeof(r->who.name), "%s", rec.user);
+		r->who.role = role;
+		r->who.is_user = true;
+	}
+	token_record_release(&rec);
+	return ok;
+}
+
+void api_token_hash(const char *token, unsigned char *hash, char *text,
+		    size_t len)
+{
+	size_t i, off;
+
+	SHA256((const unsigned char *)token, strlen(token), hash);
+	off = (size_t)snprintf(text, len, "%s", USERS_HASH_PREFIX);
+	for (i = 0; i < SHA256_DIGEST_LENGTH && off + 2 < len; i++, off += 2)
+		snprintf(text + off, len - off, "%02x", hash[i]);
 }
 
 static void be_user(struct api_request *r, const struct user *u)
@@ -184,6 +221,8 @@ void api_identify(struct api_request *r)
 	u = token && *token ? users_find_token(users, token) : NULL;
 	if (u && (!user || !strcmp(user, u->name)))
 		be_user(r, u);
+	else if (!u && token && *token && stored_token(r, token, user))
+		;	/* a user of a token made through the API */
 	else if (!u && token && *token &&
 		 token_valid(lab_current_config(d->lab)->http.tokens, token, hash))
 		snprintf(r->who.name, sizeof(r->who.name), "token:%02x%02x%02x%02x", hash[0],

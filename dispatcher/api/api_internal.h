@@ -327,6 +327,15 @@ enum MHD_Result api_results_kcidb(struct api_request *r);
 enum MHD_Result api_overlays_get(struct api_request *r);
 
 /* api_devices.c */
+/**
+ * api_token_hash() - @token's SHA-256 in @hash and as "sha256:<hex>" in
+ * @text (@len bytes; 72 are enough), the form the store keeps (api_auth.c).
+ */
+void api_token_hash(const char *token, unsigned char *hash, char *text, size_t len);
+
+/** POST /tokens: a new token for a user, kept in the store (api_tokens.c). */
+enum MHD_Result api_tokens_create(struct api_request *r);
+
 /** api_board_json() - a board as GET /devices shows it (new reference). */
 json_t *api_board_json(const struct api_deps *d, const struct board *b);
 enum MHD_Result api_devices_list(struct api_request *r);

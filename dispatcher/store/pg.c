@@ -282,6 +282,7 @@ static void pg_close(struct store *st)
 	pg_conn_free(ps->conn);
 	pg_claims_free(ps);
 	pg_reads_free(ps);
+	pg_tokens_free(ps);
 	pg_writer_close(ps);
 	free(ps->host);
 	free(ps->url);
@@ -318,6 +319,9 @@ static const struct store_ops pg_ops = {
 	.device_get = pg_device_get,
 	.device_put = pg_device_put,
 	.device_list = pg_device_list,
+	.token_add = pg_token_add,
+	.token_find = pg_token_find,
+	.token_list = pg_token_list,
 	.board_register = pg_board_register,
 	.host_name = pg_host_name,
 	.host_url = pg_host_url,
@@ -442,6 +446,8 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 		r = pg_ids_fill(ps);
 	if (!r && ps->loop)
 		r = pg_counts_fill(ps);
+	if (!r)
+		r = pg_tokens_load(ps);
 	if (r < 0)
 		goto err;
 	ps->opened = true;
@@ -455,6 +461,7 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 	return 0;
 err:
 	pg_conn_free(ps->conn);
+	pg_tokens_free(ps);
 	pg_writer_close(ps);
 	free(ps->host);
 	free(ps->url);

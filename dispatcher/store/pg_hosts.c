@@ -175,6 +175,10 @@ static void on_notify(const char *channel, const char *payload, void *userdata)
 {
 	struct pg_store *ps = userdata;
 
+	if (!strcmp(channel, PG_CHANNEL_TOKENS)) {
+		pg_tokens_reload(ps);
+		return;
+	}
 	if (ps->changed)
 		ps->changed(ps->changed_userdata);
 }
@@ -189,6 +193,7 @@ void pg_host_state(struct pg_store *ps, bool up)
 	pg_conn_send(ps->conn, sql_lock, 1, v, PG_CMD_SYNC, name_retaken, ps);
 	if (ps->lease_timer)	/* renew at once: the others may be reaping */
 		loop_timer_set(ps->lease_timer, ps->up_since);
+	pg_tokens_reload(ps);	/* the tokens added while away were not heard of */
 	if (ps->changed)	/* what changed while away: plan again */
 		ps->changed(ps->changed_userdata);
 }
@@ -209,6 +214,8 @@ int pg_host_start(struct pg_store *ps)
 	r = pg_conn_listen(ps->conn, PG_CHANNEL_QUEUE);
 	if (!r)
 		r = pg_conn_listen(ps->conn, PG_CHANNEL_BOARDS);
+	if (!r)
+		r = pg_conn_listen(ps->conn, PG_CHANNEL_TOKENS);
 	return r;
 }
 

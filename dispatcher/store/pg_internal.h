@@ -35,6 +35,7 @@
 #define PG_CLAIM_DOUBTS 8	/* a board's claims whose answer was lost, looked for again */
 #define PG_CHANNEL_QUEUE "labd_queue"	/* NOTIFY: a queue entry came or went back */
 #define PG_CHANNEL_BOARDS "labd_boards"	/* NOTIFY: a board changed */
+#define PG_CHANNEL_TOKENS "labd_tokens"	/* NOTIFY: a token was added */
 
 struct pg_entry;
 struct pg_claim;
@@ -85,6 +86,9 @@ struct pg_store {
 	int64_t counts[PG_COUNTED_STATES];
 	uint64_t counts_at;	/* monotonic usec of the last answer, 0: none yet */
 	bool counting;
+	/* every token of the lab, for authenticating without waiting (pg_tokens.c) */
+	struct store_rows tokens;
+	bool tokens_loading;
 	/* reads that complete later (pg_reads.c) */
 	struct pg_reads *reads;		/* the contexts of callers waiting for answers */
 	struct pg_reads *reading;	/* between store_read_begin() and _end(), or NULL */
@@ -292,6 +296,17 @@ extern const struct pg_reader pg_reservation_reader;	/* pg_reservations.c */
 
 /* pg_counts_fill() - the kept job counts, waiting (at open). */
 int pg_counts_fill(struct pg_store *ps);
+
+/* ---- tokens (pg_tokens.c) ---- */
+
+/* pg_tokens_load() - every token, waiting (at open); pg_tokens_reload() from the loop. */
+int pg_tokens_load(struct pg_store *ps);
+void pg_tokens_reload(struct pg_store *ps);
+void pg_tokens_free(struct pg_store *ps);
+
+int pg_token_add(struct store *st, const struct token_record *rec);
+int pg_token_find(struct store *st, const char *hash, struct token_record *ret);
+int pg_token_list(struct store *st, struct store_rows *rows);
 
 /* ---- the schema (pg_schema.c) ---- */
 

@@ -124,10 +124,18 @@ static const char *const schema_v3[] = {
 	NULL,
 };
 
+/* 4: API tokens made through the API, as SQLite's version 6 */
+static const char *const schema_v4[] = {
+	"CREATE TABLE tokens (hash TEXT PRIMARY KEY, user_name TEXT NOT NULL, role TEXT NOT NULL,"
+	" created BIGINT NOT NULL DEFAULT 0, created_by TEXT)",
+	NULL,
+};
+
 static const char *const *const migrations[] = {
 	schema_v1,
 	schema_v2,
 	schema_v3,
+	schema_v4,
 };
 
 #define LATEST ((int64_t)(sizeof(migrations) / sizeof(migrations[0])))

@@ -129,6 +129,9 @@ static const char *const migrations[] = {
 	/* 5: retention: when a finished job's log, and its results and events, were removed */
 	"ALTER TABLE jobs ADD COLUMN log_removed INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE jobs ADD COLUMN history_removed INTEGER NOT NULL DEFAULT 0;",
+	/* 6: API tokens made through the API (their SHA-256), beside labd.conf's users */
+	"CREATE TABLE tokens (hash TEXT PRIMARY KEY, user TEXT NOT NULL, role TEXT NOT NULL,"
+	" created INTEGER NOT NULL DEFAULT 0, created_by TEXT);",
 };
 
 static const struct sqlite_sql sqlite_sql[] = {
@@ -143,7 +146,7 @@ static const struct sqlite_sql sqlite_sql[] = {
 
 static const struct sqlite_sql *const sqlite_sql_tables[] = {
 	sqlite_sql, sqlite_jobs_sql, sqlite_devices_sql, sqlite_results_sql, sqlite_events_sql,
-	sqlite_reservations_sql, sqlite_queue_sql,
+	sqlite_reservations_sql, sqlite_queue_sql, sqlite_tokens_sql,
 };
 
 int sqlite_error(struct sqlite_store *sq, const char *op)
@@ -451,6 +454,9 @@ static const struct store_ops sqlite_ops = {
 	.device_get = sqlite_device_get,
 	.device_put = sqlite_device_put,
 	.device_list = sqlite_device_list,
+	.token_add = sqlite_token_add,
+	.token_find = sqlite_token_find,
+	.token_list = sqlite_token_list,
 	.result_add = sqlite_result_add,
 	.result_list = sqlite_result_list,
 	.event_add = sqlite_event_add,

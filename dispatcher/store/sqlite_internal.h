@@ -80,6 +80,10 @@ enum sqlite_stmt {
 	STMT_COUNT_STATE_TYPE,
 	STMT_COUNT_TYPE,
 	STMT_COUNT_ALL,
+
+	STMT_TOKEN_ADD,
+	STMT_TOKEN_FIND,
+	STMT_TOKEN_LIST,
 	STMT__COUNT
 };
 
@@ -278,6 +282,11 @@ int sqlite_job_count_matching(struct store *st, const struct job_filter *f, int6
 int sqlite_device_get(struct store *st, const char *name, struct device_record *ret);
 int sqlite_device_put(struct store *st, const struct device_record *rec);
 int sqlite_device_list(struct store *st, struct store_rows *rows);
+
+extern const struct sqlite_sql sqlite_tokens_sql[];	/* sqlite_tokens.c */
+int sqlite_token_add(struct store *st, const struct token_record *rec);
+int sqlite_token_find(struct store *st, const char *hash, struct token_record *ret);
+int sqlite_token_list(struct store *st, struct store_rows *rows);
 
 int sqlite_result_add(struct store *st, struct result_record *rec);
 int sqlite_result_list(struct store *st, int64_t job_id, struct store_rows *rows);

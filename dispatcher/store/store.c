@@ -159,6 +159,24 @@ const struct store_row_type store_reservation_rows = {
 };
 const struct store_row_type store_queue_rows = { sizeof(struct queue_record), queue_release };
 
+void token_record_release(struct token_record *rec)
+{
+	if (!rec)
+		return;
+	free(rec->hash);
+	free(rec->user);
+	free(rec->role);
+	free(rec->created_by);
+	memset(rec, 0, sizeof(*rec));
+}
+
+static void token_release(void *rec)
+{
+	token_record_release(rec);
+}
+
+const struct store_row_type store_token_rows = { sizeof(struct token_record), token_release };
+
 void *store_rows_add(struct store_rows *rows)
 {
 	size_t alloc = rows->alloc ? rows->alloc * 2 : STORE_ROWS_MIN;
@@ -453,6 +471,30 @@ int store_device_list(struct store *st, int (*cb)(const struct device_record *re
 {
 	struct store_rows rows = { .type = &store_device_rows };
 	int r = st->ops->device_list(st, &rows);
+
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
+int store_token_add(struct store *st, const struct token_record *rec)
+{
+	if (!rec || !rec->hash || !rec->user || !rec->role)
+		return -EINVAL;
+	return st->ops->token_add ? st->ops->token_add(st, rec) : -EOPNOTSUPP;
+}
+
+int store_token_find(struct store *st, const char *hash, struct token_record *ret)
+{
+	if (!hash || !ret)
+		return -EINVAL;
+	return st->ops->token_find ? st->ops->token_find(st, hash, ret) : -ENOENT;
+}
+
+int store_token_list(struct store *st, int (*cb)(const struct token_record *rec, void *ud),
+		     void *ud)
+{
+	struct store_rows rows = { .type = &store_token_rows };
+	int r = st->ops->token_list ? st->ops->token_list(st, &rows) : 0;
 
 	STORE_EACH(&rows, r, cb, ud);
 	return r < 0 ? r : 0;

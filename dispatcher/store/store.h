@@ -451,6 +451,40 @@ int store_board_elsewhere(struct store *st, const char *device_type, bool *ret);
 /** device_record_release() - free @rec's strings and zero it; accepts NULL. */
 void device_record_release(struct device_record *rec);
 
+/* ---- tokens ---- */
+
+/*
+ * An API token made through the API (POST /tokens), kept in the store so
+ * that every host of a lab on PostgreSQL knows it: its SHA-256 only, the
+ * user it authenticates as and that user's role.  labd.conf's `users` stay
+ * where they are (session/users.h); these come beside them.
+ */
+struct token_record {
+	char *hash;		/* "sha256:<64 lowercase hex digits>" */
+	char *user;		/* the user it authenticates as */
+	char *role;		/* user_role_name(): "reader", "ci", "developer", "admin" */
+	uint64_t created;	/* realtime usec */
+	char *created_by;	/* who made it, or NULL */
+};
+
+/** store_token_add() - keep a new token; -EEXIST when its hash is there already. */
+int store_token_add(struct store *st, const struct token_record *rec);
+
+/**
+ * store_token_find() - the token of hash @hash, or -ENOENT.  Answered at
+ * once in labd's loop (PostgreSQL: from the tokens each host keeps, loaded
+ * at start and again on every other host's NOTIFY), so that authenticating
+ * a request never waits for the network.
+ */
+int store_token_find(struct store *st, const char *hash, struct token_record *ret);
+
+/** store_token_list() - every token, oldest first (`labd store migrate`). */
+int store_token_list(struct store *st, int (*cb)(const struct token_record *rec, void *ud),
+		     void *ud);
+
+/** token_record_release() - free @rec's strings and zero it; accepts NULL. */
+void token_record_release(struct token_record *rec);
+
 /* ---- results ---- */
 
 /** store_result_add() - append a result; fills rec->id. */

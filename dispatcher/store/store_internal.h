@@ -53,6 +53,7 @@ extern const struct store_row_type store_result_rows;
 extern const struct store_row_type store_event_rows;
 extern const struct store_row_type store_reservation_rows;
 extern const struct store_row_type store_queue_rows;
+extern const struct store_row_type store_token_rows;
 
 /* Records of one type, in the order a listing found them. */
 struct store_rows {
@@ -113,6 +114,10 @@ struct store_ops {
 	const char *(*host_name)(const struct store *st);
 	int (*host_url)(struct store *st, const char *host, char **ret);
 	int (*board_elsewhere)(struct store *st, const char *device_type, bool *ret);
+
+	int (*token_add)(struct store *st, const struct token_record *rec);
+	int (*token_find)(struct store *st, const char *hash, struct token_record *ret);
+	int (*token_list)(struct store *st, struct store_rows *rows);
 
 	int (*result_add)(struct store *st, struct result_record *rec);
 	int (*result_list)(struct store *st, int64_t job_id, struct store_rows *rows);
