@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "config/config.h"
@@ -49,6 +50,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: labd [-c FILE] [--listen HOST:PORT] [-v]\n"
 		   "       labd check-config [-c FILE]\n"
 		   "       labd gc [-c FILE]\n"
+		   "       labd store migrate [-c FILE]   (the SQLite store into labd.conf's PostgreSQL)\n"
 		   "       labd run-job [-c FILE] JOB\n"
 		   "       labd import-lava-device [--name NAME] FILE.jinja2|FILE.yaml\n"
 		   "\n"
@@ -100,11 +102,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		o->command = argv[optind++];
-	if (o->command && (!strcmp(o->command, "run-job") ||
+	if (o->command && (!strcmp(o->command, "run-job") || !strcmp(o->command, "store") ||
 			   !strcmp(o->command, "import-lava-device")) && optind < argc)
 		o->job = argv[optind++];
 	if (optind < argc || (o->command && strcmp(o->command, "check-config") &&
-			      strcmp(o->command, "gc") &&
+			      strcmp(o->command, "gc") && strcmp(o->command, "store") &&
 			      strcmp(o->command, "run-job") &&
 			      strcmp(o->command, "import-lava-device"))) {
 		usage(stderr);
@@ -112,6 +114,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (o->command && !strcmp(o->command, "run-job") && !o->job) {
 		fprintf(stderr, "labd: run-job needs a job file\n");
+		return -EINVAL;
+	}
+	if (o->command && !strcmp(o->command, "store") && (!o->job || strcmp(o->job, "migrate"))) {
+		fprintf(stderr, "labd: store: the only command is 'migrate'\n");
 		return -EINVAL;
 	}
 	if (o->command && !strcmp(o->command, "import-lava-device") && !o->job) {
@@ -229,6 +235,50 @@ static int gc(const struct options *o)
 	}
 	print_gc(&stats);
 	return 0;
+}
+
+/*
+ * store migrate: the lab's SQLite store (<state_dir>/labd.db) copied into the
+ * PostgreSQL database labd.conf's `store` names, ids kept (doc/multi-host.md).
+ */
+static int store_migrate_cmd(const struct options *o)
+{
+	struct store_params from_p = { 0 }, to_p = { 0 };
+	struct store *from = NULL, *to = NULL;
+	struct diag diag = DIAG_INIT;
+	struct lab_config *cfg = NULL;
+	char path[4096];
+	int err;
+
+	err = config_load(o->config, &cfg, &diag);
+	if (!err) {
+		from_p.state_dir = to_p.state_dir = cfg->state_dir;
+		to_p.settings = config_setting_get_member(cfg->root, "store");
+		snprintf(path, sizeof(path), "%s/%s", cfg->state_dir, STORE_SQLITE_FILE);
+		if (access(path, R_OK) < 0) {
+			fprintf(stderr, "labd: store migrate: no SQLite store '%s'\n", path);
+			err = -ENOENT;
+		}
+	}
+	if (!err)
+		err = store_open(&from_p, &from, &diag);
+	if (!err)
+		err = store_open(&to_p, &to, &diag);
+	print_diag(&diag);
+	diag_release(&diag);
+	if (!err && !store_host_name(to)) {
+		fprintf(stderr, "labd: store migrate: labd.conf's store must be the PostgreSQL "
+				"database to fill (store = { driver = \"postgresql\"; ... })\n");
+		err = -EINVAL;
+	} else if (!err) {
+		err = store_migrate(to, from);
+	}
+	store_close(to);
+	store_close(from);
+	config_unref(cfg);
+	if (err < 0 && err != -EINVAL && err != -ENOENT)
+		fprintf(stderr, "labd: store migrate: %s\n", strerror(-err));
+	return err < 0 ? 1 : 0;
 }
 
 /*
@@ -368,6 +418,8 @@ int main(int argc, char **argv)
 		return import_lava_device(&o);
 	if (o.command && !strcmp(o.command, "gc"))
 		return gc(&o);
+	if (o.command && !strcmp(o.command, "store"))
+		return store_migrate_cmd(&o);
 	dopts.config_path = o.config;
 	dopts.listen = o.listen;
 	dopts.no_api = o.job != NULL;

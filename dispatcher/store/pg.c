@@ -322,6 +322,7 @@ static const struct store_ops pg_ops = {
 	.token_add = pg_token_add,
 	.token_find = pg_token_find,
 	.token_list = pg_token_list,
+	.import = pg_import,
 	.board_register = pg_board_register,
 	.host_name = pg_host_name,
 	.host_url = pg_host_url,

@@ -25,7 +25,7 @@
 #include "store/store.h"
 #include "store/store_internal.h"
 
-#define PG_MAX_ARGS 24
+#define PG_MAX_ARGS 32
 #define PG_DEFAULT_TIMEOUT 10	/* seconds a call waits for the database */
 #define PG_DEFAULT_LEASE 30	/* seconds: host_lease */
 #define PG_IDS_AHEAD 64		/* ids fetched ahead per sequence */
@@ -307,6 +307,9 @@ void pg_tokens_free(struct pg_store *ps);
 int pg_token_add(struct store *st, const struct token_record *rec);
 int pg_token_find(struct store *st, const char *hash, struct token_record *ret);
 int pg_token_list(struct store *st, struct store_rows *rows);
+
+/* pg_import() - store_migrate() into PostgreSQL (pg_import.c). */
+int pg_import(struct store *st, struct store *from);
 
 /* ---- the schema (pg_schema.c) ---- */
 

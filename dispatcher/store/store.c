@@ -500,6 +500,13 @@ int store_token_list(struct store *st, int (*cb)(const struct token_record *rec,
 	return r < 0 ? r : 0;
 }
 
+int store_migrate(struct store *to, struct store *from)
+{
+	if (!to || !from || to == from)
+		return -EINVAL;
+	return to->ops->import ? to->ops->import(to, from) : -EOPNOTSUPP;
+}
+
 const char *store_host_name(const struct store *st)
 {
 	return st->ops->host_name ? st->ops->host_name(st) : NULL;

@@ -482,6 +482,16 @@ int store_token_find(struct store *st, const char *hash, struct token_record *re
 int store_token_list(struct store *st, int (*cb)(const struct token_record *rec, void *ud),
 		     void *ud);
 
+/**
+ * store_migrate() - `labd store migrate`: copy everything of @from (an
+ * existing lab's SQLite store) into @to (an empty PostgreSQL database),
+ * keeping the ids of jobs, reservations and results, the events, results,
+ * boards and tokens, in one transaction; @to's id sequences then continue
+ * past the largest.  Both opened without a loop.  -EEXIST when @to has
+ * jobs already, -EOPNOTSUPP when @to's driver cannot (SQLite).
+ */
+int store_migrate(struct store *to, struct store *from);
+
 /** token_record_release() - free @rec's strings and zero it; accepts NULL. */
 void token_record_release(struct token_record *rec);
 

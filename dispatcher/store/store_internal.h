@@ -118,6 +118,8 @@ struct store_ops {
 	int (*token_add)(struct store *st, const struct token_record *rec);
 	int (*token_find)(struct store *st, const char *hash, struct token_record *ret);
 	int (*token_list)(struct store *st, struct store_rows *rows);
+	/* optional (NULL: -EOPNOTSUPP): store_migrate() into this store */
+	int (*import)(struct store *st, struct store *from);
 
 	int (*result_add)(struct store *st, struct result_record *rec);
 	int (*result_list)(struct store *st, int64_t job_id, struct store_rows *rows);
