@@ -30,6 +30,7 @@
 #include "store/store.h"
 
 #define DAEMON_STOP_GRACE (60 * USEC_PER_SEC)	/* jobs get this long to power off */
+#define DAEMON_EXIT_FENCED 75	/* EX_TEMPFAIL: reaped by another host, start again */
 
 struct daemon {
 	struct daemon_options opts;
@@ -427,6 +428,21 @@ static void on_store_changed(void *userdata)
 		sched_kick(d->sched);
 }
 
+/*
+ * Another host reaped this one while it was away (a shared store): what it
+ * still runs is being run elsewhere, its writes are refused.  Stop, with
+ * EX_TEMPFAIL for the service manager to start labd again (which takes its
+ * boards back, doc/multi-host.md).
+ */
+static void on_store_fenced(void *userdata)
+{
+	struct daemon *d = userdata;
+
+	log_error("this host was reaped by another while it did not renew its lease: its jobs "
+		  "run elsewhere now; stopping, to start again");
+	daemon_stop(d, DAEMON_EXIT_FENCED);
+}
+
 /* The store labd.conf's `store` group names (SQLite in the state directory by default). */
 static int open_store(struct daemon *d, struct diag *diag)
 {
@@ -436,6 +452,7 @@ static int open_store(struct daemon *d, struct diag *diag)
 		.state_dir = d->cfg->state_dir,
 		.loop = d->loop,
 		.changed = on_store_changed,
+		.fenced = on_store_fenced,
 		.changed_userdata = d,
 	};
 	int err;

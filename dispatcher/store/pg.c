@@ -291,7 +291,7 @@ static void pg_close(struct store *st)
 
 bool pg_available_now(const struct pg_store *ps)
 {
-	return pg_conn_is_up(ps->conn) && (ps->in_step || !pg_writing_behind(ps));
+	return pg_conn_is_up(ps->conn) && (ps->in_step || !pg_writing_behind(ps)) && !ps->fenced;
 }
 
 static bool pg_available(const struct store *st)
@@ -430,6 +430,7 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 	ps->store.ops = &pg_ops;
 	ps->loop = p->loop;
 	ps->changed = p->changed;
+	ps->fenced_fn = p->fenced;
 	ps->changed_userdata = p->changed_userdata;
 	if (p->host_url && !(ps->url = strdup(p->host_url))) {
 		free(ps);

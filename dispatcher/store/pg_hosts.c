@@ -27,7 +27,9 @@ static const char sql_register[] =
 	" ON CONFLICT (name) DO UPDATE SET url = COALESCE(excluded.url, hosts.url),"
 	" started = excluded.started, lease_until = excluded.lease_until"
 	" RETURNING journal_applied";
-static const char sql_renew[] = "UPDATE hosts SET lease_until = $2 WHERE name = $1";
+/* no row: another host reaped this one (lease_until 0), which only a new start undoes */
+static const char sql_renew[] =
+	"UPDATE hosts SET lease_until = $2 WHERE name = $1 AND lease_until > 0 RETURNING name";
 
 /*
  * Reap the hosts whose lease ran out ($1 now, $2 this host), in one
@@ -144,6 +146,25 @@ static void reaped(int err, PGresult *res, const char *msg, void *userdata)
 	pg_conn_send(ps->conn, sql_notify_queue, 0, NULL, PG_CMD_SYNC, NULL, NULL);
 }
 
+void pg_host_fence(struct pg_store *ps)
+{
+	if (ps->fenced)
+		return;
+	ps->fenced = true;
+	log_error("host '%s' was reaped by another host while it did not renew its lease: "
+		  "its %u writes not in the database are dropped, the next ones refused",
+		  ps->host, pg_writer_backlog(ps));
+	pg_writer_drop(ps);
+	if (ps->fenced_fn)
+		ps->fenced_fn(ps->changed_userdata);
+}
+
+static void renewed(int err, PGresult *res, const char *msg, void *userdata)
+{
+	if (!err && !PQntuples(res))
+		pg_host_fence(userdata);
+}
+
 /* Renew this host's lease and reap the hosts whose lease ran out. */
 static int on_lease(struct loop_source *s, uint64_t now_mono, void *userdata)
 {
@@ -152,11 +173,11 @@ static int on_lease(struct loop_source *s, uint64_t now_mono, void *userdata)
 	int64_t now = realtime_usec();
 
 	loop_timer_set(s, now_mono + (uint64_t)ps->host_lease * 1000000 / 3);
-	if (!pg_conn_is_up(ps->conn))
+	if (!pg_conn_is_up(ps->conn) || ps->fenced)
 		return 0;	/* a lease not renewed here runs out there: that is the point */
 	pg_arg_text(&a, ps->host);
 	pg_arg_int(&a, now + (int64_t)ps->host_lease * 1000000);
-	pg_conn_send(ps->conn, sql_renew, a.n, a.v, PG_CMD_SYNC, NULL, NULL);
+	pg_conn_send(ps->conn, sql_renew, a.n, a.v, PG_CMD_SYNC, renewed, ps);
 	/*
 	 * After the database was away, every lease ran out, this host's too:
 	 * the others are not reaped before they had the time to reconnect

@@ -63,7 +63,9 @@ struct pg_store {
 	char *host;		/* this host's name in the lab */
 	char *url;		/* its API, for the other hosts, or NULL */
 	void (*changed)(void *userdata);	/* store_params.changed */
+	void (*fenced_fn)(void *userdata);	/* store_params.fenced */
 	void *changed_userdata;
+	bool fenced;		/* reaped by another host: writes dropped (pg_host_fence()) */
 	struct loop_source *lease_timer;
 	uint64_t timeout;	/* usec a call waits */
 	unsigned host_lease;	/* seconds */
@@ -275,6 +277,16 @@ int pg_board_elsewhere(struct store *st, const char *device_type, bool *ret);
 
 /* pg_host_start() - renew the lease and reap from the loop; LISTEN for the other hosts. */
 int pg_host_start(struct pg_store *ps);
+
+/*
+ * pg_host_fence() - another host reaped this one (its lease renewal or a
+ * journal marker found lease_until 0): drop what is journaled, refuse what
+ * comes, tell labd (store_params.fenced).  Once.
+ */
+void pg_host_fence(struct pg_store *ps);
+
+/* pg_writer_drop() - forget every journaled write (the host was fenced). */
+void pg_writer_drop(struct pg_store *ps);
 
 /* pg_host_state() - the connection came back (take the name again, plan again) or went. */
 void pg_host_state(struct pg_store *ps, bool up);

@@ -321,6 +321,10 @@ int pg_claim(struct store *st, const struct store_claim_req *req, store_claim_fn
 	bool finished = false;
 	int r;
 
+	if (ps->fenced) {
+		done(-EPERM, NULL, userdata);	/* reaped: the others run the queue */
+		return 0;
+	}
 	/* writes of a group still open would commit with it; a database away: at once */
 	if (ps->in_txn || (ps->loop && !pg_available_now(ps))) {
 		if (!ps->in_txn)

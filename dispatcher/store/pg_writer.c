@@ -40,7 +40,15 @@
 #define PG_JOURNAL_FILE "pg-journal"
 #define PG_JOURNAL_MAX_RECORD (64 * 1024 * 1024)
 
-static const char sql_marker[] = "UPDATE hosts SET journal_applied = $2 WHERE name = $1";
+/*
+ * The marker is also the fence: a host another host reaped (lease_until 0)
+ * gets an error here, and the whole group is rolled back with it: writes of
+ * a host whose jobs went to others never reach the database.
+ */
+#define PG_FENCED "was reaped by another host"
+static const char sql_marker[] =
+	"UPDATE hosts SET journal_applied = CASE WHEN lease_until > 0 THEN $2::bigint"
+	" ELSE ('host ' || name || ' " PG_FENCED "')::bigint END WHERE name = $1";
 static const char sql_applied[] = "SELECT journal_applied FROM hosts WHERE name = $1";
 
 struct pg_entry {
@@ -346,6 +354,10 @@ static void marker_done(int err, PGresult *res, const char *msg, void *userdata)
 			seq = e->seq;
 	if (err == -ENOTCONN || !seq)
 		return;	/* sent again once the connection is back (pg_writer_state) */
+	if (err && msg && strstr(msg, PG_FENCED)) {
+		pg_host_fence(ps);
+		return;
+	}
 	if (err && err != -ECANCELED)
 		log_error("cannot apply writes to the database: %s", msg ? msg : strerror(-err));
 	applied_up_to(ps, seq);	/* done, or refused for good: dropped */
@@ -421,11 +433,19 @@ int pg_writer_mark(struct pg_store *ps)
 	return writer_add(ps, sql_marker, a.n, a.v, true);
 }
 
+void pg_writer_drop(struct pg_store *ps)
+{
+	if (ps->pending_tail)
+		applied_up_to(ps, ps->pending_tail->seq);
+}
+
 int pg_write(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
 	     pg_read_fn read, void *userdata)
 {
 	int r;
 
+	if (ps->fenced)
+		return 0;	/* the database refuses them: dropped (pg_host_fence()) */
 	if (!pg_writing_behind(ps))
 		return pg_call(ps, op, sql, a, read, userdata);
 	r = writer_add(ps, sql, a ? a->n : 0, a ? a->v : NULL, false);

@@ -283,6 +283,14 @@ struct store_params {
 	/* called from the loop when another host changed the queue or the boards; may be NULL */
 	void (*changed)(void *userdata);
 	void *changed_userdata;
+	/*
+	 * called once from the loop (with changed_userdata) when this host finds
+	 * it was reaped by another (its lease ran out while it was away, its
+	 * running jobs went back to the queue): from then on the database
+	 * refuses its writes and the store drops them, its claims fail; the
+	 * caller stops, and starts again to take its boards back.  May be NULL.
+	 */
+	void (*fenced)(void *userdata);
 };
 
 /**

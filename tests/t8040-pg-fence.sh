@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t8040-pg-fence.sh -- a host cut off longer than its lease (SIGSTOPped) is
+# reaped by the other, which runs its job again; when it comes back it finds
+# itself fenced: its writes (the end of the job it was running) are refused
+# by the database, it stops (exit status 75) and, started again, takes its
+# board back.  The job ends once, on the other host.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pg-lib.sh"
+
+if ! pg_start >"$TMP/pg-start.log" 2>&1; then
+	test_skip 'fencing a host cut off' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
+	test_done
+	exit
+fi
+
+pg_host_lab hA a 1
+pg_host_lab hB b 1
+pg_host_start hA
+pg_host_start hB
+{
+	cat <<JOB
+job_name: fenced
+device_type: sim-uboot
+timeouts: {job: {minutes: 3}, action: {minutes: 2}, connection: {seconds: 20}}
+actions:
+$(sim_uboot_boot)
+- test:
+    definitions:
+    - from: inline
+      name: ticks
+      path: inline/ticks.yaml
+      repository:
+        metadata: {format: Lava-Test Test Definition 1.0, name: ticks}
+        run:
+          steps:
+JOB
+	for i in $(seq 1 12); do
+		echo "          - echo tick-$i"
+		echo "          - sleep 0.5"
+	done
+} >"$TMP/job.yaml"
+job_row() { pg_sql "SELECT state || ' ' || health || ' ' || COALESCE(device, '-') || ' ' || attempt FROM jobs WHERE id = $1"; }
+
+test_expect_success 'a job runs on host hA' '
+	curl -sf -X POST -d "{\"state\":\"maintenance\"}" "$URL_hB/api/v1/devices/b-01/state" >/dev/null &&
+	LABD_URL=$URL_hA labctl submit -q "$TMP/job.yaml" >"$TMP/id" &&
+	id=$(cat "$TMP/id") &&
+	wait_for "grep -q tick-2 $TMP/hA/state/jobs/$id/console.log" 60 &&
+	job_row $id
+'
+id=$(cat "$TMP/id")
+
+test_expect_success 'hA stopped past its lease: hB reaps it and runs the job again' '
+	kill -STOP "$(cat "$TMP/hA.pid")" &&
+	curl -sf -X POST -d "{\"state\":\"idle\"}" "$URL_hB/api/v1/devices/b-01/state" >/dev/null &&
+	wait_for "job_row $id | grep -q \"^running unknown b-01 2\$\"" 30 &&
+	grep -q "host(s) hA stopped renewing their lease" "$TMP/hB/labd.log"
+'
+
+test_expect_success 'hA back: fenced, its writes refused, it stops with status 75' '
+	kill -CONT "$(cat "$TMP/hA.pid")" &&
+	wait_for "! kill -0 $(cat "$TMP/hA.pid")" 90 &&
+	cat "$TMP/hA/labd.log" | tail -20 &&
+	grep -q "was reaped by another host" "$TMP/hA/labd.log" &&
+	job_row $id | grep -q "^running unknown b-01 2$"
+'
+
+test_expect_success 'the job ends once, on hB; hA started again takes its board back' '
+	wait_for "job_row $id | grep -q \"^finished complete b-01 2\$\"" 90 &&
+	[ "$(pg_sql "SELECT count(*) FROM events WHERE job_id = $id AND kind = \$\$finished\$\$")" = 1 ] &&
+	pg_host_start hA &&
+	wait_for "[ \"\$(pg_sql \"SELECT state FROM devices WHERE name = \\\$\\\$a-01\\\$\\\$\")\" = idle ]" 20
+'
+
+test_done
