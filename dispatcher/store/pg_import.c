@@ -20,26 +20,22 @@
 
 #include "core/log.h"
 
+/* pg_job_args()'s columns, then what only a copy has */
 static const char sql_job[] =
-	"INSERT INTO jobs (id, name, device_type, tags, priority, submitted, started, ended, state,"
+	"INSERT INTO jobs (name, device_type, tags, priority, submitted, started, ended, state,"
 	" health, error_type, error_msg, device, definition, format, filename, submitter,"
-	" attempt, retries_left, recovered, results_pass, results_fail, results_skip,"
-	" results_unknown, last_error, session, avoid, log_removed, history_removed, host)"
+	" attempt, retries_left, recovered, last_error, session, id, avoid, results_pass,"
+	" results_fail, results_skip, results_unknown, log_removed, history_removed, host)"
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
 	" $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29,"
-	" CASE WHEN $13::text IS NOT NULL THEN $30 END)";
-static const char sql_result[] =
-	"INSERT INTO results (id, job_id, suite, name, result, measurement, units, log_start,"
-	" log_end, extra, created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+	" CASE WHEN $12::text IS NOT NULL THEN $30 END)";
 static const char sql_event[] =
 	"INSERT INTO events (job_id, seq, ts, kind, data) VALUES ($1, $2, $3, $4, $5)";
+/* pg_reservation_args()'s columns, then the id and what happened to it */
 static const char sql_reservation[] =
-	"INSERT INTO reservations (id, holder, board, device_type, tags, priority, duration,"
-	" submitted, state, device, started, until, ended, end_reason)"
+	"INSERT INTO reservations (holder, board, device_type, tags, priority, duration,"
+	" submitted, id, state, device, started, until, ended, end_reason)"
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
-static const char sql_device[] =
-	"INSERT INTO devices (name, state, reason, holder, hold_until, job_id, changed)"
-	" VALUES ($1, $2, $3, $4, $5, NULLIF($6, 0), $7) ON CONFLICT (name) DO NOTHING";
 static const char sql_token[] =
 	"INSERT INTO tokens (hash, user_name, role, created, created_by) VALUES ($1, $2, $3, $4, $5)";
 static const char sql_empty[] =
@@ -59,24 +55,10 @@ struct import {
 static int copy_result(const struct result_record *rec, void *ud)
 {
 	struct import *im = ud;
-	struct pg_args a = { 0 };
+	int64_t id;
 
-	pg_arg_int(&a, rec->id);
-	pg_arg_int(&a, rec->job_id);
-	pg_arg_text(&a, rec->suite);
-	pg_arg_text(&a, rec->name);
-	pg_arg_text(&a, rec->result);
-	if (rec->has_measurement)
-		pg_arg_double(&a, rec->measurement);
-	else
-		pg_arg_text(&a, NULL);
-	pg_arg_text(&a, rec->units);
-	pg_arg_int(&a, rec->log_start);
-	pg_arg_int(&a, rec->log_end);
-	pg_arg_text(&a, rec->extra);
-	pg_arg_int(&a, (int64_t)rec->created);
 	im->results++;
-	return pg_call(im->ps, "copy a result", sql_result, &a, NULL, NULL);
+	return pg_result_insert(im->ps, rec, rec->id, &id);
 }
 
 static int copy_event(const struct event_record *rec, void *ud)
@@ -99,33 +81,13 @@ static int copy_job(const struct job_record *j, void *ud)
 	struct pg_args a = { 0 };
 	int r;
 
+	pg_job_args(&a, j, j->attempt);
 	pg_arg_int(&a, j->id);
-	pg_arg_text(&a, j->name);
-	pg_arg_text(&a, j->device_type);
-	pg_arg_text(&a, j->tags);
-	pg_arg_int(&a, j->priority);
-	pg_arg_int(&a, (int64_t)j->submitted);
-	pg_arg_int(&a, (int64_t)j->started);
-	pg_arg_int(&a, (int64_t)j->ended);
-	pg_arg_text(&a, job_state_name(j->state));
-	pg_arg_text(&a, job_health_name(j->health));
-	pg_arg_text(&a, error_type_name(j->error_type));
-	pg_arg_text(&a, j->error_msg);
-	pg_arg_text(&a, j->device);
-	pg_arg_text(&a, j->definition);
-	pg_arg_text(&a, j->format);
-	pg_arg_text(&a, j->filename);
-	pg_arg_text(&a, j->submitter);
-	pg_arg_int(&a, j->attempt);
-	pg_arg_int(&a, j->retries_left);
-	pg_arg_bool(&a, j->recovered);
+	pg_arg_text(&a, j->avoid);
 	pg_arg_int(&a, j->results_pass);
 	pg_arg_int(&a, j->results_fail);
 	pg_arg_int(&a, j->results_skip);
 	pg_arg_int(&a, j->results_unknown);
-	pg_arg_text(&a, j->last_error);
-	pg_arg_bool(&a, j->session);
-	pg_arg_text(&a, j->avoid);
 	pg_arg_int(&a, (int64_t)j->log_removed);
 	pg_arg_int(&a, (int64_t)j->history_removed);
 	pg_arg_text(&a, im->ps->host);
@@ -144,14 +106,8 @@ static int copy_reservation(const struct reservation_record *rec, void *ud)
 	struct import *im = ud;
 	struct pg_args a = { 0 };
 
+	pg_reservation_args(&a, rec);
 	pg_arg_int(&a, rec->id);
-	pg_arg_text(&a, rec->holder);
-	pg_arg_text(&a, rec->board);
-	pg_arg_text(&a, rec->device_type);
-	pg_arg_text(&a, rec->tags);
-	pg_arg_int(&a, rec->priority);
-	pg_arg_int(&a, (int64_t)rec->duration);
-	pg_arg_int(&a, (int64_t)rec->submitted);
 	pg_arg_text(&a, reservation_state_name(rec->state));
 	pg_arg_text(&a, rec->device);
 	pg_arg_int(&a, (int64_t)rec->started);
@@ -165,17 +121,9 @@ static int copy_reservation(const struct reservation_record *rec, void *ud)
 static int copy_device(const struct device_record *rec, void *ud)
 {
 	struct import *im = ud;
-	struct pg_args a = { 0 };
 
-	pg_arg_text(&a, rec->name);
-	pg_arg_text(&a, device_state_name(rec->state));
-	pg_arg_text(&a, rec->reason);
-	pg_arg_text(&a, rec->holder);
-	pg_arg_int(&a, (int64_t)rec->hold_until);
-	pg_arg_int(&a, rec->job_id);
-	pg_arg_int(&a, (int64_t)rec->changed);
 	im->devices++;
-	return pg_call(im->ps, "copy a board", sql_device, &a, NULL, NULL);
+	return pg_device_put(&im->ps->store, rec);
 }
 
 static int copy_token(const struct token_record *rec, void *ud)

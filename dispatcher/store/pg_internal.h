@@ -320,6 +320,19 @@ int pg_token_add(struct store *st, const struct token_record *rec);
 int pg_token_find(struct store *st, const char *hash, struct token_record *ret);
 int pg_token_list(struct store *st, struct store_rows *rows);
 
+/*
+ * pg_result_insert() - insert result @rec with id @id (0: the sequence's
+ * next), the id in *@ret_id (pg_result_add(), pg_import.c).
+ */
+int pg_result_insert(struct pg_store *ps, const struct result_record *rec, int64_t id,
+		     int64_t *ret_id);
+
+/* pg_job_args() - the columns of a job that insert and import both write, name .. session. */
+void pg_job_args(struct pg_args *a, const struct job_record *rec, int attempt);
+
+/* pg_reservation_args() - a reservation's columns holder .. submitted (insert and import). */
+void pg_reservation_args(struct pg_args *a, const struct reservation_record *rec);
+
 /* pg_import() - store_migrate() into PostgreSQL (pg_import.c). */
 int pg_import(struct store *st, struct store *from);
 

@@ -170,6 +170,31 @@ static int job_read(PGresult *res, int row, void *p)
 const struct pg_reader pg_job_reader = { &store_job_rows, job_read };
 #define job_reader pg_job_reader
 
+void pg_job_args(struct pg_args *a, const struct job_record *rec, int attempt)
+{
+	pg_arg_text(a, rec->name);
+	pg_arg_text(a, rec->device_type);
+	pg_arg_text(a, rec->tags);
+	pg_arg_int(a, rec->priority);
+	pg_arg_int(a, (int64_t)rec->submitted);
+	pg_arg_int(a, (int64_t)rec->started);
+	pg_arg_int(a, (int64_t)rec->ended);
+	pg_arg_text(a, job_state_name(rec->state));
+	pg_arg_text(a, job_health_name(rec->health));
+	pg_arg_text(a, error_type_name(rec->error_type));
+	pg_arg_text(a, rec->error_msg);
+	pg_arg_text(a, rec->device);
+	pg_arg_text(a, rec->definition);
+	pg_arg_text(a, rec->format);
+	pg_arg_text(a, rec->filename);
+	pg_arg_text(a, rec->submitter);
+	pg_arg_int(a, attempt);
+	pg_arg_int(a, rec->retries_left);
+	pg_arg_bool(a, rec->recovered);
+	pg_arg_text(a, rec->last_error);
+	pg_arg_bool(a, rec->session);
+}
+
 int pg_job_insert(struct store *st, struct job_record *rec)
 {
 	int attempt = rec->attempt > 1 ? rec->attempt : 1;
@@ -180,27 +205,7 @@ int pg_job_insert(struct store *st, struct job_record *rec)
 
 	if (pg_writing_behind(ps) && (r = pg_ids_take(ps, &ps->job_ids, &id)) < 0)
 		return r;	/* no id left: the database has been away for a while */
-	pg_arg_text(&a, rec->name);
-	pg_arg_text(&a, rec->device_type);
-	pg_arg_text(&a, rec->tags);
-	pg_arg_int(&a, rec->priority);
-	pg_arg_int(&a, (int64_t)rec->submitted);
-	pg_arg_int(&a, (int64_t)rec->started);
-	pg_arg_int(&a, (int64_t)rec->ended);
-	pg_arg_text(&a, job_state_name(rec->state));
-	pg_arg_text(&a, job_health_name(rec->health));
-	pg_arg_text(&a, error_type_name(rec->error_type));
-	pg_arg_text(&a, rec->error_msg);
-	pg_arg_text(&a, rec->device);
-	pg_arg_text(&a, rec->definition);
-	pg_arg_text(&a, rec->format);
-	pg_arg_text(&a, rec->filename);
-	pg_arg_text(&a, rec->submitter);
-	pg_arg_int(&a, attempt);
-	pg_arg_int(&a, rec->retries_left);
-	pg_arg_bool(&a, rec->recovered);
-	pg_arg_text(&a, rec->last_error);
-	pg_arg_bool(&a, rec->session);
+	pg_job_args(&a, rec, attempt);
 	if (id)
 		pg_arg_int(&a, id);
 	else

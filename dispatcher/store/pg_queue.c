@@ -212,28 +212,11 @@ static void taken(int err, PGresult *res, const char *msg, void *userdata)
 	claim_put(userdata);
 }
 
-static void read_claimed_job(int err, PGresult *res, const char *msg, void *userdata)
+/* A read-back's answer: what runs (or is active) on the board, unless something was read. */
+static void read_claimed(struct pg_claim *cl, int err, PGresult *res, const char *msg,
+			 const struct pg_reader *reader, void *rec, enum store_claimed_kind kind)
 {
-	struct pg_claim *cl = userdata;
-	struct pg_one_read o = { &pg_job_reader, &cl->c.job };
-	int r;
-
-	claim_error(cl, err, msg);
-	if (!err && !cl->err && PQntuples(res)) {
-		r = pg_read_one(res, &o);
-		if (r < 0)
-			claim_error(cl, r, NULL);
-		else
-			cl->c.kind = STORE_CLAIMED_JOB;
-	}
-	claim_put(cl);
-}
-
-/* The last command of the batch: its sync says whether all of it committed. */
-static void read_claimed_reservation(int err, PGresult *res, const char *msg, void *userdata)
-{
-	struct pg_claim *cl = userdata;
-	struct pg_one_read o = { &pg_reservation_reader, &cl->c.reservation };
+	struct pg_one_read o = { reader, rec };
 	int r;
 
 	claim_error(cl, err, msg);
@@ -242,9 +225,25 @@ static void read_claimed_reservation(int err, PGresult *res, const char *msg, vo
 		if (r < 0)
 			claim_error(cl, r, NULL);
 		else
-			cl->c.kind = STORE_CLAIMED_RESERVATION;
+			cl->c.kind = kind;
 	}
 	claim_put(cl);
+}
+
+static void read_claimed_job(int err, PGresult *res, const char *msg, void *userdata)
+{
+	struct pg_claim *cl = userdata;
+
+	read_claimed(cl, err, res, msg, &pg_job_reader, &cl->c.job, STORE_CLAIMED_JOB);
+}
+
+/* The last command of the batch: its sync says whether all of it committed. */
+static void read_claimed_reservation(int err, PGresult *res, const char *msg, void *userdata)
+{
+	struct pg_claim *cl = userdata;
+
+	read_claimed(cl, err, res, msg, &pg_reservation_reader, &cl->c.reservation,
+		     STORE_CLAIMED_RESERVATION);
 }
 
 /* Every command answered (the sync included): tell the scheduler, unless it went. */

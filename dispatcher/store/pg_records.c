@@ -125,11 +125,10 @@ static int result_read(PGresult *res, int row, void *p)
 
 static const struct pg_reader result_reader = { &store_result_rows, result_read };
 
-int pg_result_add(struct store *st, struct result_record *rec)
+int pg_result_insert(struct pg_store *ps, const struct result_record *rec, int64_t id,
+		     int64_t *ret_id)
 {
-	struct pg_store *ps = pg_of(st);
 	struct pg_args a = { 0 };
-	int64_t id = 0;
 
 	pg_arg_int(&a, rec->job_id);
 	pg_arg_text(&a, rec->suite);
@@ -144,13 +143,23 @@ int pg_result_add(struct store *st, struct result_record *rec)
 	pg_arg_int(&a, rec->log_end);
 	pg_arg_text(&a, rec->extra);
 	pg_arg_int(&a, (int64_t)rec->created);
-	/* no id left: the database numbers it, and the caller gets 0 */
-	if (pg_writing_behind(ps) && pg_ids_take(ps, &ps->result_ids, &id) == 0)
+	if (id)
 		pg_arg_int(&a, id);
 	else
 		pg_arg_text(&a, NULL);
-	rec->id = id;
-	return pg_write(ps, "add a result", sql_result_add, &a, pg_read_int, &rec->id);
+	*ret_id = id;
+	return pg_write(ps, "add a result", sql_result_add, &a, pg_read_int, ret_id);
+}
+
+int pg_result_add(struct store *st, struct result_record *rec)
+{
+	struct pg_store *ps = pg_of(st);
+	int64_t id = 0;
+
+	/* no id left: the database numbers it, and the caller gets 0 */
+	if (pg_writing_behind(ps) && pg_ids_take(ps, &ps->result_ids, &id) < 0)
+		id = 0;
+	return pg_result_insert(ps, rec, id, &rec->id);
 }
 
 int pg_result_list(struct store *st, int64_t job_id, struct store_rows *rows)

@@ -77,6 +77,17 @@ static int reservation_read(PGresult *res, int row, void *p)
 const struct pg_reader pg_reservation_reader = { &store_reservation_rows, reservation_read };
 #define reservation_reader pg_reservation_reader
 
+void pg_reservation_args(struct pg_args *a, const struct reservation_record *rec)
+{
+	pg_arg_text(a, rec->holder);
+	pg_arg_text(a, rec->board);
+	pg_arg_text(a, rec->device_type);
+	pg_arg_text(a, rec->tags);
+	pg_arg_int(a, rec->priority);
+	pg_arg_int(a, (int64_t)rec->duration);
+	pg_arg_int(a, (int64_t)rec->submitted);
+}
+
 int pg_reservation_insert(struct store *st, struct reservation_record *rec)
 {
 	struct pg_store *ps = pg_of(st);
@@ -86,13 +97,7 @@ int pg_reservation_insert(struct store *st, struct reservation_record *rec)
 
 	if (pg_writing_behind(ps) && (r = pg_ids_take(ps, &ps->reservation_ids, &id)) < 0)
 		return r;
-	pg_arg_text(&a, rec->holder);
-	pg_arg_text(&a, rec->board);
-	pg_arg_text(&a, rec->device_type);
-	pg_arg_text(&a, rec->tags);
-	pg_arg_int(&a, rec->priority);
-	pg_arg_int(&a, (int64_t)rec->duration);
-	pg_arg_int(&a, (int64_t)rec->submitted);
+	pg_reservation_args(&a, rec);
 	if (id)
 		pg_arg_int(&a, id);
 	else

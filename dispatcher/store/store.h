@@ -100,8 +100,9 @@
  *     answers (pg_reads.c); GET /health's job counts are counts kept at
  *     most a second old, refreshed without waiting.  Reads made elsewhere
  *     from the loop (POST handlers that read before they write, such as
- *     cancel; a job's end checking it was not finished meanwhile; the
- *     metrics of a finished job; the results backends' catch-up) still
+ *     cancel; the notify backend reading a job as it starts and ends; a
+ *     job's end retried; the metrics of a finished job; the results
+ *     backends' catch-up) still
  *     wait for their answer, bounded by the store's `timeout`; at start-up
  *     (outside the loop's callbacks) every read waits.  SQLite answers
  *     every read at once.
