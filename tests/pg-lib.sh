@@ -123,3 +123,39 @@ pg_host_start() {
 	eval "URL_$name=http://127.0.0.1:$port"
 	wait_for "curl -sf http://127.0.0.1:$port/api/v1/health" 30
 }
+
+# pg_require WHAT: start the test's server (pg_start), or skip the whole
+# test (WHAT: what it tests) and exit when PostgreSQL is not installed.
+pg_require() {
+	pg_start >"$TMP/pg-start.log" 2>&1 && return 0
+	test_skip "$1" "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
+	test_done
+	exit
+}
+
+# pg_ticks_job FILE N: a job that boots a simulated board, then prints
+# "tick-1" .. "tick-N" half a second apart on its console.
+pg_ticks_job() {
+	{
+		cat <<JOB
+job_name: ticks
+device_type: sim-uboot
+timeouts: {job: {minutes: 3}, action: {minutes: 2}, connection: {seconds: 20}}
+actions:
+$(sim_uboot_boot)
+- test:
+    definitions:
+    - from: inline
+      name: ticks
+      path: inline/ticks.yaml
+      repository:
+        metadata: {format: Lava-Test Test Definition 1.0, name: ticks}
+        run:
+          steps:
+JOB
+		for i in $(seq 1 "$2"); do
+			echo "          - echo tick-$i"
+			echo "          - sleep 0.5"
+		done
+	} >"$1"
+}

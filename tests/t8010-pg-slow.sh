@@ -8,11 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
-if ! pg_start >"$TMP/pg-start.log" 2>&1; then
-	test_skip 'a slow PostgreSQL store' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
-	test_done
-	exit
-fi
+pg_require 'a slow PostgreSQL store'
 
 # pg_signal SIG: the signal to the test's PostgreSQL server and its backends.
 pg_signal() {
@@ -25,28 +21,7 @@ at_exit 'pg_signal CONT 2>/dev/null'
 sim_start 1
 write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"h1\"; host_lease = 30; timeout = 20; };"
 sim_device sim-01 0
-{
-	cat <<JOB
-job_name: ticks
-device_type: sim-uboot
-timeouts: {job: {minutes: 3}, action: {minutes: 2}, connection: {seconds: 20}}
-actions:
-$(sim_uboot_boot)
-- test:
-    definitions:
-    - from: inline
-      name: ticks
-      path: inline/ticks.yaml
-      repository:
-        metadata: {format: Lava-Test Test Definition 1.0, name: ticks}
-        run:
-          steps:
-JOB
-	for i in $(seq 1 16); do
-		echo "          - echo tick-$i"
-		echo "          - sleep 0.5"
-	done
-} >"$TMP/ticks.yaml"
+pg_ticks_job "$TMP/ticks.yaml" 40	# 20 s: it ends after the stop
 ticks() { grep -c '^tick-[0-9]*.$' "$LAB/state/jobs/$ID/console.log" 2>/dev/null || echo 0; }
 
 labd_start
@@ -63,7 +38,8 @@ test_expect_success 'the database stopped: the console goes on, /health answers 
 	list=$!
 	for i in $(seq 1 10); do
 		t=$(curl -sf -m 2 -o /dev/null -w "%{time_total}" "$LABD_URL/api/v1/health") || {
-			echo "no /health answer in 2 s while the database is stopped"; pg_signal CONT; false; return; }
+			echo "no /health answer in 2 s while the database is stopped"
+			tail -20 "$LAB/labd.log"; pg_signal CONT; false; return; }
 		slowest=$(echo "$t $slowest" | awk "{ print (\$1 > \$2) ? \$1 : \$2 }")
 		sleep 0.5
 	done
@@ -82,7 +58,7 @@ test_expect_success 'the database stopped: the console goes on, /health answers 
 test_expect_success 'the database back: the job ends complete, every tick logged' '
 	wait_for "labctl show $ID | grep -q \"state: *finished\"" 90 &&
 	labctl show $ID | grep -q "health: *complete" &&
-	[ "$(ticks)" = 16 ]
+	[ "$(ticks)" = 40 ]
 '
 
 test_done

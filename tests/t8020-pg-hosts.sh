@@ -8,31 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
-if ! pg_start >"$TMP/pg-start.log" 2>&1; then
-	test_skip 'hosts sharing a PostgreSQL store' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
-	test_expect_success 'a token made on one host authenticates on the other' '
-	LABD_URL=$URL_hA labctl token-create alice developer >"$TMP/token.txt" &&
-	cat "$TMP/token.txt" && token=$(sed -n "s/^token: //p" "$TMP/token.txt") &&
-	[ -n "$token" ] &&
-	[ "$(pg_sql "SELECT user_name || \$\$:\$\$ || role FROM tokens")" = alice:developer ] &&
-	wait_for "curl -sf -H \"Authorization: Bearer $token\" $URL_hB/api/v1/whoami | grep -q alice" 10 &&
-	curl -sf -H "Authorization: Bearer $token" "$URL_hB/api/v1/whoami" >"$TMP/who.json" &&
-	cat "$TMP/who.json" && grep -q "\"role\": *\"developer\"" "$TMP/who.json" &&
-	code=$(curl -s -o /dev/null -w "%{http_code}" -H "Authorization: Bearer x$token" \
-		"$URL_hB/api/v1/whoami") && [ "$code" = 401 ] &&
-	! LABD_URL=$URL_hA labctl token-create "bad name" reader &&
-	! LABD_URL=$URL_hA labctl token-create bob superuser
-'
-
-test_expect_success 'a host started later knows the tokens made before' '
-	kill -9 "$(cat "$TMP/hB.pid")" && pg_host_start hB &&
-	token=$(sed -n "s/^token: //p" "$TMP/token.txt") &&
-	curl -sf -H "Authorization: Bearer $token" "$URL_hB/api/v1/whoami" | grep -q alice
-'
-
-test_done
-	exit
-fi
+pg_require 'hosts sharing a PostgreSQL store'
 
 pg_host_lab hA a 2
 pg_host_lab hB b 1

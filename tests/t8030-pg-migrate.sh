@@ -7,11 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
-if ! pg_start >"$TMP/pg-start.log" 2>&1; then
-	test_skip 'labd store migrate' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
-	test_done
-	exit
-fi
+pg_require 'labd store migrate'
 
 sim_lab 1
 write_job "$TMP/job.yaml" <<JOB

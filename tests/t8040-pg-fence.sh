@@ -8,38 +8,13 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
-if ! pg_start >"$TMP/pg-start.log" 2>&1; then
-	test_skip 'fencing a host cut off' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
-	test_done
-	exit
-fi
+pg_require 'fencing a host cut off'
 
 pg_host_lab hA a 1
 pg_host_lab hB b 1
 pg_host_start hA
 pg_host_start hB
-{
-	cat <<JOB
-job_name: fenced
-device_type: sim-uboot
-timeouts: {job: {minutes: 3}, action: {minutes: 2}, connection: {seconds: 20}}
-actions:
-$(sim_uboot_boot)
-- test:
-    definitions:
-    - from: inline
-      name: ticks
-      path: inline/ticks.yaml
-      repository:
-        metadata: {format: Lava-Test Test Definition 1.0, name: ticks}
-        run:
-          steps:
-JOB
-	for i in $(seq 1 12); do
-		echo "          - echo tick-$i"
-		echo "          - sleep 0.5"
-	done
-} >"$TMP/job.yaml"
+pg_ticks_job "$TMP/job.yaml" 12
 job_row() { pg_sql "SELECT state || ' ' || health || ' ' || COALESCE(device, '-') || ' ' || attempt FROM jobs WHERE id = $1"; }
 
 test_expect_success 'a job runs on host hA' '
