@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# t8010-pg-slow.sh -- a PostgreSQL store that stops answering (its server
+# t8015-pg-slow.sh -- a PostgreSQL store that stops answering (its server
 # SIGSTOPped for a few seconds) stalls nothing in labd's loop: a running
 # job's console keeps being logged at its pace, GET /health answers at once,
 # a job list asked meanwhile is answered once the database is back (the
