@@ -573,6 +573,7 @@ static int start_api(struct daemon *d, const char *listen)
 		.backends = d->backends,
 		.http = d->http,
 		.overlays = d->overlays,
+		.retention = d->retention,
 	};
 	int err = api_new(&ad, listen, &d->api);
 

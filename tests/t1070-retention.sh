@@ -241,7 +241,10 @@ test_expect_success 'the run inside labd (interval) removes them too, answering 
 	wait_for "[ ! -e $LAB/state/jobs/$id/console.log ]" 30 &&
 	wait_for "[ \"\$(curl -s -o /dev/null -w %{http_code} -H \"$AUTH\" $LABD_URL/api/v1/jobs/$id/events)\" = 410 ]" 10 &&
 	req GET "/api/v1/jobs/$id/log" && expect_status 410 &&
-	grep -q "retention: [0-9]* finished jobs: .* [1-9][0-9]* logs and [1-9][0-9]* results and events removed by age" "$LAB/labd.log"
+	grep -q "retention: [0-9]* finished jobs: .* [1-9][0-9]* logs and [1-9][0-9]* results and events removed by age" "$LAB/labd.log" &&
+	get /metrics >"$TMP/metrics" &&
+	grep -q "^labd_retention_removed_total{what=\"log\"} [1-9]" "$TMP/metrics" &&
+	grep -q "^labd_retention_state_bytes [1-9]" "$TMP/metrics"
 '
 
 test_expect_success 'check-config reports a bad retention group' '

@@ -36,6 +36,8 @@ struct viewers;
  */
 struct overlay_files;
 
+struct retention;
+
 struct api_deps {
 	struct loop *loop;
 	struct store *store;
@@ -47,6 +49,7 @@ struct api_deps {
 	struct backends *backends;	/* results backends, for /metrics (or NULL) */
 	struct http_client *http;	/* requests to the lab's other hosts (api_forward.c) */
 	struct overlay_files *overlays;	/* running jobs' test overlays, for their boards */
+	struct retention *retention;	/* its last run's figures, for /metrics (or NULL) */
 };
 
 /**

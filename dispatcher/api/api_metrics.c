@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api/api_internal.h"
+#include "journal/retention.h"
 #include "results/backends/backend.h"
 #include "board/board.h"
 #include "config/config.h"
@@ -315,6 +316,33 @@ static void add_backends(struct strbuf *out, const struct api_deps *d)
 	backends_stats(d->backends, add_backend, out);
 }
 
+/* The last run of the retention (journal/retention.h). */
+static void add_retention(struct strbuf *out, const struct api_deps *d)
+{
+	const struct retention_stats *s;
+
+	if (!d->retention)
+		return;
+	s = retention_total(d->retention);
+	add_help(out, "labd_retention_state_bytes", "gauge",
+		 "Bytes of the state directory (job logs, database) at the end of the last retention run.");
+	strbuf_addf(out, "labd_retention_state_bytes %llu\n", (unsigned long long)s->size);
+	add_help(out, "labd_retention_removed_total", "counter",
+		 "What retention removed: logs by age, results and events by age, logs for the size cap.");
+	strbuf_addf(out, "labd_retention_removed_total{what=\"log\"} %llu\n"
+		    "labd_retention_removed_total{what=\"history\"} %llu\n"
+		    "labd_retention_removed_total{what=\"log_for_size\"} %llu\n",
+		    (unsigned long long)s->logs_removed, (unsigned long long)s->histories_removed,
+		    (unsigned long long)s->capped);
+	add_help(out, "labd_retention_compressed_bytes_total", "counter",
+		 "Log bytes compressed by retention runs, before and after.");
+	strbuf_addf(out, "labd_retention_compressed_bytes_total{side=\"in\"} %llu\n"
+		    "labd_retention_compressed_bytes_total{side=\"out\"} %llu\n",
+		    (unsigned long long)s->bytes_in, (unsigned long long)s->bytes_out);
+	add_help(out, "labd_retention_running", "gauge", "1 while a retention run is in progress.");
+	strbuf_addf(out, "labd_retention_running %d\n", retention_running(d->retention));
+}
+
 static void add_requests(struct strbuf *out, const struct api_metrics *m)
 {
 	size_t i;
@@ -376,6 +404,7 @@ enum MHD_Result api_metrics_get(struct api_request *r)
 	add_jobs(&out, m);
 	add_consoles(&out, m->d);
 	add_backends(&out, m->d);
+	add_retention(&out, m->d);
 	add_requests(&out, m);
 	add_process(&out, m);
 	if (strbuf_addch(&out, '\n') < 0) {	/* any failed append failed this one too */

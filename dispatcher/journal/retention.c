@@ -66,6 +66,7 @@ struct retention {
 	size_t n_batch, i_batch;
 	bool batch_end;		/* the store has no more */
 	struct retention_stats cur, last;
+	struct retention_stats total;	/* every run since start added up (size: the last) */
 };
 
 /* ---- labd.conf ---- */
@@ -445,6 +446,15 @@ static void run_end(struct retention *g)
 {
 	g->cur.elapsed = mono_now() - g->started;
 	g->last = g->cur;
+	g->total.jobs += g->cur.jobs;
+	g->total.compressed += g->cur.compressed;
+	g->total.bytes_in += g->cur.bytes_in;
+	g->total.bytes_out += g->cur.bytes_out;
+	g->total.logs_removed += g->cur.logs_removed;
+	g->total.histories_removed += g->cur.histories_removed;
+	g->total.capped += g->cur.capped;
+	g->total.size = g->cur.size;
+	g->total.elapsed += g->cur.elapsed;
 	g->phase = PHASE_IDLE;
 	log_info("retention: %llu finished jobs: %llu log files compressed (%llu to %llu bytes), "
 		 "%llu logs and %llu results and events removed by age, %llu logs for the size cap; "
@@ -704,4 +714,9 @@ bool retention_running(const struct retention *g)
 const struct retention_stats *retention_last(const struct retention *g)
 {
 	return &g->last;
+}
+
+const struct retention_stats *retention_total(const struct retention *g)
+{
+	return &g->total;
 }

@@ -129,4 +129,7 @@ int retention_gc(struct retention *g, uint64_t now, struct retention_stats *ret)
 /** retention_last() - the figures of the last complete run (zero before one). */
 const struct retention_stats *retention_last(const struct retention *g);
 
+/** retention_total() - every complete run since start added up (size: the last run's). */
+const struct retention_stats *retention_total(const struct retention *g);
+
 #endif
