@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api/api_internal.h"
 #include "journal/retention.h"
@@ -357,12 +358,22 @@ static void add_requests(struct strbuf *out, const struct api_metrics *m)
 	}
 }
 
+/*
+ * Open file descriptors.  Linux 6.2 and later give their number as the size of
+ * /proc/self/fd (a count of the fd bitmap): one stat().  Listing the directory
+ * instead costs a dentry per fd, 10 ms with 4000 fds open, so it is only the
+ * fallback for older kernels.
+ */
 static size_t count_fds(void)
 {
-	DIR *dir = opendir("/proc/self/fd");
+	struct stat st;
+	DIR *dir;
 	struct dirent *de;
 	size_t n = 0;
 
+	if (stat("/proc/self/fd", &st) == 0 && st.st_size > 0)
+		return (size_t)st.st_size;
+	dir = opendir("/proc/self/fd");
 	if (!dir)
 		return 0;
 	while ((de = readdir(dir)))
