@@ -14,6 +14,7 @@
 #include "board/lab.h"
 #include "config/config.h"
 #include "core/diag.h"
+#include "core/fdlimit.h"
 #include "core/http_client.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -331,6 +332,7 @@ static void reload(struct daemon *d)
 	sched_set_config(d->sched, cfg);
 	sched_kick(d->sched);
 	log_info("reloaded: %zu boards, %zu device types", cfg->n_devices, cfg->n_types);
+	fdlimit_raise(cfg->n_devices);
 }
 
 /* ---- signals and stopping ---- */
@@ -597,6 +599,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 		err = users_load(d->cfg, &d->users, diag);
 	if (err < 0)
 		goto err_free;
+	fdlimit_raise(d->cfg->n_devices);	/* logged; labd runs on with what it has */
 	err = make_dirs(d->cfg);
 	if (err < 0) {
 		diag_add(diag, d->cfg->state_dir, 0, "cannot create the state directory: %s",

@@ -184,4 +184,26 @@ test_expect_success 'a job running at two SIGKILLs ends incomplete with one fini
 	[ "$(events_of $id finished)" = 1 ]
 '
 
+# labd_prlimit SOFT:HARD: labd again on the same port, with that open files limit.
+labd_prlimit() {
+	labd_kill
+	prlimit --nofile="$1" "$LABD" -c "$LAB/labd.conf" --listen "127.0.0.1:$LABD_PORT" \
+		>>"$LAB/labd.log" 2>&1 &
+	echo $! >>"$TMP/labd.pids"
+	wait_for "curl -sf $api/health" 20
+}
+
+test_expect_success 'labd raises its open files limit to the hard limit and says so' '
+	labd_prlimit 64:1000 &&
+	grep -q "open files limit raised from 64 to 1000 (the hard limit); 3 boards need about 268" \
+		"$LAB/labd.log" &&
+	! grep -q "too low" "$LAB/labd.log"
+'
+
+test_expect_success 'a hard limit too low for the boards is said clearly' '
+	labd_prlimit 100:200 &&
+	grep -q "open files limit 200 is too low for 3 boards (about 268 needed)" "$LAB/labd.log" ||
+	{ tail -5 "$LAB/labd.log"; false; }
+'
+
 test_done

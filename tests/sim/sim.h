@@ -128,6 +128,7 @@ struct board {
 	unsigned char *q;		/* output queue, SIM_OUTQ_SIZE ring */
 	size_t qhead, qlen;
 	uint64_t dropped;
+	uint64_t sent;			/* bytes written to the pty: what a reader got */
 	unsigned int baud;
 	double tokens;
 	uint64_t tok_at, tx_at;

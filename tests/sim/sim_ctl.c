@@ -74,6 +74,27 @@ static const char *board_do(struct board *b, const char *cmd, char *reply, size_
 	return NULL;
 }
 
+/* sent NAME|all: bytes written to the consoles, for the benchmarks' byte count. */
+static void sent_command(const char *name, char *reply, size_t size)
+{
+	unsigned long long sent = 0;
+	struct board *b;
+	int i;
+
+	if (strcmp(name, "all")) {
+		b = sim_board_find(name);
+		if (!b) {
+			snprintf(reply, size, "err unknown board '%s'\n", name);
+			return;
+		}
+		snprintf(reply, size, "ok %llu\n", (unsigned long long)b->sent);
+		return;
+	}
+	for (i = 0; (b = sim_board_at(i)); i++)
+		sent += b->sent;
+	snprintf(reply, size, "ok %llu\n", sent);
+}
+
 /* One command line in, one reply line out (empty for an empty line). */
 void sim_ctl_command(char *line, char *reply, size_t size)
 {
@@ -114,6 +135,10 @@ void sim_ctl_command(char *line, char *reply, size_t size)
 			snprintf(reply, size, "err %s\n", err);
 		else
 			snprintf(reply, size, "ok\n");
+		return;
+	}
+	if (!strcmp(argv[0], "sent") && argc == 2) {
+		sent_command(argv[1], reply, size);
 		return;
 	}
 	if (strcmp(argv[0], "plug") && strcmp(argv[0], "unplug") && strcmp(argv[0], "status")) {

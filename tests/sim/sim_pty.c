@@ -264,6 +264,7 @@ void sim_board_tx(struct board *b)
 		}
 		b->qhead = (b->qhead + w) % SIM_OUTQ_SIZE;
 		b->qlen -= w;
+		b->sent += w;
 		if (b->baud)
 			b->tokens -= w;
 	}

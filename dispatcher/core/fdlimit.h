@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fdlimit.h -- labd's limit on open files, raised to what the lab needs
+ *
+ * Every board holds its console open and, while it runs a job, the job's log
+ * and its power or deploy commands' pipes; every API client holds a socket.
+ * The usual soft limit of 1024 is too low for a lab of a few hundred boards,
+ * so labd raises it to the hard limit when it starts (as systemd advises
+ * daemons to do) and says when even that is too low for its boards.
+ */
+#ifndef LABD_FDLIMIT_H
+#define LABD_FDLIMIT_H
+
+#include <stddef.h>
+
+#define FDLIMIT_BASE 256	/* fds labd needs besides its boards: store, API clients, loop */
+#define FDLIMIT_PER_BOARD 4	/* console, job log, a command's pipe and pidfd */
+
+/** fdlimit_need() - open files a lab of @n_boards boards may need at once. */
+size_t fdlimit_need(size_t n_boards);
+
+/**
+ * fdlimit_raise() - raise RLIMIT_NOFILE's soft limit to its hard limit and log
+ * both; log a warning when the limit is below fdlimit_need(@n_boards).
+ * Returns the soft limit now in force (LLONG_MAX: unlimited), or a negative errno (getrlimit or
+ * setrlimit failed; the limit is unchanged and the failure logged).
+ */
+long long fdlimit_raise(size_t n_boards);
+
+#endif
