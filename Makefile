@@ -152,9 +152,11 @@ demo: deps
 	$(MAKE) all
 	BUILD=$(BUILD) contrib/demo/run-demo.sh
 
+# PEERS=1: bench-scale also installs Debian's lava-dispatcher and labgrid and runs them
+# on the same simulated board and job as labd (tests/bench/peers.sh).
 bench: deps
 	$(MAKE) tests
-	BUILD=$(BUILD) tests/bench/run
+	BUILD=$(BUILD) PEERS=$(PEERS) tests/bench/run
 
 PREFIX ?= /usr
 DESTDIR ?=

@@ -152,14 +152,15 @@ wait_for() {
 	done
 }
 
-# sim_start N [ARGS...]: N simulated boards in $LAB/sim (sim0..).
+# sim_start N [ARGS...]: N simulated boards in $LAB/sim (sim0..); ready within
+# $SIM_START_TIMEOUT seconds (default 10; thousands of boards take longer).
 sim_start() {
 	local n=$1; shift
 	mkdir -p "$LAB/sim"
 	"$SIMBOARD" --dir "$LAB/sim" --count "$n" "$@" >"$LAB/simboard.log" 2>&1 &
 	SIM_PID=$!
 	at_exit "kill $SIM_PID"
-	wait_for "[ -S '$LAB/sim/ctl.sock' ] && [ -e '$LAB/sim/sim$((n - 1)).pty' ]" 10
+	wait_for "[ -S '$LAB/sim/ctl.sock' ] && [ -e '$LAB/sim/sim$((n - 1)).pty' ]" "${SIM_START_TIMEOUT:-10}"
 }
 
 # sim_ctl ARGS...: a command on the simulated boards' control socket.
@@ -215,6 +216,7 @@ sim_lab() {
 }
 
 # labd_start [ARGS...]: labd on a free port; sets LABD_PORT, LABD_URL, LABD_PID.
+# It must answer within $LABD_START_TIMEOUT seconds (default 20).
 labd_start() {
 	LABD_PORT=$(free_port)
 	LABD_URL=http://127.0.0.1:$LABD_PORT
@@ -223,7 +225,8 @@ labd_start() {
 	LABD_PID=$!
 	at_exit "kill -9 $LABD_PID"
 	echo "$LABD_PID" >>"$TMP/labd.pids"
-	wait_for "curl -sf $LABD_URL/api/v1/health" 20 || { cat "$LAB/labd.log"; return 1; }
+	wait_for "curl -sf $LABD_URL/api/v1/health" "${LABD_START_TIMEOUT:-20}" ||
+		{ cat "$LAB/labd.log"; return 1; }
 }
 
 # labd_kill: SIGKILL the running labd (also one started inside an earlier test

@@ -195,14 +195,14 @@ labd_prlimit() {
 
 test_expect_success 'labd raises its open files limit to the hard limit and says so' '
 	labd_prlimit 64:1000 &&
-	grep -q "open files limit raised from 64 to 1000 (the hard limit); 3 boards need about 268" \
+	grep -q "open files limit raised from 64 to 1000 (the hard limit); 3 boards need about 286" \
 		"$LAB/labd.log" &&
 	! grep -q "too low" "$LAB/labd.log"
 '
 
 test_expect_success 'a hard limit too low for the boards is said clearly' '
 	labd_prlimit 100:200 &&
-	grep -q "open files limit 200 is too low for 3 boards (about 268 needed)" "$LAB/labd.log" ||
+	grep -q "open files limit 200 is too low for 3 boards (about 286 needed)" "$LAB/labd.log" ||
 	{ tail -5 "$LAB/labd.log"; false; }
 '
 

@@ -8,6 +8,8 @@
 #   queue-client.py URL wait-done TOTAL N TIMEOUT  until N of TOTAL submitted jobs
 #                                                  finished (TOTAL - queued - running)
 #   queue-client.py URL latency PATH N             GET PATH N times; prints "p50_ms p99_ms"
+#   queue-client.py URL healths                    finished jobs by health, every page:
+#                                                  prints "complete=N incomplete=M ..."
 import http.client
 import json
 import sys
@@ -67,6 +69,16 @@ def main():
             if time.monotonic() > deadline:
                 raise SystemExit(f"only {total - h['queued'] - h['running']} jobs finished")
             time.sleep(0.05)
+    elif cmd == "healths":
+        counts, before = {}, ""
+        while True:
+            page = c.call("GET", f"/api/v1/jobs?state=finished&limit=1000{before}")
+            for j in page:
+                counts[j["health"]] = counts.get(j["health"], 0) + 1
+            if len(page) < 1000:
+                break
+            before = f"&before={page[-1]['id']}"
+        print(" ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "none=0")
     elif cmd == "latency":
         times = []
         for _ in range(int(args[1])):
