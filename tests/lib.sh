@@ -186,8 +186,9 @@ CONF
 
 # sim_device NAME INDEX [TYPE] [EXTRA]: a board on simulated board sim<INDEX>.
 sim_device() {
-	local name=$1 i=$2 type=${3:-sim-uboot} extra=${4:-}
-	cat >"$LAB/devices/10-$name.conf" <<CONF
+	local name=$1 i=$2 type=${3:-sim-uboot} extra=${4:-} conf
+	# read and printf are builtins: thousands of boards (bench-scale) without a fork each
+	IFS= read -r -d '' conf <<CONF || true
 device = {
 	name = "$name";
 	type = "$type";
@@ -202,6 +203,7 @@ device = {
 	$extra
 };
 CONF
+	printf '%s' "$conf" >"$LAB/devices/10-$name.conf"
 }
 
 # sim_lab N [SIMBOARD ARGS...]: N simulated boards and a lab with one device each

@@ -114,7 +114,7 @@
 #include "core/strv.h"
 
 #define CONFIG_MAX_NAME 64		/* device, type names: they end up in paths and URLs */
-#define CONFIG_MAX_BOARD_FILES 4096	/* *.conf files in devices_dir */
+#define CONFIG_MAX_BOARD_FILES 16384	/* *.conf files in devices_dir (4096 boards fit 4 times) */
 #define CONFIG_SHA256_HEX 64
 
 /* Top-level keys of labd.conf that this file parses */

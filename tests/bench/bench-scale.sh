@@ -86,18 +86,19 @@ fds_for() {
 	if ulimit -Hn "$need" 2>/dev/null; then
 		echo "bench-scale: open files hard limit raised from $hard to $need for $1 boards"
 	else
-		echo "bench-scale: $1 boards: the open files hard limit $hard is below the $need they may need (run the bench as root or raise it); labd says so in its log"
+		echo "bench-scale: $1 boards: the open files hard limit $hard is below the $need they may need, and cannot be raised here (it needs CAP_SYS_RESOURCE); labd says so in its log"
 	fi
 }
 
 # lab N BOOT: N simulated boards (started without U-Boot for a minimal boot) and labd.
 lab() {
-	local n=$1 i
+	local n=$1 i name
 	LAB=$TMP/lab-$n-$2
 	if [ "$2" = minimal ]; then sim_start "$n" --mode no-uboot; else sim_start "$n"; fi
 	write_lab_conf
 	for i in $(seq 0 $((n - 1))); do
-		sim_device "$(printf 'sim-%04d' "$i")" "$i"
+		printf -v name 'sim-%04d' "$i"	# no fork per board
+		sim_device "$name" "$i"
 	done
 	labd_start
 }
@@ -183,7 +184,11 @@ one_board() {
 # many N BOOT: N boards each running one job at the same time, one labd.
 many() {
 	local n=$1 boot=$2 idle0 idle1 c0 c1 t0 t1 sub healths bytes fds sampler
-	lab "$n" "$boot"
+	lab "$n" "$boot" || {
+		echo "bench-scale: $n boards, $boot boot: labd did not start: $(grep -v '^labd: info' "$LAB/labd.log" | tail -1)"
+		kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null
+		return
+	}
 	idle0=$(cpu_s "$LABD_PID"); sleep 5; idle1=$(cpu_s "$LABD_PID")
 	echo 0 >"$TMP/fds"
 	fd_sampler "$LABD_PID" "$TMP/fds" &
