@@ -171,7 +171,7 @@ one_board() {
 	echo "bench-scale: 1 board, 5 jobs (minimal boot): median wall $wall s, labd CPU $cpu s per job, labd peak RSS $rss MB (load average $(load))"
 	labd_stop
 	if [ -n "${PEERS:-}" ] && [ "${PEERS:-}" != 0 ]; then
-		peers_run "$LAB/sim" sim0 "$cpu" "$rss" "$wall"	# same board, labd gone
+		peers_run "$LAB/sim" sim0 "$TMP/job-minimal.yaml" "$cpu" "$rss" "$wall"	# labd gone
 	else
 		awk -v c="$cpu" -v r="$rss" -v lc=$NOTES_LAVA_CPU -v lr=$NOTES_LAVA_RSS \
 		    -v gc=$NOTES_LABGRID_CPU -v gr=$NOTES_LABGRID_RSS 'BEGIN {

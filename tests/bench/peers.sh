@@ -7,8 +7,8 @@
 # - LAVA: lava-run standalone (no server, no worker) with a device dictionary
 #   rendered from lava-server's 2023.01 base.jinja2 (fetched with apt-get
 #   download, unpacked, never installed): console `socat` on the board's pty,
-#   power through `simboard ctl`; the job is labd's, in LAVA's syntax: a minimal
-#   boot with auto-login and an interactive test of the same two commands.
+#   power through `simboard ctl`; the job is labd's own job file (LAVA's
+#   syntax): a minimal boot with auto-login, an interactive test of two commands.
 # - labgrid: the library (Debian ships no coordinator): RawSerialPort on the pty,
 #   SerialDriver and ExternalPowerDriver; power cycle, log in, the two commands,
 #   each matched with SerialDriver's expect().  labgrid's ShellDriver is not
@@ -57,7 +57,7 @@ peer_time() {
 	return $rc
 }
 
-# peer_lava_setup SIMDIR BOARD: device dictionary and job in $TMP/lava.
+# peer_lava_setup SIMDIR BOARD JOB: device dictionary and job in $TMP/lava.
 peer_lava_setup() {
 	local dir=$1 board=$2 ctl="$SIMBOARD ctl $1"
 	mkdir -p "$TMP/lava/dd"
@@ -87,34 +87,18 @@ out = env.get_template("simboard.jinja2").render()
 yaml.safe_load(out)
 print(out)
 EOF
-	cat >"$TMP/lava/job.yaml" <<EOF
-job_name: bench-minimal
-device_type: simboard
-timeouts: {job: {minutes: 10}, action: {minutes: 5}, connection: {minutes: 2}}
-priority: medium
-visibility: public
-actions:
-- boot:
-    method: minimal
-    prompts: ['$PEER_PROMPT']
-    auto_login: {login_prompt: 'login:', username: root}
-- test:
-    interactive:
-    - name: t
-      prompts: ['$PEER_PROMPT']
-      script:
-      - {command: 'uname -a', name: uname, successes: [{message: 'Linux sim'}]}
-      - {command: 'cat /proc/version', name: version, successes: [{message: 'Linux version'}]}
-EOF
+	# labd's job file is LAVA's syntax: only the device type and what LAVA requires differ
+	sed 's/^device_type: .*/device_type: simboard/' "$3" >"$TMP/lava/job.yaml" &&
+	printf 'priority: medium\nvisibility: public\n' >>"$TMP/lava/job.yaml"
 }
 
-# peer_lava SIMDIR BOARD: lava-run $PEER_RUNS times; figures in $TMP/lava.runs.
+# peer_lava SIMDIR BOARD JOB: lava-run $PEER_RUNS times; figures in $TMP/lava.runs.
 peer_lava() {
 	local i out
 	[ -x /usr/bin/lava-run ] || { echo "peers: LAVA: lava-run is not installed"; return 1; }
 	[ -f "$PEER_DIR/templates/base.jinja2" ] ||
 		{ echo "peers: LAVA: no device-type templates (lava-server package)"; return 1; }
-	peer_lava_setup "$1" "$2" || { echo "peers: LAVA: cannot render the device dictionary"; return 1; }
+	peer_lava_setup "$1" "$2" "$3" || { echo "peers: LAVA: cannot render the device dictionary"; return 1; }
 	: >"$TMP/lava.runs"
 	for i in $(seq "$PEER_RUNS"); do
 		out=$TMP/lava/run-$i
@@ -186,17 +170,17 @@ peer_print() {
 			name, n, pw, pc, pr, w, c, r, pc / c, pr / r }'
 }
 
-# peers_run SIMDIR BOARD LABD_CPU LABD_RSS LABD_WALL: both peers on BOARD (labd stopped).
+# peers_run SIMDIR BOARD JOB LABD_CPU LABD_RSS LABD_WALL: both peers on BOARD (labd stopped).
 peers_run() {
 	echo "bench-scale: peers measured live on board $2 (PEERS=1)"
 	peers_install
-	if peer_lava "$1" "$2"; then
+	if peer_lava "$1" "$2" "$3"; then
 		peer_print "LAVA $(dpkg-query -W -f '${Version}' lava-dispatcher) lava-run" \
-			"$TMP/lava.runs" "$3" "$4" "$5"
+			"$TMP/lava.runs" "$4" "$5" "$6"
 	fi
 	if peer_labgrid "$1" "$2"; then
 		peer_print "labgrid $(dpkg-query -W -f '${Version}' python3-labgrid)" \
-			"$TMP/labgrid.runs" "$3" "$4" "$5"
+			"$TMP/labgrid.runs" "$4" "$5" "$6"
 	fi
 	echo "bench-scale: peers' console latency: not measured (labd's is bench-streaming's)"
 }
