@@ -107,7 +107,8 @@ lab_stop() {
 	labd_stop; kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null
 }
 
-# log_bytes DIR: bytes of the console logs under DIR (rotated ones too: console.log.1)
+# log_bytes DIR: bytes of the console logs under DIR (rotated ones too: console.log.1);
+# write_lab_conf turns compression off, so the files hold the bytes as read
 log_bytes() {
 	find "$1" -name 'console.log*' -printf '%s\n' 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
 }
