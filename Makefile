@@ -75,7 +75,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helper/%.c=$(BUILD)/tests/helper/%)
 
 PROGRAMS := $(BUILD)/labd $(BUILD)/labctl $(BUILD)/simboard
 
-.PHONY: all deps check demo bench clean install tests api-doc man
+.PHONY: all deps check demo bench clean install tests api-doc man xterm-check
 all: $(PROGRAMS)
 
 $(OBJ)/%.o: %.c
@@ -174,10 +174,13 @@ $(BUILD)/man/%: doc/man/%.scd
 	$(Q)scdoc <$< >$@
 man: $(MAN_PAGES)
 
-install: all man
+# Before building anything: install cannot go on without them.
+xterm-check:
 	@for f in $(XTERM_FILES); do [ -f $(XTERM_DIR)/$$f ] || { \
 		echo "make install: $(XTERM_DIR)/$$f is missing: run 'make deps' first" \
 			"(contrib/web-deps.sh fetches xterm.js from npm)" >&2; exit 1; }; done
+
+install: xterm-check all man
 	install -D -m 0755 $(BUILD)/labd $(DESTDIR)$(PREFIX)/bin/labd
 	install -D -m 0755 $(BUILD)/labctl $(DESTDIR)$(PREFIX)/bin/labctl
 	install -D -m 0644 contrib/systemd/labd.service $(DESTDIR)/lib/systemd/system/labd.service
