@@ -198,7 +198,7 @@ device = {
 		driver = "command";
 		on = "$SIMBOARD ctl $LAB/sim power sim$i on";
 		off = "$SIMBOARD ctl $LAB/sim power sim$i off";
-		timeout = 5;
+		timeout = 30;	# simboard ctl takes seconds on a loaded machine (ASan): no false "bad"
 	};
 	$extra
 };
