@@ -166,12 +166,14 @@ t_restart() {
 test_expect_success 'restart: the active reservation holds, the waiting one is still queued' \
 	t_restart
 
+# The reservation lasts long enough for the power-on before labd goes (8 s: a
+# loaded machine with ASan took over 2 s), and ends while labd is down.
 t_expired_while_down() {
 	wait_for '[ "$(board_field sim-02 "[\"state\"]")" = idle ]' 10 &&
-	as carol reserve sim-02 --for 2s >/dev/null &&
+	as carol reserve sim-02 --for 8s >/dev/null &&
 	id=$(board_field sim-02 '["reservation"]') &&
 	as carol power sim-02 on >/dev/null && powered 1 on &&
-	labd_kill && sleep 3 && labd_restart &&
+	labd_kill && sleep 9 && labd_restart &&
 	wait_for "[ \"\$(res_field $id '[\"end_reason\"]')\" = 'expired while labd was stopped' ]" 10 &&
 	wait_for 'powered 1 off' 10 &&
 	wait_for '[ "$(board_field sim-02 "[\"state\"]")" = idle ]' 10
