@@ -135,7 +135,8 @@ pg_start_again
 say "$(( $(date +%s) - T0 ))s: PostgreSQL back"
 wait_for "[ \$(finished) = 300 ]" 150 || true
 say "$(( $(date +%s) - T0 ))s: $(finished) jobs finished"
-cat "$TMP"/h?/sim/journal >"$TMP/journal"
+# the boards by host: each host's simboard names its boards sim0..
+for h in hA hB hC; do sed "s/^/$h:/" "$TMP/$h/sim/journal"; done >"$TMP/journal"
 
 hB_boards_back() {
 	[ "$(pg_sql "SELECT count(*) FROM devices WHERE host = 'hB' AND state IN ('idle', 'running')")" = $BOARDS ]
