@@ -10,24 +10,7 @@ TEST_STRICT=1
 
 if ! pg_start >"$TMP/pg-start.log" 2>&1; then
 	test_skip 'forwarding between hosts' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
-	test_expect_success 'the console of a board host B holds, through host A' '
-	"$LABCTL_BIN" --url "$URL_hB" reserve b-01 --for 10m >"$TMP/res.out"
-	cat "$TMP/res.out"
-	grep -q "^b-01 reserved until" "$TMP/res.out"
-	$CONSOLE_CLIENT "$PORT_hA" b-01 --replay 65536 --until tick-6 --for 10 \
-		>"$TMP/console-A.txt" 2>"$TMP/console-A.err"
-	cat "$TMP/console-A.err"
-	grep -q "attached to .b-01." "$TMP/console-A.err"
-	grep -q tick-6 "$TMP/console-A.txt"
-	"$LABCTL_BIN" --url "$URL_hB" power b-01 on >/dev/null
-	$CONSOLE_CLIENT "$PORT_hA" b-01 --replay 0 --send "\r" --until "=>" --for 20 \
-		>"$TMP/console2-A.txt" 2>&1 || { cat "$TMP/console2-A.txt"; exit 1; }
-	code=$(curl -s -o "$TMP/body" -w "%{http_code}" "$URL_hA/api/v1/devices/b-01/console")
-	[ "$code" = 426 ]
-	$PY "$TOP/tests/helper/ws-check.py" "$PORT_hA" /api/v1/devices/b-01/console?replay=65536 tick-6
-'
-
-test_done
+	test_done
 	exit
 fi
 CONSOLE_CLIENT="$PY $TOP/tests/helper/console-client.py"
@@ -146,6 +129,20 @@ test_expect_success 'the console of a board host B holds, through host A' '
 	code=$(curl -s -o "$TMP/body" -w "%{http_code}" "$URL_hA/api/v1/devices/b-01/console")
 	[ "$code" = 426 ]
 	$PY "$TOP/tests/helper/ws-check.py" "$PORT_hA" /api/v1/devices/b-01/console?replay=65536 tick-6
+'
+
+test_expect_success 'host A stops while it forwards a followed log and a console: cleanly' '
+	"$LABCTL_BIN" --url "$URL_hB" release b-01 >/dev/null
+	id=$("$LABCTL_BIN" --url "$URL_hA" submit -q "$TMP/j.yaml")
+	wait_for "curl -sf $URL_hA/api/v1/jobs/$id | grep -q running" 30
+	curl -sfN -m 60 "$URL_hA/api/v1/jobs/$id/log?follow=1" >/dev/null 2>&1 &
+	$CONSOLE_CLIENT "$PORT_hA" b-01 --replay 0 --for 30 >/dev/null 2>&1 &
+	sleep 1
+	pid=$(head -1 "$TMP/labd.pids")
+	kill -TERM "$pid"
+	wait_for "! kill -0 $pid" 30
+	tail -3 "$TMP/hA/labd.log"
+	if grep -E "LeakSanitizer|AddressSanitizer|runtime error" "$TMP/hA/labd.log"; then exit 1; fi
 '
 
 test_done
