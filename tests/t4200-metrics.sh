@@ -81,10 +81,6 @@ CONF
 test_expect_success 'Prometheus scrapes labd: labd_boards and labd_jobs_finished_total' \
 	't_prometheus; rc=$?; kill $(cat $TMP/prom/pid) 2>/dev/null; [ $rc = 0 ] || tail -5 $TMP/prom/log; [ $rc = 0 ]'
 
-t_fast() {
-	# 2048 boards are measured in make bench; here the scrape of a small lab is cheap
-	t=$(curl -s -o /dev/null -w '%{time_total}' "$LABD_URL/metrics") &&
-	$PY -c "import sys; sys.exit(0 if float('$t') < 0.05 else 1)"
-}
-test_expect_success 'GET /metrics answers in under 50 ms' t_fast
+# /metrics' latency (target: under 50 ms on 2048 boards) is a figure of make bench
+# (bench-dashboard), never a timed test: this machine is shared and noisy.
 test_done
