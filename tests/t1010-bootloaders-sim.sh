@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 ART=$TOP/contrib/lab/artifacts
-sim_start 3 --tftp-root "$LAB/state/tftp"
+sim_start 4 --tftp-root "$LAB/state/tftp"
 write_lab_conf
 sim_device sim-uboot-01 0
 sim_device sim-barebox-01 1 sim-barebox
@@ -194,6 +194,51 @@ test_expect_success 'the joined command fails the job: U-Boot does not know it' 
 	run_job "$TMP/comma.yaml" 2 &&
 	grep -q "incomplete (job): u-boot error after dhcpsetenv serverip 10.0.2.2: Unknown command .dhcpsetenv. - try .help." "$TMP/run.out" &&
 	powered_off 0
+'
+
+# A board whose power-on command returns after U-Boot's 2 s autoboot countdown
+# (a PDU that answers after the cycle, or a loaded lab host): the interrupt is
+# sent when the prompt appears, not when the command ends.
+cat >"$LAB/power-on-slow.sh" <<SH
+"$SIMBOARD" ctl "$LAB/sim" power sim3 on || exit 1
+sleep 4
+SH
+echo "device_type = { name = \"sim-slowpower\"; extends = \"sim-uboot\"; };" \
+	>"$LAB/devices/30-slowpower-type.conf"
+cat >"$LAB/devices/30-nostop-type.conf" <<CONF
+device_type = {
+	name = "sim-nostop";
+	extends = "sim-uboot";
+	u-boot = { interrupt_prompt = "Press Ctrl-C to stop autoboot"; };
+};
+CONF
+cat >"$LAB/devices/31-slowpower.conf" <<CONF
+device = {
+	name = "sim-slowpower-01";
+	type = "sim-slowpower";
+	console = { driver = "pty"; path = "$LAB/sim/sim3.pty"; };
+	power = { driver = "command"; on = "sh $LAB/power-on-slow.sh";
+		  off = "$SIMBOARD ctl $LAB/sim power sim3 off"; timeout = 30; };
+};
+CONF
+
+test_expect_success 'a power-on command slower than the autoboot countdown: interrupted all the same' '
+	boot_job "$TMP/slowpower.yaml" sim-slowpower u-boot "commands: ramdisk" &&
+	run_job "$TMP/slowpower.yaml" 0 &&
+	grep -q "smoke.cmdline: pass" "$TMP/run.out" &&
+	grep -q "phase L[0-9]* bootloader-prompt at" "$TMP/run.out" &&
+	powered_off 3
+'
+
+test_expect_success 'autoboot not interrupted (wrong interrupt prompt): fails at the kernel start' '
+	rm "$LAB/devices/31-slowpower.conf" &&
+	sim_device sim-nostop-01 3 sim-nostop &&
+	boot_job "$TMP/nostop.yaml" sim-nostop u-boot "commands: ramdisk" &&
+	t0=$(date +%s) &&
+	run_job "$TMP/nostop.yaml" 2 &&
+	grep -q "incomplete (infrastructure): the board booted past its bootloader: autoboot was not interrupted" "$TMP/run.out" &&
+	[ $(( $(date +%s) - t0 )) -lt 20 ] &&
+	powered_off 3
 '
 
 test_done

@@ -40,7 +40,6 @@
 #define ECHO_TIMEOUT (10 * 1000000ULL)	/* then the prompt is awaited without the echo */
 
 enum step {
-	STEP_POWER,		/* power-cycling */
 	STEP_INTERRUPT,		/* waiting for the interrupt prompt */
 	STEP_PROMPT,		/* waiting for the first prompt */
 	STEP_ECHO,		/* a command was typed, waiting for its echo */
@@ -56,6 +55,7 @@ enum {
 	ID_WANT = 100,
 	ID_ERROR,		/* the lab failed */
 	ID_JOB_ERROR,		/* the job's commands are wrong */
+	ID_BOOTED,		/* the kernel started before the bootloader's prompt */
 };
 
 struct state {
@@ -73,6 +73,7 @@ struct state {
 	struct strbuf error;	/* the failure reason being collected */
 	struct strbuf prompts;	/* method bootloader: the job's prompts as one regex */
 	enum error_type error_type;
+	bool powered_on;	/* the "power-on" phase is recorded */
 	struct boot_login login;
 };
 
@@ -110,11 +111,9 @@ static uint64_t stage_timeout(struct run *r, struct state *st, const char *stage
 									: timeout;
 }
 
-/* Wait for @want (a regex, or @literal text), plus the dialect's error messages. */
-static void expect(struct run *r, struct state *st, const char *stage, const char *want,
-		   bool literal, uint64_t timeout)
+/* The patterns of a wait for @want (a regex, or @literal text), plus the dialect's errors. */
+static void expect_patterns(struct run *r, struct state *st, const char *want, bool literal)
 {
-	timeout = stage_timeout(r, st, stage, timeout);
 	run_expect_clear(r);
 	if (literal)
 		run_expect_add_literal(r, want, ID_WANT);
@@ -122,7 +121,42 @@ static void expect(struct run *r, struct state *st, const char *stage, const cha
 		run_expect_add(r, want, ID_WANT);
 	run_expect_add_strv(r, st->c.job_error_messages, ID_JOB_ERROR);
 	run_expect_add_strv(r, st->c.error_messages, ID_ERROR);
+}
+
+/* Wait for @want (a regex, or @literal text), plus the dialect's error messages. */
+static void expect(struct run *r, struct state *st, const char *stage, const char *want,
+		   bool literal, uint64_t timeout)
+{
+	timeout = stage_timeout(r, st, stage, timeout);
+	expect_patterns(r, st, want, literal);
 	run_expect(r, stage, timeout);
+}
+
+/*
+ * Wait for @want before the bootloader's first prompt: from the power-on
+ * command's start (a board prints while it runs, and a command that returns
+ * after the autoboot countdown would make the interrupt late), and with the
+ * kernel's start, which means the bootloader was not stopped.
+ */
+static void expect_bootloader(struct run *r, struct state *st, const char *want)
+{
+	const char *kernel = boot_login_kernel_message(r, st->boot);
+	uint64_t timeout = stage_timeout(r, st, "bootloader-interrupt", 0);
+
+	expect_patterns(r, st, want, false);
+	if (kernel && *kernel)
+		run_expect_add(r, kernel, ID_BOOTED);
+	run_expect(r, "bootloader-interrupt", timeout);
+}
+
+/* The "power-on" phase, once: when the power command ends, or at the first
+ * prompt that comes before that (phases stay in order). */
+static void power_on_phase(struct run *r, struct state *st)
+{
+	if (st->powered_on)
+		return;
+	st->powered_on = true;
+	run_phase(r, "power-on");
 }
 
 int bootloader_echo_regex(const char *cmd, struct strbuf *re)
@@ -246,6 +280,24 @@ static void commands_done(struct run *r, struct state *st)
 	wait_final(r, st);
 }
 
+/*
+ * The first wait, from the power-on command's start: the interrupt prompt,
+ * or the prompt of a bootloader that needs no interrupt.  A menu without an
+ * interrupt is awaited once the power command ended (after_power()).
+ */
+static void wait_bootloader(struct run *r, struct state *st)
+{
+	if (st->c.needs_interrupt) {
+		st->step = STEP_INTERRUPT;
+		expect_bootloader(r, st, st->c.interrupt_prompt);
+	} else if (!st->c.dialect->menu) {
+		st->step = STEP_PROMPT;
+		expect_bootloader(r, st, st->c.bootloader_prompt);
+	} else {
+		st->step = STEP_MENU;	/* not waiting yet */
+	}
+}
+
 static int start(struct run *r, void *state)
 {
 	struct state *st = state;
@@ -281,8 +333,8 @@ static int start(struct run *r, void *state)
 	err = prepare_commands(r, st);
 	if (err < 0)
 		return err == -ENOMEM ? err : 0;	/* already failed with a reason */
-	st->step = STEP_POWER;
 	run_flush_console(r);
+	wait_bootloader(r, st);
 	err = run_power(r, POWER_CYCLE);
 	if (err < 0)
 		run_fail(r, ERROR_INFRASTRUCTURE, "cannot power-cycle the board: %s",
@@ -305,18 +357,22 @@ static void menu_next(struct run *r, struct state *st)
 	expect(r, st, "bootloader-commands", st->c.menu_item, false, 0);
 }
 
+/* The power command ended (a failed one has failed the run already). */
 static void after_power(struct run *r, struct state *st)
 {
-	run_phase(r, "power-on");
-	if (st->c.needs_interrupt) {
-		st->step = STEP_INTERRUPT;
-		expect(r, st, "bootloader-interrupt", st->c.interrupt_prompt, false, 0);
-	} else if (st->c.dialect->menu) {
+	bool waiting = !st->powered_on;
+
+	power_on_phase(r, st);
+	if (!waiting)
+		return;
+	/* the wait before the first prompt counts from here, as it did when it
+	 * started here: a slow power command does not eat into it */
+	if (st->step == STEP_INTERRUPT)
+		expect_bootloader(r, st, st->c.interrupt_prompt);
+	else if (st->step == STEP_PROMPT)
+		expect_bootloader(r, st, st->c.bootloader_prompt);
+	else
 		menu_next(r, st);
-	} else {
-		st->step = STEP_PROMPT;
-		expect(r, st, "bootloader-interrupt", st->c.bootloader_prompt, false, 0);
-	}
 }
 
 static void interrupted(struct run *r, struct state *st)
@@ -332,7 +388,7 @@ static void interrupted(struct run *r, struct state *st)
 		return;
 	}
 	st->step = STEP_PROMPT;
-	expect(r, st, "bootloader-interrupt", st->c.bootloader_prompt, false, 0);
+	expect_bootloader(r, st, st->c.bootloader_prompt);
 }
 
 /* "a, b, c" of the entries seen on a menu page */
@@ -389,9 +445,11 @@ static void on_want(struct run *r, struct state *st)
 
 	switch (st->step) {
 	case STEP_INTERRUPT:
+		power_on_phase(r, st);
 		interrupted(r, st);
 		break;
 	case STEP_PROMPT:
+		power_on_phase(r, st);
 		run_phase(r, "bootloader-prompt");
 		if (!strv_length(st->commands))
 			commands_done(r, st);
@@ -545,6 +603,9 @@ static void event(struct run *r, void *state, const struct run_event *ev)
 	case RUN_EVENT_MATCH:
 		if (ev->id == ID_ERROR || ev->id == ID_JOB_ERROR)
 			on_error(r, st, ev);
+		else if (ev->id == ID_BOOTED)
+			run_fail(r, ERROR_INFRASTRUCTURE, "the board booted past its bootloader: "
+				 "autoboot was not interrupted");
 		else
 			on_want(r, st);
 		break;
