@@ -209,10 +209,6 @@ void boot_login_event(struct run *r, struct boot_login *bl, const struct run_eve
 		if (ev->kind != RUN_EVENT_POWER)
 			return;
 		run_phase(r, "power-on");
-		/* what came before the power cycle ended is the old boot's (a
-		 * labd that restarted reads a board's backlog: its login prompt
-		 * is not this boot's); the kernel's reports still count */
-		run_flush_console(r);
 		boot_login_start(r, bl, bl->boot, false);
 		return;
 	}

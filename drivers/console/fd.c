@@ -122,6 +122,9 @@ static int fd_open(struct console *c, int *ret_fd)
 					  strerror(-r));
 			goto close_fd;
 		}
+		/* what the board printed while nobody read it (labd was down) is
+		 * an old boot's: a login prompt in it is not the next boot's */
+		tcflush(fd, TCIFLUSH);
 	}
 	f->fd = fd;
 	*ret_fd = fd;
