@@ -15,7 +15,7 @@ always named by its folder: "store/store.h", "drivers/power.h") and checks:
      from inside that folder (tests/unit may include them);
   3. nothing below the daemon calls daemon_*(): only the top of dispatcher/
      names it;
-  4. doc/architecture.md names every folder of dispatcher/ ("`store/`"), so
+  4. doc/architecture.md names every folder of dispatcher/ ("`dispatcher/store/`"), so
      the map stays true when a folder is added.
 
 Prints TAP.  With --graph, prints the folder graph instead (A -> B, ...).
@@ -108,10 +108,10 @@ def cycles(edges):
 
 
 def undocumented():
-    """Folders of dispatcher/ that doc/architecture.md does not name as `folder/`."""
+    """Folders of dispatcher/ that doc/architecture.md does not name as `dispatcher/folder/`."""
     doc = open('doc/architecture.md', encoding='utf-8').read()
     folders = sorted({folder(p) for p in sources() if p.startswith('dispatcher/')} - {'daemon'})
-    return [f for f in folders if f'`{f}/`' not in doc]
+    return [f for f in folders if f'`dispatcher/{f}/`' not in doc]
 
 
 def main():
