@@ -289,6 +289,29 @@ sim_uboot_boot() {
 JOB
 }
 
+# write_uboot_smoke_job FILE: a job that boots a simulated board through U-Boot
+# and checks its kernel release (the short job of the API and retention tests)
+write_uboot_smoke_job() {
+	write_job "$1" <<JOB
+job_name: sim u-boot boot
+device_type: sim-uboot
+timeouts:
+  job: {minutes: 3}
+  action: {seconds: 60}
+  connection: {seconds: 20}
+actions:
+$(sim_uboot_boot)
+- test:
+    interactive:
+    - name: smoke
+      prompts: ['root@sim:~# ']
+      script:
+      - command: uname -r
+        name: kernel-release
+        successes: [{message: '6\\.1\\.0-sim'}]
+JOB
+}
+
 # run_job JOB [EXPECTED_STATUS]: labd run-job on $LAB, output in $TMP/run.out.
 run_job() {
 	local job=$1 want=${2:-0} rc=0

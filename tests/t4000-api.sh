@@ -57,24 +57,7 @@ actions:
     prompts: ['# ']
 JOB
 
-write_job "$TMP/boot.yaml" <<JOB
-job_name: sim u-boot boot
-device_type: sim-uboot
-timeouts:
-  job: {minutes: 3}
-  action: {seconds: 60}
-  connection: {seconds: 20}
-actions:
-$(sim_uboot_boot)
-- test:
-    interactive:
-    - name: smoke
-      prompts: ['root@sim:~# ']
-      script:
-      - command: uname -r
-        name: kernel-release
-        successes: [{message: '6\\.1\\.0-sim'}]
-JOB
+write_uboot_smoke_job "$TMP/boot.yaml"
 
 # ---- listening: before labd runs, so nothing shares its boards ----
 
