@@ -95,6 +95,32 @@ test_expect_success() {
 	fi
 }
 
+# test_expect_code N CMD...: CMD exits with status N.  For a command expected
+# to fail: in a test body (set -e), `CMD; [ $? = N ]` ends the body at CMD.
+test_expect_code() {
+	local want=$1 rc=0
+	shift
+	"$@" || rc=$?
+	[ "$rc" = "$want" ] && return 0
+	echo "test_expect_code: '$*' exited with status $rc, not $want" >&2
+	return 1
+}
+
+# test_must_fail CMD...: CMD fails, but not by a signal nor as a command not
+# found (a crash is not the failure a test expects).  Unlike `! CMD`, which
+# set -e never stops at, it fails the body wherever it stands.
+test_must_fail() {
+	local rc=0
+	"$@" || rc=$?
+	if [ "$rc" = 0 ]; then
+		echo "test_must_fail: '$*' succeeded" >&2
+		return 1
+	elif [ "$rc" -gt 128 ] || [ "$rc" = 127 ]; then
+		echo "test_must_fail: '$*' exited with status $rc" >&2
+		return 1
+	fi
+}
+
 # test_skip DESC WHY: a test that cannot run here, with the reason.
 test_skip() {
 	test_count=$((test_count + 1))

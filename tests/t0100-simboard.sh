@@ -52,10 +52,10 @@ test_expect_success 'a new board is off and silent' '
 
 test_expect_success 'simboard ctl exit codes: ok 0, err 1, no socket 2' '
 	sim_ctl mode sim19 normal >/dev/null &&
-	{ sim_ctl status nosuch; [ $? = 1 ]; } &&
-	{ sim_ctl frobnicate sim0; [ $? = 1 ]; } &&
-	{ sim_ctl mode sim0 bogus; [ $? = 1 ]; } &&
-	{ "$SIMBOARD" ctl "$TMP/nowhere" status sim0; [ $? = 2 ]; } &&
+	test_expect_code 1 sim_ctl status nosuch &&
+	test_expect_code 1 sim_ctl frobnicate sim0 &&
+	test_expect_code 1 sim_ctl mode sim0 bogus &&
+	test_expect_code 2 "$SIMBOARD" ctl "$TMP/nowhere" status sim0 &&
 	[ "$(sim_ctl status nosuch)" = "err unknown board '"'"'nosuch'"'"'" ]
 '
 
@@ -208,7 +208,7 @@ test_expect_success 'sent: the bytes a console reader got, per board and for all
 	sent=$(( $(sim_ctl sent sim18 | cut -d" " -f2) - before )) && [ "$sent" -gt 10000 ] &&
 	wait_for "[ \$(stat -c %s $TMP/sim18.out) = $sent ]" 10 &&
 	kill %1 && all=$(sim_ctl sent all | cut -d" " -f2) && [ "$all" -ge $((before + sent)) ] &&
-	{ sim_ctl sent nosuch; [ $? = 1 ]; }
+	test_expect_code 1 sim_ctl sent nosuch
 '
 
 # Another process: unpaced, powered at start, with its own user and prompt.

@@ -35,14 +35,14 @@ mock() {
 }
 
 # power DESCRIPTION [UMOCKDEV-ARGS...] -- SETTINGS OP: power-tool in a testbed;
-# output in $out, status in $rc.
+# output in $out, status in $rc (power itself succeeds: the case checks $rc).
 power() {
 	local desc=$1 args=()
 	shift
 	while [ "$1" != "--" ]; do args+=("$1"); shift; done
 	shift
-	out=$(mock -d "$USB/$desc.umockdev" "${args[@]}" -- "$TOOL" -n board-1 -t 5 "$@" 2>&1)
-	rc=$?
+	rc=0
+	out=$(mock -d "$USB/$desc.umockdev" "${args[@]}" -- "$TOOL" -n board-1 -t 5 "$@" 2>&1) || rc=$?
 	echo "power-tool $* -> $rc: $out"
 }
 
@@ -68,7 +68,7 @@ test_expect_success 'usb-hub: hub class requests over libusb, off repeated, stat
 	EOF
 	power hub -p $PCI/usb1/1-1=$TMP/hub-off.pcap -- \
 		"driver = \"usb-hub\"; location = \"1-1\"; port = 2; off_repeat = 2; companion = false;" off &&
-	[ "$out" = ok ]
+	[ $rc = 0 ] && [ "$out" = ok ]
 '
 
 test_expect_success 'usb-hub: both halves of a USB3 hub are switched' '
@@ -86,7 +86,7 @@ test_expect_success 'usb-hub: both halves of a USB3 hub are switched' '
 	EOF
 	power hub -p $PCI/usb1/1-1=$TMP/hub2-on.pcap -p $PCI/usb2/2-1=$TMP/hub3-on.pcap -- \
 		"driver = \"usb-hub\"; location = \"1-1\"; port = 3;" on &&
-	[ "$out" = ok ]
+	[ $rc = 0 ] && [ "$out" = ok ]
 '
 
 test_expect_success 'usb-hub: a ganged hub fails clearly' '
@@ -95,22 +95,23 @@ test_expect_success 'usb-hub: a ganged hub fails clearly' '
 	ctrl a0 06 2900 0000 000c reply=0929040800326400ff
 	EOF
 	power hub -p $PCI/usb1/1-1=$TMP/hub-ganged.pcap -- \
-		"driver = \"usb-hub\"; location = \"1-1\"; port = 2; companion = false;" on ;
+		"driver = \"usb-hub\"; location = \"1-1\"; port = 2; companion = false;" on &&
 	[ $rc = 1 ] &&
 	[ "$out" = "error: hub 1-1 has no per-port power switching (ganged)" ]
 '
 
 test_expect_success 'usb-hub: a hub that is not plugged in' '
-	power hub -- "driver = \"usb-hub\"; location = \"1-4\"; port = 2;" off ;
+	power hub -- "driver = \"usb-hub\"; location = \"1-4\"; port = 2;" off &&
 	[ $rc = 1 ] && [ "$out" = "error: USB device at '"'"'1-4'"'"' not found" ]
 '
 
 test_expect_success 'usb-hub: no write access to the hub' '
+	rc=0
 	out=$(mock -d "$TMP/hub.umockdev" -- sh -c "chmod 000 \$UMOCKDEV_DIR/dev/bus/usb/001/002 &&
 		setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search -- \
-		$TOOL '"'"'driver = \"usb-hub\"; location = \"1-1\"; port = 2; companion = false;'"'"' off" 2>&1) ;
-	echo "$out" &&
-	[ "$out" = "error: cannot open hub 1-1: Permission denied" ]
+		$TOOL '"'"'driver = \"usb-hub\"; location = \"1-1\"; port = 2; companion = false;'"'"' off" 2>&1) || rc=$?
+	echo "$rc: $out" &&
+	[ $rc = 1 ] && [ "$out" = "error: cannot open hub 1-1: Permission denied" ]
 '
 
 test_expect_success 'usb-hub: the status read times out' '
@@ -120,9 +121,11 @@ test_expect_success 'usb-hub: the status read times out' '
 	ctrl 23 03 0008 0002 0000
 	ctrl a3 00 0000 0002 0004 noreply
 	EOF
+	rc=0
 	out=$(mock -d "$USB/hub.umockdev" -p $PCI/usb1/1-1=$TMP/hub-stuck.pcap -- \
-		"$TOOL" -t 0.5 "driver = \"usb-hub\"; location = \"1-1\"; port = 2; companion = false;" on 2>&1) ;
-	echo "$out" | grep -q "^error: hub 1-1: reading the port status failed: Connection timed out$"
+		"$TOOL" -t 0.5 "driver = \"usb-hub\"; location = \"1-1\"; port = 2; companion = false;" on 2>&1) || rc=$?
+	echo "$rc: $out" &&
+	[ $rc = 1 ] && echo "$out" | grep -q "^error: hub 1-1: reading the port status failed: Connection timed out$"
 '
 
 test_expect_success 'ykush: port 2 on and read back' '
@@ -135,7 +138,7 @@ test_expect_success 'ykush: port 2 on and read back' '
 	EOF
 	power ykush -p $PCI/usb1/1-2=$TMP/yk-on.pcap -- \
 		"driver = \"ykush\"; serial = \"YK31337\"; port = 2;" on &&
-	[ "$out" = ok ]
+	[ $rc = 0 ] && [ "$out" = ok ]
 '
 
 test_expect_success 'ykush: cycle all ports' '
@@ -152,7 +155,7 @@ test_expect_success 'ykush: cycle all ports' '
 	EOF
 	power ykush -p $PCI/usb1/1-2=$TMP/yk-cycle.pcap -- -d 0.1 \
 		"driver = \"ykush\"; serial = \"YK31337\"; port = \"all\";" cycle &&
-	[ "$out" = ok ]
+	[ $rc = 0 ] && [ "$out" = ok ]
 '
 
 test_expect_success 'ykush: the port stays up: the read-back says so' '
@@ -164,26 +167,33 @@ test_expect_success 'ykush: the port stays up: the read-back says so' '
 	intr 81 64 reply=0111 pad=64
 	EOF
 	power ykush -p $PCI/usb1/1-2=$TMP/yk-stuck.pcap -- \
-		"driver = \"ykush\"; serial = \"YK31337\"; port = 1;" off ;
+		"driver = \"ykush\"; serial = \"YK31337\"; port = 1;" off &&
 	[ $rc = 1 ] &&
 	[ "$out" = "error: port 1 of YKUSH '"'"'YK31337'"'"' is still up after power off" ]
 '
 
 test_expect_success 'ykush: a wrong serial number' '
-	power ykush -- "driver = \"ykush\"; serial = \"YK00000\"; port = 1;" on ;
+	power ykush -- "driver = \"ykush\"; serial = \"YK00000\"; port = 1;" on &&
 	[ $rc = 1 ] && [ "$out" = "error: YKUSH '"'"'YK00000'"'"' not found" ]
 '
 
 test_expect_success 'gpio: with no GPIO chip the real libgpiod fails cleanly' '
-	out=$("$TOOL" -n board-1 "driver = \"gpio\"; chip = \"gpiochip0\"; line = 3;" on 2>&1) ;
-	[ "$out" = "error: cannot open GPIO chip '"'"'gpiochip0'"'"': No such file or directory" ]
+	rc=0
+	out=$("$TOOL" -n board-1 "driver = \"gpio\"; chip = \"gpiochip0\"; line = 3;" on 2>&1) || rc=$?
+	echo "$rc: $out" &&
+	[ $rc = 1 ] && [ "$out" = "error: cannot open GPIO chip '"'"'gpiochip0'"'"': No such file or directory" ]
 '
 
 test_expect_success 'configuration errors name the file and line' '
-	out=$("$TOOL" "driver = \"usb-hub\"; location = \"1-\"; port = 2;" on 2>&1) ;
-	echo "$out" | grep -q "invalid USB location .1-.: write the bus and port path" &&
-	out=$("$TOOL" "driver = \"ykush\"; serial = \"Y\"; port = 9;" on 2>&1) ;
-	echo "$out" | grep -q "<command line>:1: .port."
+	rc=0
+	out=$("$TOOL" "driver = \"usb-hub\"; location = \"1-\"; port = 2;" on 2>&1) || rc=$?
+	echo "$rc: $out"
+	[ $rc = 2 ]
+	echo "$out" | grep -q "invalid USB location .1-.: write the bus and port path"
+	rc=0
+	out=$("$TOOL" "driver = \"ykush\"; serial = \"Y\"; port = 9;" on 2>&1) || rc=$?
+	echo "$rc: $out" &&
+	[ $rc = 2 ] && echo "$out" | grep -q "<command line>:1: .port."
 '
 
 test_done
