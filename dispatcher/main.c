@@ -393,6 +393,8 @@ static int run_job(struct daemon *d, const char *path)
 	strbuf_release(&text);
 	print_diag(&diag);
 	diag_release(&diag);
+	if (err == -EINVAL || err == -E2BIG)
+		return 1;	/* refused, as labctl's 422 and 413 are */
 	if (err < 0)
 		return 3;
 	events_listen_log(daemon_events(d), on_log, &oj, NULL);

@@ -127,7 +127,7 @@ test_expect_success 'an unknown store driver: file:line in check-config, and lab
 for f in "$TOP"/tests/data/jobs/bad-*.yaml; do
 	name=$(basename "$f")
 	test_expect_success "job $name is refused with file:line causes, no board touched" '
-		run_job "'"$f"'" 3 &&
+		run_job "'"$f"'" 1 &&
 		grep -q "'"$name"':[0-9][0-9]*: " "$TMP/run.out" &&
 		sim_ctl status sim0 | grep -q "boots=0"
 	'
@@ -135,7 +135,7 @@ done
 
 test_expect_success 'a job for a type this lab does not have is refused' '
 	sed "s/^device_type: .*/device_type: rpi4/" "$TOP/tests/data/jobs/good-uboot.yaml" >"$TMP/rpi.yaml" &&
-	run_job "$TMP/rpi.yaml" 3 &&
+	run_job "$TMP/rpi.yaml" 1 &&
 	grep -q "unknown device type '\''rpi4'\''" "$TMP/run.out"
 '
 
@@ -148,14 +148,19 @@ timeouts: {job: {minutes: 1}}
 actions:
 - boot: {method: minimal, prompts: ["# "]}
 JOB
-	run_job "$TMP/tags.yaml" 3 &&
+	run_job "$TMP/tags.yaml" 1 &&
 	grep -q "no board of type '\''sim-uboot'\'' with tags \[sim, usb3\]" "$TMP/run.out"
 '
 
 test_expect_success 'garbage bytes as a job file: an error, not a crash' '
 	head -c 4096 /dev/urandom >"$TMP/garbage.yaml" &&
-	run_job "$TMP/garbage.yaml" 3 &&
+	run_job "$TMP/garbage.yaml" 1 &&
 	grep -q "garbage.yaml" "$TMP/run.out"
+'
+
+test_expect_success 'run-job exits like labctl: 1 for a refused job, 3 for a file it cannot read' '
+	run_job "$TMP/nosuch.yaml" 3 &&
+	grep -q "cannot open .$TMP/nosuch.yaml.: No such file or directory" "$TMP/run.out"
 '
 
 test_done

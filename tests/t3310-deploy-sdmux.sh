@@ -118,7 +118,7 @@ test_expect_success 'a board without an sdmux group cannot deploy to sdmux' '
 test_expect_success 'a job with two images for the card is refused' '
 	sdmux_job "$TMP/two.yaml" "      image: {url: $URL/card.img}
       other: {url: $URL/card.img}" &&
-	run_job "$TMP/two.yaml" 1 ;
+	run_job "$TMP/two.yaml" 1 &&
 	grep -q "deploy to .sdmux. writes one image to the card, not 2" "$TMP/run.out"
 '
 
