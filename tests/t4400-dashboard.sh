@@ -110,5 +110,5 @@ test_expect_success 'a reader cannot cancel a job, an admin can' 'result "roles 
 test_expect_success "the holder types in the browser console and sees the answer" \
 	'result console && grep -q "input .*alice: echo WEB-" "$LAB/state/boards/sim-04/labd.log"'
 test_expect_success 'screenshots of the main pages are saved' \
-	'for p in boards job board console; do [ -s "$SHOTS/$p.png" ]; done'
+	'for p in boards job board console; do [ -s "$SHOTS/$p.png" ] || { echo "no $p.png"; exit 1; }; done'
 test_done

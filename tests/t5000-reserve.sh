@@ -141,7 +141,8 @@ t_interrupt() {
 	$(labctl_as bob) reserve sim-01 >"$TMP/bob.out" 2>&1 &
 	bob=$!
 	wait_for 'grep -q "position 1" "$TMP/bob.out"' 10 &&
-	kill -INT "$bob" && { wait "$bob"; rc=$?; } ; [ "$rc" = 130 ] &&
+	kill -INT "$bob" &&
+	test_expect_code 130 wait "$bob" &&
 	grep -q 'canceled' "$TMP/bob.out" &&
 	as rita reservations --all >"$TMP/out" &&
 	grep -q '^[0-9]* *ended *bob *sim-01 *canceled by bob$' "$TMP/out"
