@@ -5,10 +5,14 @@
 # jobs submitted through the four APIs at once; then one host on SQLite
 # driving the same 1024 boards, for comparison.  Figures: wall time from
 # the first submission to the last job's end, claims per second, the
-# latency from submission to the claim (the job's start) and to the board's
-# power-on (its power command done, from the job's own log; p50, p99), duplicate runs (the boards' own journal, simboard's `journal`
-# command; must be 0), lost jobs (not complete; must be 0), each labd's
-# peak RSS (target: under 64 MiB), and the machine's load average.
+# latency from the submission (the client sending it) to the claim (the
+# job's first line in its log) and to the board's power-on (the simulated
+# board's own record of its power-on command; p50, p99: one clock, this
+# machine's CLOCK_REALTIME, in microseconds), duplicate runs (the boards'
+# own journal, simboard's `journal` command; must be 0), lost jobs (not
+# complete; must be 0), each labd's peak RSS (target: under 64 MiB), and the
+# machine's load average.  BENCH_MH_ROUNDS (1) runs each lab that many
+# times over, the figures of each round printed.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../pg-lib.sh"
 
@@ -67,31 +71,41 @@ host() {
 
 # run LABEL NAMES...: submit JOBS jobs through the hosts NAMES, wait, print the figures.
 run() {
-	local label=$1 urls=() dirs=() journals=() h t0 t1 out rss=""
+	local label=$1 urls=() dirs=() sims=() h t0 t1 out rss=""
 	shift
 	for h in "$@"; do
 		urls+=("$(eval echo \$URL_$h)")
 		dirs+=("$TMP/$h/state")
-		journals+=("$TMP/$h/sim/journal")
+		sims+=("$TMP/$h/sim")
 	done
 	sleep 3	# the boards' consoles up
 	t0=$(date +%s.%N)
-	$STATS submit "$JOBS" "${urls[@]}" <"$TMP/job.yaml" >"$TMP/submit-$label" || exit 1
-	wait_for "[ \$(count_finished ${urls[0]}) -ge $JOBS ]" 900 || echo "bench-multihost: $label: not all jobs finished"
+	$STATS submit "$JOBS" $(((ROUND - 1) * JOBS)) "$TMP/submitted-$label-$ROUND" "${urls[@]}" \
+		<"$TMP/job.yaml" >"$TMP/submit-$label" || exit 1
+	wait_for "[ \$(count_finished ${urls[0]}) -ge $((JOBS * ROUND)) ]" 900 ||
+		echo "bench-multihost: $label: not all jobs finished"
 	t1=$(date +%s.%N)
-	cat "${journals[@]}" >"$TMP/journal-$label" 2>/dev/null
-	out=$($STATS stats "$TMP/journal-$label" "${dirs[@]}" -- "${urls[@]}") || exit 1
+	out=$($STATS stats "$TMP/submitted-$label-$ROUND" "${dirs[@]}" -- "${sims[@]}" -- "${urls[@]}") || exit 1
 	for h in "$@"; do rss="$rss${rss:+ / }$(rss_mb "$(eval echo \$PID_$h)")"; done
 	v() { echo "$out" | sed -n "s/^$1 //p"; }
 	awk -v l="$label" -v w="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
 	    -v s="$(sed -n 's/^submit_s //p' "$TMP/submit-$label")" -v c="$(v claims_per_s)" \
 	    -v p50="$(v latency_p50_ms)" -v p99="$(v latency_p99_ms)" -v d="$(v duplicates)" \
-	    -v c50="$(v claim_p50_ms)" -v c99="$(v claim_p99_ms)" \
+	    -v c50="$(v claim_p50_ms)" -v c99="$(v claim_p99_ms)" -v a99="$(v answer_p99_ms)" \
+	    -v o50="$(v power_p50_ms)" -v o99="$(v power_p99_ms)" -v mx="$(v latency_max_ms)" \
 	    -v lost="$(v lost)" -v ok="$(v complete)" -v rss="$rss" \
 	    -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
-		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms; duplicates %d, lost %d; peak RSS %s MiB; load average %s\n",
-			l, ok, w, s, c, c50, c99, p50, p99, d, lost, rss, la }'
-	for h in "$@"; do kill "$(eval echo \$PID_$h)"; done
+		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s, answer p99 %d ms); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms (max %d; claim to power-on p50 %d, p99 %d); duplicates %d, lost %d; peak RSS %s MiB; load average %s\n",
+			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, d, lost, rss, la }'
+}
+
+# rounds LABEL NAMES...: BENCH_MH_ROUNDS runs on the hosts NAMES, then they stop.
+rounds() {
+	local label=$1 h
+	for ROUND in $(seq 1 "${BENCH_MH_ROUNDS:-1}"); do
+		run "$label" "${@:2}"
+	done
+	for h in "${@:2}"; do kill "$(eval echo \$PID_$h)"; done
 	sleep 2
 }
 
@@ -101,8 +115,8 @@ for i in $(seq 1 "$HOSTS"); do
 	host "h$i" "$(pgconf "h$i")" "$BOARDS"
 	names+=("h$i")
 done
-run "$HOSTS hosts x $BOARDS boards, PostgreSQL" "${names[@]}"
+rounds "$HOSTS hosts x $BOARDS boards, PostgreSQL" "${names[@]}"
 for p in $(cat "$TMP"/h*/sim/simboard.pid 2>/dev/null); do kill "$p" 2>/dev/null; done
 
 host one "" "$JOBS"
-run "1 host x $JOBS boards, SQLite" one
+rounds "1 host x $JOBS boards, SQLite" one

@@ -2,14 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # multihost-stats.py -- bench-multihost's jobs: submit them, then measure.
 #
-#   multihost-stats.py submit N URL... -- N jobs (job file on stdin) spread over
-#       the URLs, 16 at a time; prints the wall time of the submissions
-#   multihost-stats.py stats JOURNAL STATE_DIR... -- URL... : from the first
-#       host's API (every host shows the lab's jobs) and the jobs' logs in the
-#       hosts' state directories: claims per second, latency from submit to
-#       the claim (the job's start) and to the board's power-on (the power
-#       command done; p50, p99), jobs lost, duplicate runs (the boards'
-#       own journal), as "key value" lines
+#   multihost-stats.py submit N FIRST OUT URL... -- N jobs (job file on stdin,
+#       JOBNUM their numbers k, FIRST to FIRST + N - 1) spread over the URLs, 16 at a time; OUT gets a line
+#       "k id sent answered" per job, the client's clock (CLOCK_REALTIME, s)
+#       as it sent the request and as it had the answer; prints the wall time
+#   multihost-stats.py stats SUBMITTED STATE_DIR... -- SIM_DIR... -- URL... :
+#       from the first host's API (every host shows the lab's jobs), the
+#       jobs' logs in the hosts' state directories and the simulated boards'
+#       own journals: claims per second, latency from the submission (the
+#       client sending it) to the claim (the job's first line in its log on
+#       the host that ran it) and to the board's power-on (the simulator's
+#       record of its power-on command, the job the one the board ran next;
+#       p50, p99), jobs lost, duplicate runs, as "key value" lines.  Every
+#       time is CLOCK_REALTIME of this machine, in microseconds or better.
 import datetime
 import json
 import os
@@ -17,23 +22,25 @@ import sys
 import threading
 import time
 import urllib.request
-from collections import Counter
 
 
 def iso(t):
     return datetime.datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
 
 
-def submit(n, urls, job):
-    errors, lock = [], threading.Lock()
+def submit(n, first, out, urls, job):
+    errors, lock, sent = [], threading.Lock(), {}
 
     def worker(k):
         for i in range(k, n, 16):
             req = urllib.request.Request(urls[i % len(urls)] + "/api/v1/jobs", method="POST",
-                                         data=job.replace(b"JOBNUM", b"%d" % i))
+                                         data=job.replace(b"JOBNUM", b"%d" % (first + i)))
             for _ in range(20):
                 try:
-                    urllib.request.urlopen(req, timeout=60).read()
+                    t = time.time()
+                    jid = json.load(urllib.request.urlopen(req, timeout=60))["id"]
+                    with lock:
+                        sent[first + i] = (jid, t, time.time())
                     break
                 except Exception as e:  # noqa: BLE001 -- retried, then reported
                     err = e
@@ -48,6 +55,9 @@ def submit(n, urls, job):
     for t in threads:
         t.join()
     print("submit_s %.2f" % (time.time() - t0))
+    with open(out, "w") as f:
+        for k in sorted(sent):
+            f.write("%d %d %.6f %.6f\n" % ((k,) + sent[k]))
     if errors:
         sys.exit("%d submissions failed: %s" % (len(errors), errors[0]))
 
@@ -64,16 +74,33 @@ def jobs_of(url):
         before = min(j["id"] for j in page)
 
 
-def power_on(state_dirs, jid):
+def job_start(state_dirs, jid):
+    """The first line of job @jid's log on the host that ran it: its claim done."""
     for d in state_dirs:
         try:
             with open(os.path.join(d, "jobs", str(jid), "labd.log")) as f:
-                for line in f:
-                    if " phase " in line and "power-on" in line:
-                        return iso(line.split()[0])
-        except OSError:
+                return iso(f.readline().split()[0])
+        except (OSError, IndexError, ValueError):
             continue
     return None
+
+
+def board_runs(sim_dirs):
+    """{k: [power-on time of the board before its run of RUN-mh-k, ...]} from the journals."""
+    runs = {}
+    for d in sim_dirs:
+        power = {}
+        try:
+            lines = open(os.path.join(d, "journal")).read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            w = line.split()
+            if len(w) == 3 and w[1] == "power-on":
+                power[w[0]] = int(w[2]) / 1e6
+            elif len(w) >= 2 and w[1].startswith("RUN-mh-"):
+                runs.setdefault(int(w[1][7:]), []).append(power.get(w[0]))
+    return runs
 
 
 def pct(v, p):
@@ -81,34 +108,43 @@ def pct(v, p):
     return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))] if v else float("nan")
 
 
-def stats(journal, state_dirs, urls):
-    jobs = jobs_of(urls[0])
-    lat, claim, first_sub, last_on = [], [], None, None
-    for j in jobs:
-        sub = iso(j["submitted"])
-        if j.get("started"):
-            claim.append(iso(j["started"]) - sub)
-        on = power_on(state_dirs, j["id"])
-        first_sub = sub if first_sub is None else min(first_sub, sub)
+def stats(submitted, state_dirs, sim_dirs, urls):
+    subs = [line.split() for line in open(submitted)]
+    ids = {int(s[1]) for s in subs}
+    jobs = [j for j in jobs_of(urls[0]) if j["id"] in ids]
+    runs = board_runs(sim_dirs)
+    runs = {k: runs.get(k, []) for k in (int(s[0]) for s in subs)}
+    lat, claim, answer, boot, first, last = [], [], [], [], None, None
+    for k, jid, sent, answered in subs:
+        k, jid, sent, answered = int(k), int(jid), float(sent), float(answered)
+        answer.append(answered - sent)
+        first = sent if first is None else min(first, sent)
+        started = job_start(state_dirs, jid)
+        if started is not None:
+            claim.append(started - sent)
+        on = (runs.get(k) or [None])[0]
         if on is not None:
-            lat.append(on - sub)
-            last_on = on if last_on is None else max(last_on, on)
-    runs = Counter(line.split()[1] for line in open(journal) if " RUN-" in line)
+            lat.append(on - sent)
+            last = on if last is None else max(last, on)
+            if started is not None:
+                boot.append(on - started)
     finished = sum(1 for j in jobs if j["state"] == "finished" and j.get("health") == "complete")
     print("jobs %d" % len(jobs))
     print("complete %d" % finished)
-    print("lost %d" % (len(jobs) - finished))
-    print("duplicates %d" % sum(c - 1 for c in runs.values() if c > 1))
-    print("claims_per_s %.1f" % (len(lat) / (last_on - first_sub) if lat else 0))
-    print("claim_p50_ms %.0f" % (pct(claim, 50) * 1000))
-    print("claim_p99_ms %.0f" % (pct(claim, 99) * 1000))
-    print("latency_p50_ms %.0f" % (pct(lat, 50) * 1000))
-    print("latency_p99_ms %.0f" % (pct(lat, 99) * 1000))
+    print("lost %d" % (len(subs) - finished))
+    print("duplicates %d" % sum(len(r) - 1 for r in runs.values() if len(r) > 1))
+    print("claims_per_s %.1f" % (len(lat) / (last - first) if lat and last > first else 0))
+    for key, v in (("answer", answer), ("claim", claim), ("latency", lat), ("power", boot)):
+        print("%s_p50_ms %.0f" % (key, pct(v, 50) * 1000))
+        print("%s_p99_ms %.0f" % (key, pct(v, 99) * 1000))
+        print("%s_max_ms %.0f" % (key, max(v or [float("nan")]) * 1000))
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "submit":
-        submit(int(sys.argv[2]), sys.argv[3:], sys.stdin.buffer.read())
+        submit(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:],
+               sys.stdin.buffer.read())
     else:
         i = sys.argv.index("--")
-        stats(sys.argv[2], sys.argv[3:i], sys.argv[i + 1:])
+        j = sys.argv.index("--", i + 1)
+        stats(sys.argv[2], sys.argv[3:i], sys.argv[i + 1:j], sys.argv[j + 1:])

@@ -218,6 +218,14 @@ int sim_ctl_client(int argc, char **argv);
 
 /* sim_board.c: time, output, scheduling, power, input */
 uint64_t sim_now(void);
+/* CLOCK_REALTIME in microseconds: the journal's clock, comparable with other processes' */
+uint64_t sim_realtime_us(void);
+/*
+ * sim_journal() - append "<board> TEXT" to <dir>/journal, one write per line:
+ * the board's own record (the jobs it ran, its power-ons) for the tests and
+ * the benchmarks; 0 or -1.
+ */
+int sim_journal(struct board *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t sim_rand(struct board *b);
 unsigned int sim_slow(const struct board *b, unsigned int ms);
 void sim_queue(struct board *b, const void *p, size_t n);

@@ -2,10 +2,13 @@
 /* sim_board.c -- simboard: board output queue, scheduling, power and line editing */
 #include "sim.h"
 
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *const mode_names[MODE_COUNT] = {
 	[MODE_NORMAL] = "normal",
@@ -51,6 +54,38 @@ uint64_t sim_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t sim_realtime_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int sim_journal(struct board *b, const char *fmt, ...)
+{
+	char path[4096], line[1024];
+	va_list ap;
+	size_t n;
+	int fd, r = 0;
+
+	n = (size_t)snprintf(line, sizeof(line), "%s ", b->name);
+	va_start(ap, fmt);
+	if (n < sizeof(line))
+		n += (size_t)vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	va_end(ap);
+	if (n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	sim_dir_path(path, sizeof(path), "journal", "");
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, line, n) != (ssize_t)n)
+		r = -1;
+	if (fd >= 0)
+		close(fd);
+	return r;
 }
 
 /* splitmix64: small, good enough, and reproducible from the seed. */

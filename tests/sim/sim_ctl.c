@@ -3,6 +3,7 @@
 #include "sim.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,9 @@ static const char *board_set(struct board *b, const char *cmd, const char *arg)
 		} else {
 			return "usage: power NAME on|off|reset";
 		}
+		/* when it was powered on, for bench-multihost's latency (its clock's) */
+		if (strcmp(arg, "off"))
+			sim_journal(b, "power-on %" PRIu64, sim_realtime_us());
 	} else if (!strcmp(cmd, "mode")) {
 		m = sim_mode_parse(arg);
 		if (m < 0)

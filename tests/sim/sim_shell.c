@@ -449,25 +449,17 @@ static int sh_sleep(struct board *b, int argc, char **argv)
  */
 static int sh_journal(struct board *b, int argc, char **argv)
 {
-	char path[4096], line[1024];
-	size_t n;
-	int fd, i;
+	char line[1024];
+	size_t n = 0;
+	int i;
 
-	n = (size_t)snprintf(line, sizeof(line), "%s", b->name);
+	line[0] = '\0';
 	for (i = 1; i < argc && n < sizeof(line) - 1; i++)
-		n += (size_t)snprintf(line + n, sizeof(line) - n, " %s", argv[i]);
-	if (n > sizeof(line) - 2)
-		n = sizeof(line) - 2;
-	line[n++] = '\n';
-	sim_dir_path(path, sizeof(path), "journal", "");
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, line, n) != (ssize_t)n) {
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", i > 1 ? " " : "", argv[i]);
+	if (sim_journal(b, "%s", line) < 0) {
 		sim_puts(b, "journal: cannot write\r\n");
-		if (fd >= 0)
-			close(fd);
 		return 1;
 	}
-	close(fd);
 	return 0;
 }
 
