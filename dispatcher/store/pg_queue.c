@@ -73,9 +73,14 @@ static const char sql_claim[] =
 	"  RETURNING id)"
 	" UPDATE jobs SET state = 'running', device = $2, started = $5::bigint, host = $6"
 	" WHERE id = (SELECT job FROM pick WHERE job_first) RETURNING id";
-/* what the claim (or one in doubt) took: $1 board, $2 host, $3 the whens (reservations: $2) */
+/*
+ * what the claim (or one in doubt) took: $1 board, $2 host, $3 the whens
+ * (reservations: $2); a job with the number of its last event, for the
+ * events this host adds (the job may have been queued by another host)
+ */
 static const char sql_claimed_job[] =
-	"SELECT " PG_JOB_COLUMNS " FROM jobs WHERE state = 'running' AND device = $1"
+	"SELECT " PG_JOB_COLUMNS ", (SELECT COALESCE(MAX(seq), 0) FROM events e"
+	" WHERE e.job_id = jobs.id) FROM jobs WHERE state = 'running' AND device = $1"
 	" AND host = $2 AND started = ANY($3::bigint[]) ORDER BY started, id LIMIT 1";
 static const char sql_claimed_reservation[] =
 	"SELECT " PG_RESERVATION_COLUMNS " FROM reservations WHERE state = 'active'"
@@ -234,6 +239,8 @@ static void read_claimed_job(int err, PGresult *res, const char *msg, void *user
 {
 	struct pg_claim *cl = userdata;
 
+	if (!err && PQntuples(res))	/* its last event: the last column */
+		pg_event_seq_note(cl->ps, pg_int(res, 0, 0), pg_int(res, 0, PQnfields(res) - 1));
 	read_claimed(cl, err, res, msg, &pg_job_reader, &cl->c.job, STORE_CLAIMED_JOB);
 }
 
