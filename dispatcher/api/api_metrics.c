@@ -94,11 +94,30 @@ static void hist_observe(struct histogram *h, double v)
 
 /* ---- what is counted ---- */
 
+/* A finished job's duration, once its record is read (store_read_later()). */
+struct duration_due {
+	struct api_metrics *m;
+	int64_t job_id;
+	uint64_t ended;
+};
+
+static void observe_duration(void *userdata)
+{
+	struct duration_due *d = userdata;
+	struct job_record rec = { 0 };
+
+	/* from the record: the "started" event may predate this process */
+	if (store_job_get(d->m->d->store, d->job_id, &rec) == 0 && rec.started &&
+	    d->ended > rec.started)
+		hist_observe(&d->m->job_seconds, (double)(d->ended - rec.started) / 1e6);
+	job_record_release(&rec);
+}
+
 static void count_finished(struct api_metrics *m, const struct event *ev)
 {
+	struct duration_due *d = malloc(sizeof(*d));
 	enum job_health h;
 	enum error_type t;
-	struct job_record rec = { 0 };
 
 	if (job_health_from_name(json_string_value(json_object_get(ev->data, "health")), &h) < 0)
 		h = JOB_HEALTH_UNKNOWN;
@@ -106,11 +125,10 @@ static void count_finished(struct api_metrics *m, const struct event *ev)
 				 &t) < 0)
 		t = ERROR_NONE;
 	m->finished[h][t]++;
-	/* the duration from the record: the "started" event may predate this process */
-	if (store_job_get(m->d->store, ev->job_id, &rec) == 0 && rec.started &&
-	    ev->ts > rec.started)
-		hist_observe(&m->job_seconds, (double)(ev->ts - rec.started) / 1e6);
-	job_record_release(&rec);
+	if (!d)
+		return;	/* out of memory: its duration is not counted */
+	*d = (struct duration_due){ m, ev->job_id, ev->ts };
+	store_read_later(m->d->store, m, observe_duration, free, d);
 }
 
 /* A boot phase was reached @t seconds after power-on: the histogram of its name. */
@@ -464,6 +482,7 @@ struct api_metrics *api_metrics_free(struct api_metrics *m)
 	if (!m)
 		return NULL;
 	events_unlisten(m->events);
+	store_read_later_forget(m->d->store, m);
 	loop_source_free(m->lag_timer);
 	free(m);
 	return NULL;

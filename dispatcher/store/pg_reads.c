@@ -9,7 +9,9 @@
  * caller runs again, and the same reads, in the same order and with the
  * same parameters, are answered from what was kept (one that differs is
  * sent again).  A handler with N dependent reads runs N + 1 times, each
- * run cheap; independent reads of one run go out pipelined.
+ * run cheap; independent reads of one run go out pipelined.  A context
+ * may open inside another (store_read_later() from a GET handler): the
+ * outer one is the current one again when the inner one ends.
  */
 #include "store/pg_internal.h"
 
@@ -40,6 +42,7 @@ struct pg_reads {
 	unsigned outstanding;	/* answers not in yet */
 	bool sent;		/* the current run sent a read */
 	bool forgotten;		/* freed when its last answer comes */
+	struct pg_reads *outer;	/* the context open when this one began (nested), or NULL */
 	struct pg_store *ps;
 	struct pg_reads *link;	/* ps->reads */
 };
@@ -215,6 +218,7 @@ int pg_read_begin(struct store *st, store_done_fn done, void *userdata)
 	ctx->done = done;
 	ctx->next = 0;
 	ctx->sent = false;
+	ctx->outer = ps->reading != ctx ? ps->reading : NULL;
 	ps->reading = ctx;
 	return 0;
 }
@@ -224,9 +228,10 @@ int pg_read_end(struct store *st)
 	struct pg_store *ps = pg_of(st);
 	struct pg_reads *ctx = ps->reading;
 
-	ps->reading = NULL;
 	if (!ctx)
 		return 0;
+	ps->reading = ctx->outer;
+	ctx->outer = NULL;
 	if (ctx->sent || ctx->outstanding)
 		return 1;
 	reads_free(ps, ctx);
@@ -249,7 +254,7 @@ void pg_reads_forget(struct pg_store *ps, void *userdata)
 		if (ctx->userdata != userdata)
 			continue;
 		if (ps->reading == ctx)
-			ps->reading = NULL;
+			ps->reading = ctx->outer;
 		if (ctx->outstanding)
 			ctx->forgotten = true;
 		else

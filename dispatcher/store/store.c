@@ -302,6 +302,7 @@ struct store *store_close(struct store *st)
 		st->depth = 0;
 		st->ops->commit(st);
 	}
+	store_read_later_forget(st, NULL);
 	st->ops->close(st);
 	return NULL;
 }
@@ -685,6 +686,81 @@ int store_read_end(struct store *st)
 bool store_read_pending(const struct store *st)
 {
 	return st->ops->read_pending && st->ops->read_pending(st);
+}
+
+/* A store_read_later() whose reads are on their way. */
+struct store_later {
+	struct store *st;
+	const void *owner;
+	void (*fn)(void *userdata);
+	void (*release)(void *userdata);
+	void *userdata;
+	struct store_later *next;	/* st->later */
+};
+
+static void later_free(struct store_later *l)
+{
+	struct store_later **pp;
+
+	for (pp = &l->st->later; *pp; pp = &(*pp)->next) {
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	}
+	l->release(l->userdata);
+	free(l);
+}
+
+static void later_answered(int err, void *userdata);
+
+/* One run of @l's function; it stays while reads are on their way. */
+static void later_run(struct store_later *l)
+{
+	if (store_read_begin(l->st, later_answered, l) < 0) {
+		l->fn(l->userdata);	/* no context (out of memory): its reads wait */
+		later_free(l);
+		return;
+	}
+	l->fn(l->userdata);
+	if (store_read_end(l->st) <= 0)
+		later_free(l);
+}
+
+static void later_answered(int err, void *userdata)
+{
+	later_run(userdata);
+}
+
+int store_read_later(struct store *st, const void *owner, void (*fn)(void *userdata),
+		     void (*release)(void *userdata), void *userdata)
+{
+	struct store_later *l = calloc(1, sizeof(*l));
+
+	if (!l) {
+		fn(userdata);
+		release(userdata);
+		return -ENOMEM;
+	}
+	*l = (struct store_later){ st, owner, fn, release, userdata, st->later };
+	st->later = l;
+	later_run(l);
+	return 0;
+}
+
+void store_read_later_forget(struct store *st, const void *owner)
+{
+	struct store_later *l, *next;
+
+	if (!st)
+		return;
+	for (l = st->later; l; l = next) {
+		next = l->next;
+		if (owner && l->owner != owner)
+			continue;
+		store_forget(st, l);
+		later_free(l);
+	}
 }
 
 void store_forget(struct store *st, void *userdata)

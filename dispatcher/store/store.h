@@ -97,15 +97,15 @@
  *     start-up and the API read.  The API's GET handlers run inside a read
  *     context (store_read_begin()): on PostgreSQL each read is sent, the
  *     handler's connection suspended, and the handler run again with the
- *     answers (pg_reads.c); GET /health's job counts are counts kept at
- *     most a second old, refreshed without waiting.  Reads made elsewhere
- *     from the loop (POST handlers that read before they write, such as
- *     cancel; the notify backend reading a job as it starts and ends; a
- *     job's end retried; the metrics of a finished job; the results
- *     backends' catch-up) still
- *     wait for their answer, bounded by the store's `timeout`; at start-up
- *     (outside the loop's callbacks) every read waits.  SQLite answers
- *     every read at once.
+ *     answers (pg_reads.c); code reacting to an event does the same through
+ *     store_read_later() (the notify backend, /metrics' job durations); GET
+ *     /health's job counts are counts kept at most a second old, refreshed
+ *     without waiting.  Reads made elsewhere from the loop (POST handlers
+ *     that read before they write, such as cancel; a job's end retried; the
+ *     reports the results backends build) still wait for their answer,
+ *     bounded by the store's `timeout` (doc/multi-host.md lists them); at
+ *     start-up (outside the loop's callbacks) every read waits.  SQLite
+ *     answers every read at once.
  *  store_forget() drops the completions of a caller that goes away; the
  *  store_params.loop is where an asynchronous driver registers its socket
  *  and timers (SQLite: its commit at the next iteration).
@@ -638,6 +638,23 @@ int store_sync(struct store *st, store_done_fn done, void *userdata);
 int store_read_begin(struct store *st, store_done_fn done, void *userdata);
 int store_read_end(struct store *st);
 bool store_read_pending(const struct store *st);
+
+/**
+ * store_read_later() - run @fn(@userdata) now and, when it read something
+ * an asynchronous store sent to the database, again once the answers are in
+ * (a read context, store_read_begin()): for code that reacts to something
+ * (an event) and may do so a little later, never waiting in the loop.  @fn
+ * must not act on a run whose reads were sent (store_read_pending(); its
+ * reads fail with -EINPROGRESS).  @release(@userdata) is called after the
+ * last run, or when store_read_later_forget(@owner) drops it, or at
+ * store_close().  SQLite runs @fn once, now.  Returns 0, or -ENOMEM after
+ * running @fn once with reads that wait (and releasing @userdata).
+ */
+int store_read_later(struct store *st, const void *owner, void (*fn)(void *userdata),
+		     void (*release)(void *userdata), void *userdata);
+
+/** store_read_later_forget() - drop (release) @owner's store_read_later() runs not done yet. */
+void store_read_later_forget(struct store *st, const void *owner);
 
 /** store_forget() - never call the pending completions given @userdata. */
 void store_forget(struct store *st, void *userdata);

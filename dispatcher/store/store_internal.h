@@ -77,6 +77,7 @@ void store_rows_release(struct store_rows *rows);
 struct store {
 	const struct store_ops *ops;
 	unsigned depth;		/* store_begin() nesting, kept by store.c */
+	struct store_later *later;	/* store_read_later()'s waiting for answers, kept by store.c */
 };
 
 /* One entry per function of store.h, with the same meaning. */

@@ -105,33 +105,69 @@ static int spool_callback(struct notify_backend *nb, int64_t id, const struct jo
 	return err;
 }
 
-static void notify_event(struct backend *b, const struct event *ev)
+/* A job started or ended: what its callbacks want of it (store_read_later()). */
+struct notify_due {
+	struct notify_backend *nb;
+	int64_t job_id;
+	char kind[16];		/* "started" or "finished" */
+	char *health;		/* "finished": the job's health, or NULL */
+};
+
+static void due_free(void *userdata)
 {
-	struct notify_backend *nb = to_notify(b);
-	const char *health = json_string_value(json_object_get(ev->data, "health"));
+	struct notify_due *d = userdata;
+
+	free(d->health);
+	free(d);
+}
+
+/* Spool the job's callbacks due now; nothing in a run whose read went to the database. */
+static void spool_due(void *userdata)
+{
+	struct notify_due *d = userdata;
+	struct backend *b = &d->nb->b;
 	struct job_record rec = { 0 };
 	struct job *job = NULL;
 	size_t i, n = 0;
 	int err;
 
-	if (strcmp(ev->kind, "started") && strcmp(ev->kind, "finished"))
-		return;
-	if (store_job_get(b->deps->store, ev->job_id, &rec) == 0)
+	if (store_job_get(b->deps->store, d->job_id, &rec) == 0)
 		job = report_parse_job(&rec);
 	for (i = 0; job && job->has_notify && i < job->notify.n_callbacks; i++) {
-		if (!wanted(job->notify.status, ev->kind, health ? health : ""))
+		if (!wanted(job->notify.status, d->kind, d->health ? d->health : ""))
 			continue;
-		err = spool_callback(nb, ev->job_id, &job->notify.callbacks[i]);
+		err = spool_callback(d->nb, d->job_id, &job->notify.callbacks[i]);
 		if (err < 0)
-			backend_report(b, ev->job_id, "cannot spool the callback to '%s': %s",
+			backend_report(b, d->job_id, "cannot spool the callback to '%s': %s",
 				       job->notify.callbacks[i].url, strerror(-err));
 		else
 			n++;
 	}
 	if (n)
-		upload_kick(nb->up);
+		upload_kick(d->nb->up);
 	job_free(job);
 	job_record_release(&rec);
+}
+
+/* The job is read without waiting in the loop: its callbacks are spooled once it is in. */
+static void notify_event(struct backend *b, const struct event *ev)
+{
+	const char *health = json_string_value(json_object_get(ev->data, "health"));
+	struct notify_due *d;
+
+	if (strcmp(ev->kind, "started") && strcmp(ev->kind, "finished"))
+		return;
+	d = calloc(1, sizeof(*d));
+	if (!d || (health && !(d->health = strdup(health)))) {
+		backend_report(b, ev->job_id, "cannot look for the job's callbacks: %s",
+			       strerror(ENOMEM));
+		free(d);
+		return;
+	}
+	d->nb = to_notify(b);
+	d->job_id = ev->job_id;
+	snprintf(d->kind, sizeof(d->kind), "%s", ev->kind);
+	store_read_later(b->deps->store, d->nb, spool_due, due_free, d);
 }
 
 /* ---- sending: one callback per request, its body built now ---- */
@@ -302,6 +338,7 @@ static void notify_free(struct backend *b)
 {
 	struct notify_backend *nb = to_notify(b);
 
+	store_read_later_forget(b->deps->store, nb);
 	upload_free(nb->up);
 	spool_close(nb->sp);
 	json_decref(nb->tokens);
