@@ -421,13 +421,22 @@ static int make_dirs(const struct lab_config *c)
 	return 0;
 }
 
-/* Another labd host queued a job or changed a board (a shared store): plan again. */
+/* The queue changed in a way not told entry by entry (a shared store): every free board claims. */
 static void on_store_changed(void *userdata)
 {
 	struct daemon *d = userdata;
 
 	if (d->sched)
 		sched_kick(d->sched);
+}
+
+/* Another labd host queued an entry (a shared store): a free board that fits it claims. */
+static void on_store_queued(const struct store_queued *q, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (d->sched)
+		sched_entry_queued(d->sched, q);
 }
 
 /*
@@ -454,6 +463,7 @@ static int open_store(struct daemon *d, struct diag *diag)
 		.state_dir = d->cfg->state_dir,
 		.loop = d->loop,
 		.changed = on_store_changed,
+		.queued = on_store_queued,
 		.fenced = on_store_fenced,
 		.changed_userdata = d,
 	};

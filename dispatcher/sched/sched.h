@@ -44,6 +44,7 @@
 struct board;
 struct diag;
 struct reservation_record;
+struct store_queued;
 struct lab;
 struct sched;
 
@@ -118,6 +119,12 @@ void sched_board_changed(struct sched *s, struct board *b);
 
 /** sched_reservation_queued() - waiting reservation @rec entered the queue. */
 void sched_reservation_queued(struct sched *s, const struct reservation_record *rec);
+
+/**
+ * sched_entry_queued() - another host queued entry @q (store_params.queued):
+ * a free board of this host that fits it claims, as for an entry of its own.
+ */
+void sched_entry_queued(struct sched *s, const struct store_queued *q);
 
 /** sched_recover() - requeue or finish jobs left running by a previous labd. */
 int sched_recover(struct sched *s);

@@ -411,6 +411,18 @@ void sched_reservation_queued(struct sched *s, const struct reservation_record *
 	arrive(s, a, rec->device_type, NULL, rec->tags);
 }
 
+void sched_entry_queued(struct sched *s, const struct store_queued *q)
+{
+	struct reservation_record rec = { .id = q->reservation, .board = (char *)q->board,
+					  .device_type = (char *)q->device_type,
+					  .tags = (char *)q->tags };
+
+	if (q->job)
+		sched_job_queued(s, q->job, q->device_type, NULL, q->tags, q->avoid);
+	else
+		sched_reservation_queued(s, &rec);
+}
+
 int sched_position(struct sched *s, int64_t id, size_t *ret)
 {
 	int64_t pos;

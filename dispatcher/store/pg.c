@@ -92,6 +92,7 @@ int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct p
 	    pg_read_fn read, void *userdata)
 {
 	struct pg_wait *w = calloc(1, sizeof(*w));
+	uint64_t t0 = pg_now();
 	int r;
 
 	if (!w)
@@ -113,7 +114,9 @@ int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct p
 		free(w);
 		return r;
 	}
-	r = pg_conn_wait(ps->conn, &w->done, pg_now() + ps->timeout, !ps->patient);
+	r = pg_conn_wait(ps->conn, &w->done, t0 + ps->timeout, !ps->patient);
+	if (ps->loop && ps->opened)	/* what still waits in labd's loop (doc/multi-host.md) */
+		log_debug("store: waited %" PRIu64 " us for the database to %s", pg_now() - t0, op);
 	if (r < 0) {
 		w->abandoned = true;	/* its completion frees it */
 		pg_log_call_error(ps, op, r, NULL);
@@ -283,6 +286,7 @@ static void pg_close(struct store *st)
 	pg_claims_free(ps);
 	pg_reads_free(ps);
 	pg_tokens_free(ps);
+	pg_host_free(ps);
 	pg_writer_close(ps);
 	free(ps->host);
 	free(ps->url);
@@ -430,6 +434,7 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 	ps->store.ops = &pg_ops;
 	ps->loop = p->loop;
 	ps->changed = p->changed;
+	ps->queued = p->queued;
 	ps->fenced_fn = p->fenced;
 	ps->changed_userdata = p->changed_userdata;
 	if (p->host_url && !(ps->url = strdup(p->host_url))) {
@@ -464,6 +469,7 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 err:
 	pg_conn_free(ps->conn);
 	pg_tokens_free(ps);
+	pg_host_free(ps);
 	pg_writer_close(ps);
 	free(ps->host);
 	free(ps->url);

@@ -440,7 +440,8 @@ static void deliver_notifies(struct pg_conn *c)
 
 	while (c->conn && (n = PQnotifies(c->conn))) {
 		if (c->notify)
-			c->notify(n->relname, n->extra ? n->extra : "", c->notify_userdata);
+			c->notify(n->relname, n->extra ? n->extra : "",
+				  n->be_pid == PQbackendPID(c->conn), c->notify_userdata);
 		PQfreemem(n);
 	}
 }

@@ -56,8 +56,8 @@ struct pg_conn;
  */
 typedef void (*pg_done_fn)(int err, PGresult *res, const char *msg, void *userdata);
 
-/* A notification on a channel we listen to; @payload may be "". */
-typedef void (*pg_notify_fn)(const char *channel, const char *payload, void *userdata);
+/* A notification on a channel we listen to; @payload may be ""; @own: sent through this connection. */
+typedef void (*pg_notify_fn)(const char *channel, const char *payload, bool own, void *userdata);
 
 /* The connection went up (@up true: LISTENs sent) or down. */
 typedef void (*pg_state_fn)(bool up, void *userdata);

@@ -5,7 +5,7 @@
  * out is reaped by whichever host sees it first (its running jobs requeued
  * once or failed, its boards offline, its boards' active reservations
  * ended); one name runs once (a session advisory lock per host name); the
- * hosts wake each other with NOTIFY on the queue and on the boards
+ * hosts wake each other with NOTIFY on the queue, naming the entry queued
  */
 #include "store/pg_internal.h"
 
@@ -15,8 +15,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/strv.h"
 
 /* The session lock of a host name: pg_try_advisory_lock(PG_HOST_LOCK, hashtext(name)). */
 #define PG_HOST_LOCK "1818321509"
@@ -192,16 +195,53 @@ static int on_lease(struct loop_source *s, uint64_t now_mono, void *userdata)
 	return 0;
 }
 
-static void on_notify(const char *channel, const char *payload, void *userdata)
+char *pg_queue_payload(const char *kind, int64_t id, const char *device_type, const char *tags,
+		       const char *board)
+{
+	json_t *o = id ? json_pack("{sI, ss?, ss?, ss?}", kind, (json_int_t)id, "type", device_type,
+				   "tags", tags, "board", board) : json_object();
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	json_decref(o);
+	return text;
+}
+
+static const char *payload_text(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/* An entry another host queued: a free board of this host that fits it claims. */
+static void entry_queued(struct pg_store *ps, const char *payload)
+{
+	json_t *o = payload[0] ? json_loads(payload, 0, NULL) : NULL;
+	struct store_queued q = {
+		json_integer_value(json_object_get(o, "job")),
+		json_integer_value(json_object_get(o, "reservation")),
+		payload_text(o, "type"), payload_text(o, "tags"), payload_text(o, "board"),
+		payload_text(o, "avoid"),
+	};
+
+	if (ps->queued && q.device_type && (q.job > 0 || q.reservation > 0))
+		ps->queued(&q, ps->changed_userdata);
+	else if (ps->changed)	/* no entry named (a host reaped): every free board claims */
+		ps->changed(ps->changed_userdata);
+	json_decref(o);
+}
+
+static void types_reload(struct pg_store *ps);
+
+static void on_notify(const char *channel, const char *payload, bool own, void *userdata)
 {
 	struct pg_store *ps = userdata;
 
-	if (!strcmp(channel, PG_CHANNEL_TOKENS)) {
+	if (!strcmp(channel, PG_CHANNEL_TOKENS))
 		pg_tokens_reload(ps);
-		return;
-	}
-	if (ps->changed)
-		ps->changed(ps->changed_userdata);
+	else if (!strcmp(channel, PG_CHANNEL_BOARDS) && !own && payload[0] && ps->types_known &&
+		 !strv_contains(ps->other_types, payload) && strv_push(&ps->other_types, payload) < 0)
+		types_reload(ps);	/* no memory to add it: read them all again */
+	else if (!strcmp(channel, PG_CHANNEL_QUEUE) && !(own && payload[0]))
+		entry_queued(ps, payload);	/* this host's own entries are placed already */
 }
 
 void pg_host_state(struct pg_store *ps, bool up)
@@ -215,6 +255,7 @@ void pg_host_state(struct pg_store *ps, bool up)
 	if (ps->lease_timer)	/* renew at once: the others may be reaping */
 		loop_timer_set(ps->lease_timer, ps->up_since);
 	pg_tokens_reload(ps);	/* the tokens added while away were not heard of */
+	types_reload(ps);	/* the boards registered meanwhile */
 	if (ps->changed)	/* what changed while away: plan again */
 		ps->changed(ps->changed_userdata);
 }
@@ -236,6 +277,8 @@ int pg_host_start(struct pg_store *ps)
 	if (!r)
 		r = pg_conn_listen(ps->conn, PG_CHANNEL_BOARDS);
 	if (!r)
+		types_reload(ps);
+	if (!r)
 		r = pg_conn_listen(ps->conn, PG_CHANNEL_TOKENS);
 	return r;
 }
@@ -255,6 +298,18 @@ static const char sql_board_owner[] = "SELECT host FROM devices WHERE name = $1"
 static const char sql_board_back[] =
 	"UPDATE devices SET state = 'idle', reason = NULL"
 	" WHERE name = $1 AND host = $2 AND state = 'bad' AND reason = 'its host stopped'";
+
+static const char sql_tell_type[] = "SELECT pg_notify('" PG_CHANNEL_BOARDS "', $1)";
+
+/* The other hosts learn that this one has boards of @type (once per type), not waiting. */
+static void tell_type(struct pg_store *ps, const char *type)
+{
+	const char *v[1] = { type };
+
+	if (!type || strv_contains(ps->own_types, type) || strv_push(&ps->own_types, type) < 0)
+		return;
+	pg_conn_send(ps->conn, sql_tell_type, 1, v, PG_CMD_SYNC, NULL, NULL);
+}
 
 struct owner_read {
 	char *owner;
@@ -294,7 +349,10 @@ int pg_board_register(struct store *st, const char *name, const char *device_typ
 	memset(&a, 0, sizeof(a));
 	pg_arg_text(&a, name);
 	pg_arg_text(&a, ps->host);
-	return pg_call(ps, "take a board back", sql_board_back, &a, NULL, NULL);
+	r = pg_call(ps, "take a board back", sql_board_back, &a, NULL, NULL);
+	if (!r)
+		tell_type(ps, device_type);
+	return r;
 }
 
 /* ---- the other hosts' addresses, for requests forwarded to them ---- */
@@ -332,15 +390,70 @@ int pg_host_url(struct store *st, const char *host, char **ret)
 	return 0;
 }
 
+/*
+ * The device types of the other hosts' boards: read when the loop starts and
+ * when the connection comes back, added to as the others NOTIFY a board
+ * registered (PG_CHANNEL_BOARDS); a row of `devices` stays when its host
+ * stops, so the set only grows.
+ */
 static const char sql_board_elsewhere[] =
 	"SELECT EXISTS (SELECT 1 FROM devices WHERE device_type = $1 AND host <> $2)";
+static const char sql_other_types[] =
+	"SELECT DISTINCT device_type FROM devices WHERE host <> $1 AND device_type IS NOT NULL";
+
+static void types_loaded(int err, PGresult *res, const char *msg, void *userdata)
+{
+	struct pg_store *ps = userdata;
+	char **types = NULL;
+	int i;
+
+	ps->types_loading = false;
+	for (i = 0; !err && i < PQntuples(res); i++)
+		if (strv_push(&types, pg_value(res, i, 0)) < 0)
+			err = -ENOMEM;
+	if (!err) {
+		strv_free(ps->other_types);
+		ps->other_types = types;
+		ps->types_known = true;
+	} else {
+		strv_free(types);
+	}
+	if (ps->types_again) {
+		ps->types_again = false;
+		types_reload(ps);
+	}
+}
+
+static void types_reload(struct pg_store *ps)
+{
+	const char *v[1] = { ps->host };
+
+	if (!ps->loop)
+		return;
+	if (ps->types_loading) {
+		ps->types_again = true;
+		return;
+	}
+	if (pg_conn_send(ps->conn, sql_other_types, 1, v, PG_CMD_SYNC, types_loaded, ps) == 0)
+		ps->types_loading = true;
+}
 
 int pg_board_elsewhere(struct store *st, const char *device_type, bool *ret)
 {
+	struct pg_store *ps = pg_of(st);
 	struct pg_args a = { 0 };
 
+	if (ps->types_known) {	/* the loop's case: no waiting */
+		*ret = strv_contains(ps->other_types, device_type);
+		return 0;
+	}
 	pg_arg_text(&a, device_type);
-	pg_arg_text(&a, pg_of(st)->host);
-	return pg_call(pg_of(st), "look for boards of a type", sql_board_elsewhere, &a,
-		       read_exists, ret);
+	pg_arg_text(&a, ps->host);
+	return pg_call(ps, "look for boards of a type", sql_board_elsewhere, &a, read_exists, ret);
+}
+
+void pg_host_free(struct pg_store *ps)
+{
+	ps->other_types = strv_free(ps->other_types);
+	ps->own_types = strv_free(ps->own_types);
 }

@@ -33,9 +33,17 @@
 #define PG_COUNTS_AGE (1000 * 1000ULL)	/* usec: kept job counts asked again after */
 #define PG_COUNTED_STATES JOB_STATE_FINISHED	/* the states whose counts are kept */
 #define PG_CLAIM_DOUBTS 8	/* a board's claims whose answer was lost, looked for again */
-#define PG_CHANNEL_QUEUE "labd_queue"	/* NOTIFY: a queue entry came or went back */
-#define PG_CHANNEL_BOARDS "labd_boards"	/* NOTIFY: a board changed */
+/*
+ * NOTIFY: a queue entry came or went back.  Its payload is the entry, a JSON
+ * object {"job": ID or "reservation": ID, "type": "...", "tags": "[...]",
+ * "board": "...", "avoid": "..."} (tags as JSON text, the last three may be
+ * null): the other hosts make one of their free boards that fits it claim.
+ * No payload (a host reaped): every free board claims.
+ */
+#define PG_CHANNEL_QUEUE "labd_queue"
 #define PG_CHANNEL_TOKENS "labd_tokens"	/* NOTIFY: a token was added */
+/* NOTIFY: a host registered a board; the payload is its device type */
+#define PG_CHANNEL_BOARDS "labd_boards"
 
 struct pg_entry;
 struct pg_claim;
@@ -63,6 +71,7 @@ struct pg_store {
 	char *host;		/* this host's name in the lab */
 	char *url;		/* its API, for the other hosts, or NULL */
 	void (*changed)(void *userdata);	/* store_params.changed */
+	void (*queued)(const struct store_queued *q, void *userdata);	/* .queued */
 	void (*fenced_fn)(void *userdata);	/* store_params.fenced */
 	void *changed_userdata;
 	bool fenced;		/* reaped by another host: writes dropped (pg_host_fence()) */
@@ -91,6 +100,11 @@ struct pg_store {
 	/* every token of the lab, for authenticating without waiting (pg_tokens.c) */
 	struct store_rows tokens;
 	bool tokens_loading;
+	/* the device types of the other hosts' boards, kept for the loop (pg_hosts.c) */
+	char **other_types;
+	char **own_types;	/* this host's, told to the others */
+	bool types_known;	/* other_types was read once */
+	bool types_loading, types_again;
 	/* reads that complete later (pg_reads.c) */
 	struct pg_reads *reads;		/* the contexts of callers waiting for answers */
 	struct pg_reads *reading;	/* between store_read_begin() and _end(), or NULL */
@@ -148,6 +162,10 @@ bool pg_read_pending(const struct store *st);
 /* pg_reads_forget() - store_forget() of read contexts; pg_reads_free() at close. */
 void pg_reads_forget(struct pg_store *ps, void *userdata);
 void pg_reads_free(struct pg_store *ps);
+
+/* pg_queue_payload() - PG_CHANNEL_QUEUE's payload of an entry (caller frees), or NULL. */
+char *pg_queue_payload(const char *kind, int64_t id, const char *device_type, const char *tags,
+		       const char *board);
 
 /* pg_changed() - the rows an UPDATE or DELETE @res changed. */
 int64_t pg_changed(PGresult *res);
@@ -308,6 +326,9 @@ extern const struct pg_reader pg_reservation_reader;	/* pg_reservations.c */
 
 /* pg_counts_fill() - the kept job counts, waiting (at open). */
 int pg_counts_fill(struct pg_store *ps);
+
+/* pg_host_free() - what pg_hosts.c keeps (pg_close()). */
+void pg_host_free(struct pg_store *ps);
 
 /* ---- tokens (pg_tokens.c) ---- */
 

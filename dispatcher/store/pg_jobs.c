@@ -72,7 +72,7 @@ static const char sql_insert[] =
 	" attempt, retries_left, recovered, last_error, session, id, avoid)"
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
 	" $18, $19, $20, $21, COALESCE($22::bigint, nextval('jobs_id_seq')), $23) RETURNING id";
-/* the other hosts plan again when a job is queued */
+/* the other hosts' free boards claim it (PG_CHANNEL_QUEUE) */
 static const char sql_notify[] = "SELECT pg_notify('" PG_CHANNEL_QUEUE "', $1)";
 static const char sql_get[] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1";
 static const char sql_list[] =
@@ -112,9 +112,11 @@ static const char sql_requeue[] =
 	" retries_left = CASE WHEN $2 THEN retries_left ELSE GREATEST(retries_left - 1, 0) END,"
 	" recovered = recovered OR $2, results_pass = 0, results_fail = 0, results_skip = 0,"
 	" results_unknown = 0, avoid = CASE WHEN $2 THEN avoid ELSE device END"
-	" WHERE id = $1 RETURNING id),"
-	" r AS (DELETE FROM results WHERE job_id IN (SELECT id FROM j))"
-	" SELECT count(*) FROM j";
+	" WHERE id = $1 RETURNING id, device_type, tags, avoid, session),"
+	" r AS (DELETE FROM results WHERE job_id IN (SELECT id FROM j)),"
+	" n AS (SELECT pg_notify('" PG_CHANNEL_QUEUE "', json_build_object('job', id, 'type',"
+	"  device_type, 'tags', tags, 'avoid', avoid)::text) FROM j WHERE NOT session)"
+	" SELECT (SELECT count(*) FROM j), (SELECT count(*) FROM n)";
 static const char sql_count[] = "SELECT count(*) FROM jobs WHERE state = $1";
 /* one statement, as SQLite's savepoint: the first removal of each kind is remembered */
 static const char sql_prune[] =
@@ -198,13 +200,18 @@ void pg_job_args(struct pg_args *a, const struct job_record *rec, int attempt)
 int pg_job_insert(struct store *st, struct job_record *rec)
 {
 	int attempt = rec->attempt > 1 ? rec->attempt : 1;
+	bool notify = rec->state == JOB_STATE_QUEUED && !rec->session;
 	struct pg_store *ps = pg_of(st);
 	struct pg_args a = { 0 };
+	char *payload = NULL;
 	int64_t id = 0;
 	int r;
 
 	if (pg_writing_behind(ps) && (r = pg_ids_take(ps, &ps->job_ids, &id)) < 0)
 		return r;	/* no id left: the database has been away for a while */
+	/* without an id yet (no loop: nobody listens), the payload says only "plan again" */
+	if (notify && !(payload = pg_queue_payload("job", id, rec->device_type, rec->tags, NULL)))
+		return -ENOMEM;
 	pg_job_args(&a, rec, attempt);
 	if (id)
 		pg_arg_int(&a, id);
@@ -212,8 +219,8 @@ int pg_job_insert(struct store *st, struct job_record *rec)
 		pg_arg_text(&a, NULL);
 	pg_arg_text(&a, rec->avoid);
 	r = pg_write_notify(ps, "insert a job", sql_insert, &a, pg_read_int, &id,
-			    rec->state == JOB_STATE_QUEUED && !rec->session ? sql_notify : NULL,
-			    rec->device_type);
+			    notify ? sql_notify : NULL, payload);
+	free(payload);
 	if (r < 0)
 		return r;
 	rec->id = id;

@@ -23,17 +23,16 @@ static const struct pg_text device_texts[] = {
 
 /*
  * job_id 0 ("no job") is stored as NULL; the registry's columns (host,
- * device_type: store_board_register()) are kept; the other hosts hear of it.
+ * device_type: store_board_register()) are kept.
  */
 static const char sql_device_get[] =
 	"SELECT " DEVICE_COLUMNS ", host, device_type FROM devices WHERE name = $1";
 static const char sql_device_put[] =
-	"WITH d AS (INSERT INTO devices (" DEVICE_COLUMNS ")"
+	"INSERT INTO devices (" DEVICE_COLUMNS ")"
 	" VALUES ($1, $2, $3, $4, $5, NULLIF($6, 0), $7)"
 	" ON CONFLICT (name) DO UPDATE SET state = excluded.state, reason = excluded.reason,"
 	" holder = excluded.holder, hold_until = excluded.hold_until,"
-	" job_id = excluded.job_id, changed = excluded.changed RETURNING name)"
-	" SELECT pg_notify('" PG_CHANNEL_BOARDS "', name) FROM d";
+	" job_id = excluded.job_id, changed = excluded.changed";
 static const char sql_device_list[] =
 	"SELECT " DEVICE_COLUMNS ", host, device_type FROM devices ORDER BY name";
 

@@ -40,6 +40,8 @@ static const char sql_insert[] =
 	"INSERT INTO reservations (holder, board, device_type, tags, priority, duration,"
 	" submitted, state, id) VALUES ($1, $2, $3, $4, $5, $6, $7, 'waiting',"
 	" COALESCE($8::bigint, nextval('reservations_id_seq'))) RETURNING id";
+/* the other hosts' free boards claim it (PG_CHANNEL_QUEUE) */
+static const char sql_notify[] = "SELECT pg_notify('" PG_CHANNEL_QUEUE "', $1)";
 static const char sql_get[] = "SELECT " RESERVATION_COLUMNS " FROM reservations WHERE id = $1";
 static const char sql_waiting[] =
 	"SELECT " RESERVATION_COLUMNS " FROM reservations WHERE state = 'waiting'"
@@ -92,6 +94,7 @@ int pg_reservation_insert(struct store *st, struct reservation_record *rec)
 {
 	struct pg_store *ps = pg_of(st);
 	struct pg_args a = { 0 };
+	char *payload;
 	int64_t id = 0;
 	int r;
 
@@ -102,7 +105,12 @@ int pg_reservation_insert(struct store *st, struct reservation_record *rec)
 		pg_arg_int(&a, id);
 	else
 		pg_arg_text(&a, NULL);
-	r = pg_write(ps, "insert a reservation", sql_insert, &a, pg_read_int, &id);
+	payload = pg_queue_payload("reservation", id, rec->device_type, rec->tags, rec->board);
+	if (!payload)
+		return -ENOMEM;
+	r = pg_write_notify(ps, "insert a reservation", sql_insert, &a, pg_read_int, &id,
+			    sql_notify, payload);
+	free(payload);
 	if (!r) {
 		rec->id = id;
 		rec->state = RESERVATION_WAITING;

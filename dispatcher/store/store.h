@@ -274,6 +274,16 @@ typedef void (*store_done_fn)(int err, void *userdata);
 /** Completion of store_claim(): @err 0 with @c, or a negative errno (@c NULL). */
 typedef void (*store_claim_fn)(int err, const struct store_claimed *c, void *userdata);
 
+/** An entry another host queued (a job submitted or requeued, a reservation asked for). */
+struct store_queued {
+	int64_t job;		/* the job, or 0 */
+	int64_t reservation;	/* or the reservation */
+	const char *device_type;
+	const char *tags;	/* JSON array text, or NULL */
+	const char *board;	/* a reservation of a board by name, or NULL */
+	const char *avoid;	/* a requeued job's failed board, or NULL */
+};
+
 /** How to open a store. */
 struct store_params {
 	const config_setting_t *settings;	/* labd.conf's `store` group, or NULL */
@@ -281,8 +291,14 @@ struct store_params {
 	struct loop *loop;	/* for asynchronous implementations; SQLite does not use it */
 	/* several hosts (PostgreSQL): this host's API for the others, or NULL */
 	const char *host_url;
-	/* called from the loop when another host changed the queue or the boards; may be NULL */
+	/*
+	 * called from the loop when another host changed the queue in a way not
+	 * told by @queued (its jobs requeued as it was reaped, the database came
+	 * back): every free board claims; may be NULL
+	 */
 	void (*changed)(void *userdata);
+	/* called from the loop when another host queued an entry; may be NULL */
+	void (*queued)(const struct store_queued *q, void *userdata);
 	void *changed_userdata;
 	/*
 	 * called once from the loop (with changed_userdata) when this host finds
