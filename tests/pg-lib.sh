@@ -70,7 +70,7 @@ pg_start() {
 pg_start_again() {
 	_pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 30 \
 		-o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off \
-		-c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+		-c synchronous_commit=off -c full_page_writes=off -c max_connections=200 ${PG_EXTRA_OPTS:-}" \
 		start >/dev/null || { tail -20 "$PG_DIR/server.log"; return 1; }
 }
 

@@ -40,6 +40,18 @@ actions:
       - {command: 'journal RUN-mh-JOBNUM', name: journal}
 JOB
 
+# cpu_s PID...: their CPU seconds so far (user + system, without their children)
+cpu_s() {
+	local p
+	for p; do awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null; done |
+		awk -v hz="$(getconf CLK_TCK)" '{ s += $1 } END { printf "%.1f", s / hz }'
+}
+# pg_pids: PostgreSQL's processes (its server and backends), when it runs
+pg_pids() {
+	local pm
+	pm=$(head -1 "$PG_DIR/data/postmaster.pid" 2>/dev/null) || return 0
+	echo "$pm" $(pgrep -P "$pm")
+}
 rss_mb() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 count_finished() {
 	local url=$1 n=0 before="" page
@@ -71,20 +83,23 @@ host() {
 
 # run LABEL NAMES...: submit JOBS jobs through the hosts NAMES, wait, print the figures.
 run() {
-	local label=$1 urls=() dirs=() sims=() h t0 t1 out rss=""
+	local label=$1 urls=() dirs=() sims=() pids=() h t0 t1 out rss="" c0 p0 c1 p1
 	shift
 	for h in "$@"; do
 		urls+=("$(eval echo \$URL_$h)")
 		dirs+=("$TMP/$h/state")
 		sims+=("$TMP/$h/sim")
+		pids+=("$(eval echo \$PID_$h)")
 	done
 	sleep 3	# the boards' consoles up
+	c0=$(cpu_s "${pids[@]}") p0=$(cpu_s $(pg_pids))
 	t0=$(date +%s.%N)
 	$STATS submit "$JOBS" $(((ROUND - 1) * JOBS)) "$TMP/submitted-$label-$ROUND" "${urls[@]}" \
 		<"$TMP/job.yaml" >"$TMP/submit-$label" || exit 1
 	wait_for "[ \$(count_finished ${urls[0]}) -ge $((JOBS * ROUND)) ]" 900 ||
 		echo "bench-multihost: $label: not all jobs finished"
 	t1=$(date +%s.%N)
+	c1=$(cpu_s "${pids[@]}") p1=$(cpu_s $(pg_pids))
 	out=$($STATS stats "$TMP/submitted-$label-$ROUND" "${dirs[@]}" -- "${sims[@]}" -- "${urls[@]}") || exit 1
 	for h in "$@"; do rss="$rss${rss:+ / }$(rss_mb "$(eval echo \$PID_$h)")"; done
 	v() { echo "$out" | sed -n "s/^$1 //p"; }
@@ -94,9 +109,11 @@ run() {
 	    -v c50="$(v claim_p50_ms)" -v c99="$(v claim_p99_ms)" -v a99="$(v answer_p99_ms)" \
 	    -v o50="$(v power_p50_ms)" -v o99="$(v power_p99_ms)" -v mx="$(v latency_max_ms)" \
 	    -v lost="$(v lost)" -v ok="$(v complete)" -v rss="$rss" \
+	    -v cpu="$(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" \
+	    -v pgcpu="$(awk -v a="$p0" -v b="$p1" 'BEGIN { print b - a }')" \
 	    -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
-		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s, answer p99 %d ms); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms (max %d; claim to power-on p50 %d, p99 %d); duplicates %d, lost %d; peak RSS %s MiB; load average %s\n",
-			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, d, lost, rss, la }'
+		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s, answer p99 %d ms); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms (max %d; claim to power-on p50 %d, p99 %d); duplicates %d, lost %d; CPU labd %.1f s, PostgreSQL %.1f s; peak RSS %s MiB; load average %s\n",
+			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, d, lost, cpu, pgcpu, rss, la }'
 }
 
 # rounds LABEL NAMES...: BENCH_MH_ROUNDS runs on the hosts NAMES, then they stop.
