@@ -150,7 +150,7 @@ test_expect_success 'SIGKILL while a job runs: requeued once on restart, nothing
 	labctl device set-state sim-03 maintenance >/dev/null &&
 	id=$(submit "$TMP/a.yaml") && queued=$(submit "$TMP/a.yaml") &&
 	wait_for "grep -q \"Starting kernel\" $LAB/state/jobs/$id/console.log" 60 &&
-	kill -9 $LABD_PID; wait $LABD_PID 2>/dev/null || true;
+	labd_kill &&
 	[ "$(sim_power sim0)" = on ] &&
 	sim_ctl mode all normal >/dev/null &&
 	labd_start && api=$LABD_URL/api/v1 &&
