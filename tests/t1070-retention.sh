@@ -190,7 +190,7 @@ test_expect_success 'labd gc with log_days and history_days 0 removes them: 410 
 	status=$(curl -s -o "$TMP/body" -w "%{http_code}" -H "Authorization: Token $(token_of gitlab)" \
 		"$LABD_URL/api/v0.2/jobs/$id/logs/") &&
 	expect_status 410 && grep -q "was removed on" "$TMP/body" &&
-	! as gitlab log "$id" >"$TMP/labctl.out" 2>&1 &&
+	test_must_fail as gitlab log "$id" >"$TMP/labctl.out" 2>&1 &&
 	grep -q "removed on" "$TMP/labctl.out"
 '
 
@@ -232,7 +232,7 @@ test_expect_success 'the run inside labd (interval) removes them too, answering 
 
 test_expect_success 'check-config reports a bad retention group' '
 	retention "log_days = -1; max_state_size = \"12Q\"; color = 1;" &&
-	! "$LABD" -c "$LAB/labd.conf" check-config 2>"$TMP/check.err" &&
+	test_must_fail "$LABD" -c "$LAB/labd.conf" check-config 2>"$TMP/check.err" &&
 	grep -q "log_days" "$TMP/check.err" && grep -q "max_state_size" "$TMP/check.err" &&
 	grep -q "unknown key .color." "$TMP/check.err"
 '

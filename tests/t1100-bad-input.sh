@@ -44,7 +44,7 @@ devices = (
 CONF
 
 test_expect_success 'check-config reports every broken board with file:line: cause' '
-	! "$LABD" check-config -c "$BAD/labd.conf" 2>"$TMP/err" &&
+	test_must_fail "$LABD" check-config -c "$BAD/labd.conf" 2>"$TMP/err" &&
 	cat "$TMP/err" &&
 	grep -q "20-broken.conf:4: .*unknown device type '\''no-such-type'\''" "$TMP/err" &&
 	grep -q "20-broken.conf:10: .*unknown console driver '\''serial-over-pigeon'\''" "$TMP/err" &&
@@ -55,13 +55,13 @@ test_expect_success 'check-config reports every broken board with file:line: cau
 '
 
 test_expect_success 'labd refuses to start on a broken lab and says why' '
-	! "$LABD" -c "$BAD/labd.conf" --listen 127.0.0.1:0 2>"$TMP/err" &&
+	test_must_fail "$LABD" -c "$BAD/labd.conf" --listen 127.0.0.1:0 2>"$TMP/err" &&
 	grep -q "unknown device type" "$TMP/err"
 '
 
 test_expect_success 'a libconfig syntax error names the file and line' '
 	printf "device = { name = \"x\"\n type = ;\n};\n" >"$BAD/devices/30-syntax.conf" &&
-	! "$LABD" check-config -c "$BAD/labd.conf" 2>"$TMP/err" &&
+	test_must_fail "$LABD" check-config -c "$BAD/labd.conf" 2>"$TMP/err" &&
 	grep -q "30-syntax.conf:[0-9]*: " "$TMP/err" &&
 	rm "$BAD/devices/30-syntax.conf"
 '
@@ -74,7 +74,7 @@ sed "s|path = .*|path = \"/dev/null\"; };|" "$LAB/devices/10-sim-01.conf" >"$CC/
 
 test_expect_success 'check-config: a missing include named by its resolved path and cause, once' '
 	echo "@include \"inc/missing.inc\"" >>"$CC/lab/labd.conf" &&
-	(cd "$CC" && ! "$LABD" check-config -c lab/labd.conf 2>"$TMP/err") &&
+	(cd "$CC" && test_must_fail "$LABD" check-config -c lab/labd.conf 2>"$TMP/err") &&
 	cat "$TMP/err" &&
 	grep -qx "$CC/lab/labd.conf:[0-9]*: cannot open include file '\''$CC/lab/inc/missing.inc'\'': No such file or directory" "$TMP/err" &&
 	grep -qx "labd: configuration '\''$CC/lab/labd.conf'\'' is not valid" "$TMP/err" &&
@@ -85,7 +85,7 @@ test_expect_success 'check-config: a missing include named by its resolved path 
 test_expect_success 'check-config: a syntax error names the full path and the cause, nothing that follows' '
 	printf "device_types = (\n\t{ name = \"sim-uboot\"; boot_methods = [ \"minimal\" ]; }\n" \
 		>"$CC/lab/devices/00-types.conf" &&
-	(cd "$CC/lab/devices" && ! "$LABD" check-config -c ../labd.conf 2>"$TMP/err") &&
+	(cd "$CC/lab/devices" && test_must_fail "$LABD" check-config -c ../labd.conf 2>"$TMP/err") &&
 	cat "$TMP/err" &&
 	grep -qx "$CC/lab/devices/00-types.conf:[0-9]*: syntax error: the '\''('\'' opened at line 1 is never closed" "$TMP/err" &&
 	! grep -q "unknown device type" "$TMP/err" &&
@@ -96,7 +96,7 @@ test_expect_success 'check-config: an included file with a syntax error by its f
 	printf "device_types = ( { name = \"t\" } );\n@include \"../inc/t.inc\"\n" \
 		>"$CC/lab/devices/00-types.conf" &&
 	printf "x = ;\n" >"$CC/lab/inc/t.inc" &&
-	(cd "$CC" && ! "$LABD" check-config -c lab/labd.conf 2>"$TMP/err") &&
+	(cd "$CC" && test_must_fail "$LABD" check-config -c lab/labd.conf 2>"$TMP/err") &&
 	cat "$TMP/err" &&
 	grep -qx "$CC/lab/inc/t.inc:1: syntax error: a value is missing after '\''='\'' in '\''x = ;'\''" "$TMP/err"
 '
@@ -116,10 +116,10 @@ test_expect_success 'check-config accepts store = { driver = "sqlite"; }' '
 test_expect_success 'an unknown store driver: file:line in check-config, and labd does not start' '
 	sed -i "s|driver = \"sqlite\"|driver = \"oracle\"|" "$STORE/labd.conf" &&
 	line=$(grep -n "^store = " "$STORE/labd.conf" | cut -d: -f1) &&
-	! "$LABD" check-config -c "$STORE/labd.conf" 2>"$TMP/err" &&
+	test_must_fail "$LABD" check-config -c "$STORE/labd.conf" 2>"$TMP/err" &&
 	cat "$TMP/err" &&
 	grep -q "labd.conf:$line: unknown store driver '\''oracle'\'' (known: sqlite, postgresql)" "$TMP/err" &&
-	! "$LABD" -c "$STORE/labd.conf" --listen 127.0.0.1:0 2>"$TMP/err" &&
+	test_must_fail "$LABD" -c "$STORE/labd.conf" --listen 127.0.0.1:0 2>"$TMP/err" &&
 	grep -q "labd.conf:$line: unknown store driver '\''oracle'\''" "$TMP/err" &&
 	[ ! -e "$STORE/state/labd.db" ]
 '

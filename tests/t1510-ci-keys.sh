@@ -123,7 +123,7 @@ test_expect_success 'a context key the type allows is a substitution variable ({
 	id=$(sed -n "s/^job \([0-9]*\): .*/\1/p" "$TMP/ctx.out" | tail -1) &&
 	grep -q "input .*setenv bootargs .console=ttyS9,115200" "$LAB/state/jobs/$id/labd.log" &&
 	sed "s/device_type: sim-ctx/device_type: sim-uboot/" "$TMP/context.yaml" >"$TMP/context2.yaml" &&
-	! labctl check "$TMP/context2.yaml" >"$TMP/check.out" 2>&1 &&
+	test_must_fail labctl check "$TMP/context2.yaml" >"$TMP/check.out" 2>&1 &&
 	grep -q "context: device type .sim-uboot. does not allow context key .console." "$TMP/check.out"
 '
 

@@ -77,15 +77,15 @@ test_expect_success 'connection lists: the primary connection is the console' t_
 t_refused() {
 	rm -f "$LAB/devices/"*.conf &&
 	echo 'just: [text' >"$TMP/garbage.yaml" &&
-	! "$LABD" import-lava-device "$TMP/garbage.yaml" >"$TMP/out" 2>"$TMP/err" &&
+	test_must_fail "$LABD" import-lava-device "$TMP/garbage.yaml" >"$TMP/out" 2>"$TMP/err" &&
 	grep -q "cannot import" "$TMP/err" && [ ! -s "$TMP/out" ] &&
 	echo '{% set a = 1 %}' >"$TMP/noextends.jinja2" &&
-	! "$LABD" import-lava-device "$TMP/noextends.jinja2" 2>"$TMP/err" &&
+	test_must_fail "$LABD" import-lava-device "$TMP/noextends.jinja2" 2>"$TMP/err" &&
 	grep -q "no '{% extends 'TYPE.jinja2' %}' line" "$TMP/err" &&
-	! "$LABD" import-lava-device "$DICTS/rendered__juno-uboot-01.yaml" 2>"$TMP/err" >/dev/null &&
+	test_must_fail "$LABD" import-lava-device "$DICTS/rendered__juno-uboot-01.yaml" 2>"$TMP/err" >/dev/null &&
 	grep -q "rendered__juno-uboot-01.yaml:147: duplicate key 'parameters' (PyYAML keeps the last" \
 		"$TMP/err" &&
-	! "$LABD" import-lava-device 2>"$TMP/err" && grep -q "needs a device dictionary" "$TMP/err"
+	test_must_fail "$LABD" import-lava-device 2>"$TMP/err" && grep -q "needs a device dictionary" "$TMP/err"
 }
 test_expect_success 'what is no dictionary is refused with the reason' t_refused
 

@@ -26,7 +26,7 @@ t_hold() {
 	grep -q '^sim-01 *sim-uboot *reserved *- *alice *20[0-9-]* [0-9:]* *up' "$TMP/out" &&
 	grep -q '^sim-02 *sim-uboot *idle *- *- *- *up' "$TMP/out" &&
 	[ "$(board_field sim-01 '["reservation"]')" = 1 ] &&
-	! as alice reserve sim-01 2>"$TMP/err" &&
+	test_must_fail as alice reserve sim-01 2>"$TMP/err" &&
 	grep -q "'alice' already holds 'sim-01' until" "$TMP/err"
 }
 test_expect_success 'reserve a board: held; labctl devices shows who holds it until when' t_hold
@@ -96,13 +96,13 @@ t_no_job_on_held() {
 test_expect_success 'the scheduler gives a held board no job until it is released' t_no_job_on_held
 
 t_tags() {
-	! as alice reserve --type sim-uboot --tags sim,nope 2>"$TMP/err" &&
+	test_must_fail as alice reserve --type sim-uboot --tags sim,nope 2>"$TMP/err" &&
 	grep -q "no board of type 'sim-uboot' with these tags" "$TMP/err" &&
-	! as alice reserve sim-99 2>"$TMP/err" && grep -q "no board 'sim-99'" "$TMP/err" &&
-	! as alice reserve --type nope 2>"$TMP/err" &&
+	test_must_fail as alice reserve sim-99 2>"$TMP/err" && grep -q "no board 'sim-99'" "$TMP/err" &&
+	test_must_fail as alice reserve --type nope 2>"$TMP/err" &&
 	grep -q "no device type 'nope' in this lab" "$TMP/err" &&
-	! as alice reserve sim-01 --for 9999d 2>"$TMP/err" &&
-	! as alice reserve sim-01 --for soon 2>"$TMP/err" && grep -q "invalid duration" "$TMP/err"
+	test_must_fail as alice reserve sim-01 --for 9999d 2>"$TMP/err" &&
+	test_must_fail as alice reserve sim-01 --for soon 2>"$TMP/err" && grep -q "invalid duration" "$TMP/err"
 }
 test_expect_success 'refusals: tags no board has, unknown board or type, bad durations' t_tags
 
@@ -128,7 +128,7 @@ t_renew() {
 	sleep 4 &&
 	[ "$(board_field sim-01 '["holder"]')" = alice ] &&
 	[ "$(board_field sim-01 '["hold_until"]')" != "$until1" ] &&
-	! as bob reserve sim-01 --renew 2>"$TMP/err" &&
+	test_must_fail as bob reserve sim-01 --renew 2>"$TMP/err" &&
 	grep -q "user 'bob' (developer) may not renew the reservation of board 'sim-01': 'alice' holds it" "$TMP/err"
 }
 test_expect_success 'renew moves the end; only the holder renews' t_renew

@@ -148,9 +148,9 @@ t_watch_job() {
 test_expect_success 'a reader watches a CI job live, and cannot type into it' t_watch_job
 
 t_refused() {
-	! "$LABCTL_BIN" --url "$LABD_URL" --token nope console sim-01 </dev/null 2>"$TMP/err" &&
+	test_must_fail "$LABCTL_BIN" --url "$LABD_URL" --token nope console sim-01 </dev/null 2>"$TMP/err" &&
 	grep -q 'invalid token' "$TMP/err" &&
-	! as alice console sim-99 </dev/null 2>"$TMP/err" &&
+	test_must_fail as alice console sim-99 </dev/null 2>"$TMP/err" &&
 	grep -q "no board 'sim-99'" "$TMP/err" &&
 	[ "$(api_as alice GET /devices/sim-01/console)" = 426 ] &&
 	grep -q "Upgrade: labd-console" "$TMP/body"

@@ -137,12 +137,12 @@ test_expect_success 'socat on the telnet port: greeted unasked, IAC escaped both
 	t_telnet_socat
 
 t_telnet_refused() {
-	! as bob telnet sim-01 2>"$TMP/err" &&
+	test_must_fail as bob telnet sim-01 2>"$TMP/err" &&
 	grep -q "user 'bob' (developer) may not open a telnet port to board 'sim-01': 'alice' holds" \
 		"$TMP/err" &&
 	[ "$(api_as rita POST /devices/sim-01/telnet)" = 403 ] &&
 	[ "$(api_as gitlab POST /devices/sim-01/telnet)" = 403 ] &&
-	! as bob telnet sim-02 2>"$TMP/err" && grep -q 'reserve it first' "$TMP/err" &&
+	test_must_fail as bob telnet sim-02 2>"$TMP/err" && grep -q 'reserve it first' "$TMP/err" &&
 	[ "$(api_as boss POST /devices/sim-02/telnet)" = 409 ] &&
 	grep -q "board 'sim-02' is not reserved: reserve it first" "$TMP/body"
 }
@@ -150,27 +150,27 @@ test_expect_success 'the telnet port: refused to non-holders and on boards nobod
 	t_telnet_refused
 
 t_boot_refused() {
-	! as bob boot sim-01 $FILES --no-console 2>"$TMP/err" &&
+	test_must_fail as bob boot sim-01 $FILES --no-console 2>"$TMP/err" &&
 	grep -q "user 'bob' (developer) may not boot board 'sim-01': 'alice' holds it" "$TMP/err" &&
-	! as rita boot sim-01 $FILES --no-console 2>"$TMP/err" &&
+	test_must_fail as rita boot sim-01 $FILES --no-console 2>"$TMP/err" &&
 	grep -q "user 'rita' (reader) may not boot board 'sim-01'" "$TMP/err" &&
-	! as alice boot sim-02 $FILES --no-console 2>"$TMP/err" &&
+	test_must_fail as alice boot sim-02 $FILES --no-console 2>"$TMP/err" &&
 	grep -q "may not boot board 'sim-02': reserve it first (labctl reserve sim-02)" "$TMP/err" &&
-	! as boss boot sim-02 $FILES --no-console 2>"$TMP/err" &&
+	test_must_fail as boss boot sim-02 $FILES --no-console 2>"$TMP/err" &&
 	grep -q "board 'sim-02' is not reserved: reserve it first" "$TMP/err" &&
-	! as alice boot sim-01 --kernel notaurl --no-console 2>"$TMP/err" &&
+	test_must_fail as alice boot sim-01 --kernel notaurl --no-console 2>"$TMP/err" &&
 	grep -q "^boot.json:[0-9]*: actions\[0\].deploy.kernel: unsupported URL 'notaurl'" "$TMP/err" &&
 	expect_rc 2 as alice boot sim-01 --kernel "file://$ART/nope" --no-console >"$TMP/out" &&
 	grep -q "incomplete (job): file URL 'file://$ART/nope': no such file" "$TMP/out" &&
 	expect_rc 2 as alice boot sim-01 --kernel "file:///etc/passwd" --no-console >"$TMP/out" &&
 	grep -q "is not below the lab's artifact directory" "$TMP/out" &&
 	printf 'job_name: x\nactions: []\n' >"$TMP/bad.yaml" &&
-	! as alice boot sim-01 --job "$TMP/bad.yaml" --no-console 2>"$TMP/err" &&
+	test_must_fail as alice boot sim-01 --job "$TMP/bad.yaml" --no-console 2>"$TMP/err" &&
 	grep -q '^labctl: invalid job' "$TMP/err" &&
 	grep -q "^bad.yaml:1: missing required key 'device_type'" "$TMP/err" &&
 	grep -q "^bad.yaml:2: 'actions' must not be empty" "$TMP/err" &&
 	sed 's/^device_type: .*/device_type: sim-minimal/' "$TMP/boot-test.yaml" >"$TMP/min.yaml" &&
-	! as alice boot sim-01 --job "$TMP/min.yaml" --no-console 2>"$TMP/err" &&
+	test_must_fail as alice boot sim-01 --job "$TMP/min.yaml" --no-console 2>"$TMP/err" &&
 	grep -q "min.yaml:[0-9]*: .*type 'sim-minimal' does not support boot method 'u-boot'" \
 		"$TMP/err" &&
 	expect_rc 3 as alice boot sim-01 --job "$TMP/min.yaml" --kernel x --no-console 2>"$TMP/err" &&
@@ -219,8 +219,8 @@ t_no_token() {
 	[ "$(curl -s -o "$TMP/body" -w '%{http_code}' -H 'Authorization: Bearer nope' \
 		"$LABD_URL/api/v1/devices")" = 401 ] &&
 	grep -q '"invalid token"' "$TMP/body" &&
-	! "$LABCTL_BIN" --url "$LABD_URL" devices 2>"$TMP/err" && grep -q 'needs a token' "$TMP/err" &&
-	! "$LABCTL_BIN" --url "$LABD_URL" --token nope reserve sim-01 2>"$TMP/err" &&
+	test_must_fail "$LABCTL_BIN" --url "$LABD_URL" devices 2>"$TMP/err" && grep -q 'needs a token' "$TMP/err" &&
+	test_must_fail "$LABCTL_BIN" --url "$LABD_URL" --token nope reserve sim-01 2>"$TMP/err" &&
 	grep -q 'invalid token' "$TMP/err"
 }
 test_expect_success 'no token or a wrong one: 401' t_no_token
@@ -235,7 +235,7 @@ t_reader() {
 	[ "$(api_as rita POST /reservations -d '{"board": "sim-01"}')" = 403 ] &&
 	[ "$(api_as rita POST /devices/sim-03/power -d '{"action": "on"}')" = 403 ] &&
 	[ "$(api_as rita POST /devices/sim-01/state -d '{"state": "maintenance"}')" = 403 ] &&
-	! as rita power sim-03 on 2>"$TMP/err" &&
+	test_must_fail as rita power sim-03 on 2>"$TMP/err" &&
 	grep -q "user 'rita' (reader) may not power board 'sim-03'" "$TMP/err" &&
 	as rita devices | grep -q '^sim-03 .* bob ' &&
 	$CONSOLE_CLIENT "$LABD_PORT" sim-03 --token "$(token_of rita)" --replay 0 --send 'x' \
@@ -255,9 +255,9 @@ t_ci() {
 	[ "$(api_as gitlab POST /reservations -d '{"board": "sim-01"}')" = 403 ] &&
 	[ "$(api_as gitlab POST /devices/sim-03/power -d '{"action": "on"}')" = 403 ] &&
 	[ "$(api_as gitlab POST /devices/sim-01/state -d '{"state": "maintenance"}')" = 403 ] &&
-	! as gitlab reserve sim-01 2>"$TMP/err" &&
+	test_must_fail as gitlab reserve sim-01 2>"$TMP/err" &&
 	grep -q "user 'gitlab' (ci) may not reserve boards" "$TMP/err" &&
-	! as gitlab device set-state sim-01 maintenance 2>"$TMP/err" &&
+	test_must_fail as gitlab device set-state sim-01 maintenance 2>"$TMP/err" &&
 	grep -q "user 'gitlab' (ci) may not set the state of board 'sim-01'" "$TMP/err" &&
 	wait_for "as rita show $id | grep -q canceled" 20
 }
@@ -272,10 +272,10 @@ t_developer() {
 		2>&1 >/dev/null | grep -q "attached to 'sim-01' as 'alice': you may type" &&
 	[ "$(api_as alice POST /devices/sim-03/power -d '{"action": "on"}')" = 403 ] &&
 	grep -q "user 'alice' (developer) may not power board 'sim-03': 'bob' holds it" "$TMP/body" &&
-	! as alice power sim-03 off 2>"$TMP/err" && grep -q "'bob' holds it" "$TMP/err" &&
-	! as alice device set-state sim-02 maintenance 2>"$TMP/err" &&
+	test_must_fail as alice power sim-03 off 2>"$TMP/err" && grep -q "'bob' holds it" "$TMP/err" &&
+	test_must_fail as alice device set-state sim-02 maintenance 2>"$TMP/err" &&
 	grep -q "user 'alice' (developer) may not set the state of board 'sim-02'" "$TMP/err" &&
-	! as alice release sim-03 2>"$TMP/err" && grep -q "'bob' holds it" "$TMP/err" &&
+	test_must_fail as alice release sim-03 2>"$TMP/err" && grep -q "'bob' holds it" "$TMP/err" &&
 	[ "$(api_as alice POST /devices/sim-02/power -d '{"action": "on"}')" = 403 ] &&
 	grep -q "reserve it first" "$TMP/body" &&
 	[ "$(board_field sim-03 '["holder"]')" = bob ]
@@ -376,7 +376,7 @@ users = (
 	{ name = "bad name"; role = "admin"; }
 );
 CONF
-	! "$LABD" -c "$LAB/bad.conf" check-config 2>"$TMP/err" &&
+	test_must_fail "$LABD" -c "$LAB/bad.conf" check-config 2>"$TMP/err" &&
 	f=$LAB/bad.conf &&
 	grep -qx "$f:5: unknown role 'wizard' of user 'bob' (known: reader, ci, developer, admin)" \
 		"$TMP/err" &&

@@ -34,7 +34,7 @@ test_expect_success 'bad backend settings are file:line errors' '
 		       retry_max_ms = 5; max_in_flight = 0; },
 		     { type = "carrier-pigeon"; } );
 	CONF
-	! "$LABD" check-config -c "$LAB/bad.conf" 2>"$TMP/bad.err" &&
+	test_must_fail "$LABD" check-config -c "$LAB/bad.conf" 2>"$TMP/bad.err" &&
 	cat "$TMP/bad.err" &&
 	grep -q "bad.conf:[0-9]*: .url. must be an http:// or https:// URL" "$TMP/bad.err" &&
 	grep -q "bad.conf:[0-9]*: unknown key .colour." "$TMP/bad.err" &&

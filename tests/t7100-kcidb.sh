@@ -29,7 +29,7 @@ SPEW=2000 sim_job "$TMP/plain.yaml"
 
 test_expect_success 'an origin with a hyphen is refused at start' '
 	sed "s/origin = \"test_lab\"; log/origin = \"test-lab\"; log/" "$LAB/labd.conf" >"$LAB/bad.conf" &&
-	! "$LABD" check-config -c "$LAB/bad.conf" 2>"$TMP/bad.err" &&
+	test_must_fail "$LABD" check-config -c "$LAB/bad.conf" 2>"$TMP/bad.err" &&
 	grep -q "bad.conf:[0-9]*: KCIDB origin .test-lab. must be lowercase" "$TMP/bad.err"
 '
 

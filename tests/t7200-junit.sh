@@ -60,7 +60,7 @@ test_expect_success 'GET /api/v1/jobs/ID/junit and labctl results --junit give t
 	cmp "$TMP/api.xml" "$TMP/labctl.xml" &&
 	labctl results $id --junit >"$TMP/stdout.xml" &&
 	cmp "$TMP/api.xml" "$TMP/stdout.xml" &&
-	! labctl results 999 --junit "$TMP/none.xml" 2>"$TMP/err" &&
+	test_must_fail labctl results 999 --junit "$TMP/none.xml" 2>"$TMP/err" &&
 	grep -q "no job 999" "$TMP/err" && [ ! -e "$TMP/none.xml" ]
 '
 

@@ -70,7 +70,7 @@ test_expect_success 'a new job gets a higher id, and runs' '
 
 test_expect_success 'a second migrate into the filled database is refused' '
 	labd_stop
-	! "$LABD" -c "$LAB/labd.conf" store migrate 2>"$TMP/again.err" &&
+	test_must_fail "$LABD" -c "$LAB/labd.conf" store migrate 2>"$TMP/again.err" &&
 	cat "$TMP/again.err" && grep -q "has jobs or reservations already" "$TMP/again.err"
 '
 
