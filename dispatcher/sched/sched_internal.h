@@ -27,7 +27,7 @@ struct sched {
 	struct sched_deps deps;
 	struct loop_source *plan;	/* defer: plan at the next iteration */
 	struct loop_source *reap;	/* defer: free finished runs */
-	struct loop_source *retry;	/* timer: plan again after a failed claim */
+	struct loop_source *retry;	/* timer: plan again after a failed or contended claim */
 	struct sched_run *runs;
 	size_t n_running;
 	bool paused;
@@ -36,6 +36,8 @@ struct sched {
 	struct sched_arrival *arrivals;	/* new entries looking for a free board */
 	struct board **dirty;		/* boards that may have become free (references) */
 	size_t n_dirty;
+	struct board **held;		/* their claim passed a locked entry by: again on retry */
+	size_t n_held;
 	bool all;			/* every free board claims (start, reload) */
 	bool claims_failing;		/* the store failed the last claim: said once */
 	/* sched_finish.c */

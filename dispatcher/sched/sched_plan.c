@@ -19,8 +19,10 @@
  * A claim completes through a callback, at once with SQLite, later with an
  * asynchronous store.  Meanwhile its board is "claiming": it starts no second
  * claim, and a new entry that fits only claiming boards waits for one of
- * their claims to complete.  The store guarantees that an entry is taken by
- * one claim only, so a job runs once per attempt.
+ * their claims to complete.  A kick or a change of a claiming board (another
+ * host's NOTIFY of a job queued after the claim's snapshot) is not lost: the
+ * board claims again when its claim took nothing.  The store guarantees that
+ * an entry is taken by one claim only, so a job runs once per attempt.
  */
 #include "sched/sched.h"
 
@@ -40,6 +42,7 @@
 #include "store/store.h"
 
 #define SCHED_RETRY (1 * USEC_PER_SEC)	/* after the store failed a claim */
+#define SCHED_CONTENDED_RETRY (USEC_PER_SEC / 10)	/* after a claim passed a locked entry by */
 #define SCHED_MAX_DIRTY 64	/* more boards changed than this: every free board claims */
 
 /* A board's claim in flight: the board is "claiming" until it completes. */
@@ -47,6 +50,7 @@ struct sched_claim {
 	struct sched *sched;
 	struct board *board;		/* a reference */
 	struct sched_arrival *arrival;	/* the new entry it was made for, or NULL */
+	bool again;			/* kicked meanwhile: claim again if it took nothing */
 	struct sched_claim *next;
 };
 
@@ -72,20 +76,44 @@ static void arrival_free(struct sched_arrival *a)
 	free(a);
 }
 
+/* Add a reference to @b to @list (of *@n, at most SCHED_MAX_DIRTY); -ENOMEM when full. */
+static int board_list_add(struct board ***list, size_t *n, struct board *b)
+{
+	struct board **grown;
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if ((*list)[i] == b)
+			return 0;
+	grown = *n < SCHED_MAX_DIRTY ? realloc(*list, (*n + 1) * sizeof(*grown)) : NULL;
+	if (!grown)
+		return -ENOMEM;
+	*list = grown;
+	(*list)[(*n)++] = board_ref(b);
+	return 0;
+}
+
+static void board_list_free(struct board ***list, size_t *n)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		board_unref((*list)[i]);
+	free(*list);
+	*list = NULL;
+	*n = 0;
+}
+
 void sched_plan_release(struct sched *s)
 {
 	struct sched_arrival *a;
-	size_t i;
 
 	while ((a = s->arrivals)) {
 		s->arrivals = a->next;
 		arrival_free(a);
 	}
-	for (i = 0; i < s->n_dirty; i++)
-		board_unref(s->dirty[i]);
-	free(s->dirty);
-	s->dirty = NULL;
-	s->n_dirty = 0;
+	board_list_free(&s->dirty, &s->n_dirty);
+	board_list_free(&s->held, &s->n_held);
 	/* claims in flight (asynchronous stores) complete into nothing */
 	while (s->claims) {
 		struct sched_claim *c = s->claims;
@@ -124,14 +152,31 @@ static char *tags_to_json(char *const *tags)
 	return text;
 }
 
-static bool claiming(const struct sched *s, const struct board *b)
+static struct sched_claim *claim_of(const struct sched *s, const struct board *b)
 {
-	const struct sched_claim *c;
+	struct sched_claim *c;
 
 	for (c = s->claims; c; c = c->next)
 		if (c->board == b)
-			return true;
-	return false;
+			return c;
+	return NULL;
+}
+
+static bool claiming(const struct sched *s, const struct board *b)
+{
+	return claim_of(s, b) != NULL;
+}
+
+/*
+ * @b was asked to claim while its claim is in flight: that claim's snapshot
+ * may predate what the ask is about, so it claims once more if it took nothing.
+ */
+static void claim_again_later(struct sched *s, struct board *b)
+{
+	struct sched_claim *c = claim_of(s, b);
+
+	if (c)
+		c->again = true;
 }
 
 static void claim_unlink(struct sched *s, struct sched_claim *c)
@@ -183,21 +228,17 @@ static bool fits(const struct sched *s, const struct board *b, const struct sche
 /* @b claims at the next plan. */
 static void mark_changed(struct sched *s, struct board *b)
 {
-	struct board **n;
-	size_t i;
-
-	if (s->all)
-		return;
-	for (i = 0; i < s->n_dirty; i++)
-		if (s->dirty[i] == b)
-			return;
-	n = s->n_dirty < SCHED_MAX_DIRTY ? realloc(s->dirty, (s->n_dirty + 1) * sizeof(*n)) : NULL;
-	if (!n) {
+	if (!s->all && board_list_add(&s->dirty, &s->n_dirty, b) < 0)
 		s->all = true;	/* too many (or no memory): every free board claims */
-	} else {
-		s->dirty = n;
-		s->dirty[s->n_dirty++] = board_ref(b);
-	}
+}
+
+/* @b claims when the retry timer fires (its claim passed a locked entry by). */
+static void mark_held(struct sched *s, struct board *b)
+{
+	if (board_list_add(&s->held, &s->n_held, b) < 0)
+		s->all = true;
+	if (!loop_timer_is_armed(s->retry))
+		loop_timer_set_rel(s->retry, SCHED_CONTENDED_RETRY);
 }
 
 static bool took_arrival(const struct store_claimed *c, const struct sched_arrival *a)
@@ -213,6 +254,7 @@ static void on_claimed(int err, const struct store_claimed *took, void *ud)
 	struct sched *s = c->sched;
 	struct sched_arrival *a = c->arrival;
 	struct board *b = c->board;
+	bool again = c->again;
 
 	claim_unlink(s, c);
 	free(c);
@@ -237,10 +279,19 @@ static void on_claimed(int err, const struct store_claimed *took, void *ud)
 		sched_start_claimed(s, &took->job, b);
 	else if (took->kind == STORE_CLAIMED_RESERVATION && s->deps.grant)
 		s->deps.grant(&took->reservation, b, s->deps.userdata);
-	if (a && took->kind != STORE_CLAIMED_NONE && !took_arrival(took, a))
+	if (took->kind == STORE_CLAIMED_CONTENDED) {
+		mark_held(s, b);	/* another transaction holds its entry: ask again shortly */
+		again = false;
+	}
+	if (a && (took->kind == STORE_CLAIMED_JOB || took->kind == STORE_CLAIMED_RESERVATION) &&
+	    !took_arrival(took, a))
 		arrival_push(s, a);	/* an earlier entry went first: the next free board */
 	else
-		arrival_free(a);	/* taken, or gone (canceled, or by another host) */
+		arrival_free(a);	/* taken, gone (canceled, or by another host), or held */
+	if (again && took->kind == STORE_CLAIMED_NONE) {
+		mark_changed(s, b);
+		loop_defer_again(s->plan);
+	}
 	/* new entries that waited for a claiming board */
 	if (s->arrivals)
 		loop_defer_again(s->plan);
@@ -323,12 +374,17 @@ int sched_on_plan(struct loop_source *src, void *ud)
 	s->arrivals = NULL;
 	s->all = false;
 	boards = all ? lab_boards(s->deps.lab, &n) : NULL;
-	for (i = 0; all && i < n; i++)
+	for (i = 0; all && i < n; i++) {
 		if (may_claim(s, boards[i]))
 			claim(s, boards[i], NULL);
+		else
+			claim_again_later(s, boards[i]);
+	}
 	for (i = 0; i < n_dirty; i++) {
 		if (!all && may_claim(s, dirty[i]) && !board_is_retired(dirty[i]))
 			claim(s, dirty[i], NULL);
+		else if (!all)
+			claim_again_later(s, dirty[i]);
 		board_unref(dirty[i]);
 	}
 	free(dirty);
@@ -343,7 +399,11 @@ int sched_on_plan(struct loop_source *src, void *ud)
 int sched_on_retry(struct loop_source *src, uint64_t now, void *ud)
 {
 	struct sched *s = ud;
+	size_t i;
 
+	for (i = 0; i < s->n_held; i++)
+		mark_changed(s, s->held[i]);
+	board_list_free(&s->held, &s->n_held);
 	sched_kick_plan(s);
 	return 0;
 }

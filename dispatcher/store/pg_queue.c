@@ -10,6 +10,15 @@
  * the JSON array text of store.h; an entry fits when its tags are contained
  * in the board's (jsonb <@).
  *
+ * The winner is locked FOR NO KEY UPDATE (what the UPDATE takes anyway), so
+ * that a row another transaction only references (an event or a result of
+ * the job being inserted: a foreign key's FOR KEY SHARE) does not make the
+ * claim pass it by.  A row another transaction does lock (another host's
+ * claim, a write to the job) is skipped; the claim then says so
+ * (STORE_CLAIMED_CONTENDED) when an entry it could take is there but was
+ * skipped, and the board claims again a moment later: no NOTIFY comes for an
+ * entry that was already queued, and a board that parked would wait for ever.
+ *
  * The claim is one batch of the pipeline (one transaction) and completes
  * from the connection's callbacks, never waiting in the loop: its first
  * statement takes the winner (the first job or reservation of either
@@ -52,27 +61,35 @@ static const char sql_summary[] =
 /* The claim ($1 type, $2 board, $3 tags, $4 lone, $5 when, $6 host, $7 the whens of
  * this board's claims in doubt and $5): nothing new while one of them is there. */
 #define IN_DOUBT(table) table ".device = $2 AND " table ".started = ANY($7::bigint[])"
+#define CLAIMABLE_JOB                                                                    \
+	"state = 'queued' AND NOT session AND device_type = $1"                           \
+	" AND (avoid IS NULL OR avoid <> $2 OR $4::boolean)" FITS_TAGS("jobs")
+#define CLAIMABLE_RESERVATION                                                            \
+	"state = 'waiting' AND device_type = $1 AND (board IS NULL OR board = $2)"        \
+	FITS_TAGS("reservations")
 static const char sql_claim[] =
 	"WITH orphan AS (SELECT 1 FROM jobs WHERE jobs.state = 'running' AND " IN_DOUBT("jobs")
 	"  UNION ALL SELECT 1 FROM reservations WHERE reservations.state = 'active' AND "
 	IN_DOUBT("reservations") "),"
-	" j AS (SELECT id, priority, submitted FROM jobs"
-	"  WHERE state = 'queued' AND NOT session AND device_type = $1"
-	"  AND (avoid IS NULL OR avoid <> $2 OR $4::boolean)" FITS_TAGS("jobs")
+	" j AS (SELECT id, priority, submitted FROM jobs WHERE " CLAIMABLE_JOB
 	"  AND NOT EXISTS (SELECT 1 FROM orphan)"
-	"  ORDER BY priority DESC, submitted, id LIMIT 1 FOR UPDATE SKIP LOCKED),"
-	" r AS (SELECT id, priority, submitted FROM reservations"
-	"  WHERE state = 'waiting' AND device_type = $1 AND (board IS NULL OR board = $2)"
-	FITS_TAGS("reservations") "  AND NOT EXISTS (SELECT 1 FROM orphan)"
-	"  ORDER BY priority DESC, submitted, id LIMIT 1 FOR UPDATE SKIP LOCKED),"
+	"  ORDER BY priority DESC, submitted, id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED),"
+	" r AS (SELECT id, priority, submitted FROM reservations WHERE " CLAIMABLE_RESERVATION
+	"  AND NOT EXISTS (SELECT 1 FROM orphan)"
+	"  ORDER BY priority DESC, submitted, id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED),"
 	" pick AS (SELECT (SELECT id FROM j) AS job, (SELECT id FROM r) AS res,"
 	"  NOT EXISTS (SELECT 1 FROM r) OR EXISTS (SELECT 1 FROM j, r WHERE j.priority > r.priority"
 	"  OR (j.priority = r.priority AND j.submitted <= r.submitted)) AS job_first),"
 	" tr AS (UPDATE reservations SET state = 'active', device = $2, started = $5::bigint,"
 	"  until = $5::bigint + duration WHERE id = (SELECT res FROM pick WHERE NOT job_first)"
-	"  RETURNING id)"
-	" UPDATE jobs SET state = 'running', device = $2, started = $5::bigint, host = $6"
-	" WHERE id = (SELECT job FROM pick WHERE job_first) RETURNING id";
+	"  RETURNING id),"
+	" tj AS (UPDATE jobs SET state = 'running', device = $2, started = $5::bigint, host = $6"
+	"  WHERE id = (SELECT job FROM pick WHERE job_first) RETURNING id)"
+	/* took nothing although an entry is there: it was locked, skipped */
+	" SELECT NOT EXISTS (SELECT 1 FROM tj) AND NOT EXISTS (SELECT 1 FROM tr)"
+	"  AND NOT EXISTS (SELECT 1 FROM orphan)"
+	"  AND (EXISTS (SELECT 1 FROM jobs WHERE " CLAIMABLE_JOB ")"
+	"  OR EXISTS (SELECT 1 FROM reservations WHERE " CLAIMABLE_RESERVATION "))";
 /*
  * what the claim (or one in doubt) took: $1 board, $2 host, $3 the whens
  * (reservations: $2); a job with the number of its last event, for the
@@ -96,6 +113,7 @@ struct pg_claim {
 	char *board;
 	int64_t when;
 	int err;
+	bool contended;		/* took nothing, passed a locked entry by */
 	unsigned refs;		/* its commands not completed yet */
 	struct store_claimed c;
 	struct pg_claim *next;	/* ps->claims */
@@ -213,8 +231,12 @@ static void claim_put(struct pg_claim *cl)
 
 static void taken(int err, PGresult *res, const char *msg, void *userdata)
 {
-	claim_error(userdata, err, msg);
-	claim_put(userdata);
+	struct pg_claim *cl = userdata;
+
+	claim_error(cl, err, msg);
+	if (!err && PQntuples(res))
+		cl->contended = pg_bool(res, 0, 0);
+	claim_put(cl);
 }
 
 /* A read-back's answer: what runs (or is active) on the board, unless something was read. */
@@ -263,6 +285,8 @@ static void claim_end(struct pg_claim *cl)
 		doubt_clear(cl->ps, cl->board);
 	if (cl->err)
 		cl->c.kind = STORE_CLAIMED_NONE;
+	else if (cl->c.kind == STORE_CLAIMED_NONE && cl->contended)
+		cl->c.kind = STORE_CLAIMED_CONTENDED;
 	claim_unlink(cl);
 	if (cl->finished)
 		*cl->finished = true;

@@ -259,6 +259,8 @@ enum store_claimed_kind {
 	STORE_CLAIMED_NONE,		/* nothing waits that this board may take */
 	STORE_CLAIMED_JOB,
 	STORE_CLAIMED_RESERVATION,
+	STORE_CLAIMED_CONTENDED,	/* nothing taken: what it may take was locked by another
+					 * transaction (a shared store); claim again shortly */
 };
 
 /** What a claim took; borrowed by the completion. */

@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t8025-pg-claim-locks.sh -- a free board's claim on PostgreSQL is not
+# fooled by a queued job's row that another transaction holds.  A job's
+# events and results reference it (a foreign key: FOR KEY SHARE on the job's
+# row while the inserting transaction is open): the claim takes the job all
+# the same.  A transaction that locks the row itself (another host's claim,
+# a write to the job): the claim passes it by, and asks again shortly, since
+# no NOTIFY comes for a job that was queued already.  Both used to leave the
+# board idle and the job queued until something else woke the host.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pg-lib.sh"
+TEST_STRICT=1
+
+if ! pg_start >"$TMP/pg-start.log" 2>&1; then
+	test_skip 'claims and row locks' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"
+	test_done
+	exit
+fi
+
+LAB=$TMP/hA
+sim_start 1
+write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"hA\"; };"
+sim_device a-01 0
+labd_start
+write_job "$TMP/j.yaml" <<JOB
+job_name: a job whose row is held
+device_type: sim-uboot
+timeouts: {job: {minutes: 2}}
+actions:
+- boot:
+    method: minimal
+    auto_login: {login_prompt: 'login:', username: root}
+    prompts: ['root@sim:~# ']
+JOB
+
+board_state() {
+	curl -sf -X POST -d "{\"state\":\"$1\",\"reason\":\"t8025\"}" \
+		"$LABD_URL/api/v1/devices/a-01/state" >/dev/null
+}
+job_state() { curl -sf "$LABD_URL/api/v1/jobs/$1" | $PY -c 'import json,sys; print(json.load(sys.stdin)["state"])'; }
+# hold SQL: run SQL in a transaction of its own in the background, until locker_gone.
+hold() {
+	pg_sql "BEGIN; $1; SELECT pg_sleep(600); COMMIT" >/dev/null 2>&1 &
+	wait_for "[ \"\$(pg_sql \"SELECT count(*) FROM pg_stat_activity
+		WHERE query LIKE \\\$\\\$%pg_sleep(600)%\\\$\\\$ AND pid <> pg_backend_pid()\")\" = 1 ]" 20
+}
+locker_active() {
+	[ "$(pg_sql "SELECT count(*) FROM pg_stat_activity
+		WHERE query LIKE \$\$%pg_sleep(600)%\$\$ AND pid <> pg_backend_pid()")" = 1 ]
+}
+locker_gone() {
+	pg_sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE query LIKE \$\$%pg_sleep(600)%\$\$ AND pid <> pg_backend_pid()" >/dev/null
+	wait
+}
+
+test_expect_success 'an event of the queued job being inserted meanwhile: the board takes the job' '
+	board_state maintenance
+	id=$(LABD_URL=$LABD_URL labctl submit -q "$TMP/j.yaml")
+	hold "INSERT INTO events (job_id, seq, ts, kind) VALUES ($id, 1000000, 0, \$\$t8025\$\$)"
+	board_state idle
+	wait_for "[ \"\$(job_state $id)\" != queued ]" 30 || { locker_gone; exit 1; }
+	# taken while the referencing transaction was still open
+	locker_active || { locker_gone; exit 1; }
+	locker_gone
+	wait_for "[ \"\$(job_state $id)\" = finished ]" 60
+'
+
+test_expect_success 'the queued job row locked by another transaction: taken once it is released' '
+	board_state maintenance
+	id=$(LABD_URL=$LABD_URL labctl submit -q "$TMP/j.yaml")
+	hold "SELECT id FROM jobs WHERE id = $id FOR UPDATE"
+	board_state idle
+	sleep 1
+	# passed by while locked, the board asks again until it gets it
+	[ "$(job_state $id)" = queued ] || { locker_gone; exit 1; }
+	locker_gone
+	wait_for "[ \"\$(job_state $id)\" != queued ]" 30
+	wait_for "[ \"\$(job_state $id)\" = finished ]" 60
+	[ "$(pg_sql "SELECT host || device || attempt FROM jobs WHERE id = $id")" = hAa-011 ]
+'
+
+test_done
