@@ -14,6 +14,7 @@
 
 #define PG_CONN_CONNECT_TIMEOUT (10 * 1000 * 1000ULL)	/* usec */
 #define PG_MAX_LISTEN 8
+#define PG_MAX_PREPARED 128	/* statements prepared per connection, at most */
 
 enum conn_state {
 	CONN_IDLE,		/* not connected, not trying (nothing asked for it yet) */
@@ -48,6 +49,22 @@ struct cmd_list {
 	unsigned n;
 };
 
+/*
+ * A statement with parameters, prepared on the connection as "l<index>" the
+ * first time it is sent: PostgreSQL then parses it once and plans it once
+ * (a generic plan) instead of at every execution, which took twice as long
+ * as executing them (pg_stat_statements, bench-multihost).  Until the
+ * prepare is known to have succeeded the statement is sent as it was
+ * (unnamed), so a prepare lost with an aborted batch costs nothing but a
+ * second try; a connection lost forgets them all.
+ */
+enum prep_state { PREP_NONE, PREP_SENT, PREP_READY };
+
+struct pg_prepared {
+	char *sql;		/* a copy: its key */
+	enum prep_state state;
+};
+
 struct pg_conn {
 	char *conninfo;
 	char *name;
@@ -68,6 +85,8 @@ struct pg_conn {
 	bool want_write;	/* CONN_UP: PQflush() has more to send */
 	bool in_batch;		/* commands sent since the last sync */
 	struct cmd_list unsent, sent;
+	struct pg_prepared prepared[PG_MAX_PREPARED];
+	unsigned n_prepared;
 	char *channels[PG_MAX_LISTEN];
 	unsigned n_channels;
 	unsigned failures;	/* connection attempts or connections lost, ever */
@@ -221,6 +240,15 @@ static void set_error(struct pg_conn *c, const char *msg)
 }
 
 /* The connection is gone (or never came): fail what was in flight, try again later. */
+/* The statements prepared on a connection that is gone. */
+static void prepared_forget(struct pg_conn *c)
+{
+	unsigned i;
+
+	for (i = 0; i < c->n_prepared; i++)
+		c->prepared[i].state = PREP_NONE;
+}
+
 static void conn_lost(struct pg_conn *c, const char *why)
 {
 	bool was_up = c->state == CONN_UP;
@@ -237,6 +265,7 @@ static void conn_lost(struct pg_conn *c, const char *why)
 	c->conn = NULL;
 	c->in_batch = false;
 	c->want_write = false;
+	prepared_forget(c);
 	c->state = CONN_BACKOFF;
 	c->retry_at = pg_now() + c->backoff;
 	c->backoff = c->backoff * 2 > PG_CONN_BACKOFF_MAX ? PG_CONN_BACKOFF_MAX : c->backoff * 2;
@@ -330,14 +359,75 @@ void pg_conn_start(struct pg_conn *c)
 
 /* ---- sending and receiving ---- */
 
+/* @sql's entry in the prepared statements (added, not prepared yet), or NULL when full. */
+static struct pg_prepared *prepared_of(struct pg_conn *c, const char *sql)
+{
+	struct pg_prepared *p;
+	unsigned i;
+
+	for (i = 0; i < c->n_prepared; i++)
+		if (!strcmp(c->prepared[i].sql, sql))
+			return &c->prepared[i];
+	if (c->n_prepared == PG_MAX_PREPARED)
+		return NULL;
+	p = &c->prepared[c->n_prepared];
+	p->sql = strdup(sql);
+	if (!p->sql)
+		return NULL;
+	p->state = PREP_NONE;
+	c->n_prepared++;
+	return p;
+}
+
+static void prepared_name(const struct pg_conn *c, const struct pg_prepared *p, char *buf,
+			  size_t len)
+{
+	snprintf(buf, len, "l%u", (unsigned)(p - c->prepared));
+}
+
+/* The answer to a prepare: the statement is used by name from now on, or prepared again. */
+static void prepare_done(int err, PGresult *res, const char *msg, void *userdata)
+{
+	struct pg_prepared *p = userdata;
+
+	p->state = err ? PREP_NONE : PREP_READY;
+}
+
+/* Queue the prepare of @p in the pipeline, before the command that uses it; false: lost. */
+static bool send_prepare(struct pg_conn *c, struct pg_prepared *p, int n)
+{
+	struct pg_cmd *prep = cmd_new(NULL, 0, NULL, 0, prepare_done, p);
+	char name[16];
+
+	if (!prep)
+		return true;	/* no memory: the command goes unnamed */
+	prepared_name(c, p, name, sizeof(name));
+	list_push(&c->sent, prep);
+	if (!PQsendPrepare(c->conn, name, p->sql, n, NULL))
+		return false;
+	p->state = PREP_SENT;
+	return true;
+}
+
 static bool send_one(struct pg_conn *c, struct pg_cmd *cmd)
 {
+	struct pg_prepared *p = cmd->sql && cmd->n ? prepared_of(c, cmd->sql) : NULL;
+	char name[16];
 	int ok;
 
+	if (p && p->state == PREP_NONE && !send_prepare(c, p, cmd->n)) {
+		list_push(&c->sent, cmd);	/* completed as the connection is lost */
+		return false;
+	}
+	list_push(&c->sent, cmd);
 	if (!cmd->sql) {	/* an internal LISTEN, its text in msg */
 		ok = PQsendQueryParams(c->conn, cmd->msg, 0, NULL, NULL, NULL, NULL, 0);
 		free(cmd->msg);
 		cmd->msg = NULL;
+	} else if (p && p->state == PREP_READY) {
+		prepared_name(c, p, name, sizeof(name));
+		ok = PQsendQueryPrepared(c->conn, name, cmd->n, (const char *const *)cmd->params,
+					 NULL, NULL, 0);
 	} else {
 		ok = PQsendQueryParams(c->conn, cmd->sql, cmd->n, NULL,
 				       (const char *const *)cmd->params, NULL, NULL, 0);
@@ -356,7 +446,6 @@ static void conn_flush(struct pg_conn *c)
 	if (c->state != CONN_UP)
 		return;
 	while ((cmd = list_pop(&c->unsent))) {
-		list_push(&c->sent, cmd);
 		if (!send_one(c, cmd)) {
 			conn_lost(c, PQerrorMessage(c->conn));
 			return;
@@ -554,6 +643,8 @@ struct pg_conn *pg_conn_free(struct pg_conn *c)
 	}
 	for (i = 0; i < c->n_channels; i++)
 		free(c->channels[i]);
+	for (i = 0; i < c->n_prepared; i++)
+		free(c->prepared[i].sql);
 	free(c->conninfo);
 	free(c->name);
 	free(c);
