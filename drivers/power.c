@@ -50,6 +50,7 @@ struct power {
 	enum power_op op;	/* what the user asked for */
 	enum power_op step;	/* what the driver does now */
 	enum power_phase phase;
+	uint64_t step_deadline;	/* loop_now() + timeout at the step's start */
 	int last_state;
 	int err;		/* result waiting to be delivered */
 	char *msg;
@@ -234,6 +235,7 @@ static int power_start_step(struct power *p, enum power_op step)
 
 	p->step = step;
 	p->phase = POWER_STEP;
+	p->step_deadline = loop_now(p->ctx.loop) + p->timeout;
 	r = loop_timer_set_rel(p->timer, p->timeout + POWER_TIMEOUT_GRACE);
 	if (r >= 0)
 		r = p->drv->start(p, step);
@@ -419,4 +421,17 @@ const struct kv *power_vars(const struct power *p)
 uint64_t power_timeout(const struct power *p)
 {
 	return p->timeout;
+}
+
+unsigned power_request_timeout_ms(const struct power *p, unsigned default_ms)
+{
+	uint64_t now, left;
+
+	if (p->phase != POWER_STEP)
+		return default_ms;
+	now = loop_now(p->ctx.loop);
+	left = p->step_deadline > now ? (p->step_deadline - now) / USEC_PER_MSEC : 0;
+	if (left >= default_ms)
+		return default_ms;
+	return left ? (unsigned)left : 1;
 }

@@ -126,6 +126,17 @@ const struct driver_ctx *power_ctx(const struct power *p);
 const struct kv *power_vars(const struct power *p);
 /** power_timeout() - the operation timeout, for drivers that enforce it themselves. */
 uint64_t power_timeout(const struct power *p);
+/**
+ * power_request_timeout_ms() - the timeout of the next request of the current step
+ * @default_ms: the driver's own limit for one request
+ *
+ * For a driver that makes several requests in one step (a USB hub: descriptor,
+ * switch, status): the time left of the step's power_timeout(), or @default_ms
+ * when that is less; at least 1 ms.  The step then ends within power_timeout()
+ * whatever its first requests took, and the driver names the request that was
+ * too slow a full grace period (a second) before the core's own timer would.
+ */
+unsigned power_request_timeout_ms(const struct power *p, unsigned default_ms);
 /** power_complete() - the driver finished the operation started by ->start(). */
 void power_complete(struct power *p, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -380,12 +380,12 @@ static int usbhub_submit(struct power *p)
 {
 	struct usbhub *h = power_priv(p);
 	const struct usbhub_target *t = &h->targets[h->cur];
-	uint64_t limit = power_timeout(p) / USEC_PER_MSEC;
-	struct usb_request rq = { .type = USB_XFER_CONTROL, .timeout_ms = USBHUB_XFER_TIMEOUT_MS };
+	struct usb_request rq = {
+		.type = USB_XFER_CONTROL,
+		.timeout_ms = power_request_timeout_ms(p, USBHUB_XFER_TIMEOUT_MS),
+	};
 	int r;
 
-	if (limit && limit < rq.timeout_ms)
-		rq.timeout_ms = (unsigned)limit;
 	switch (h->step) {
 	case USBHUB_DESCRIPTOR:
 		rq.request_type = LIBUSB_ENDPOINT_IN | LIBUSB_REQUEST_TYPE_CLASS |

@@ -218,13 +218,11 @@ static int ykush_submit(struct power *p)
 {
 	struct ykush *y = power_priv(p);
 	uint8_t cmd = ykush_command(y), report[YKUSH_REPORT_MAX] = { cmd, cmd };
-	uint64_t limit = power_timeout(p) / USEC_PER_MSEC;
 	struct usb_request rq = {
-		.type = USB_XFER_INTERRUPT, .len = y->report, .timeout_ms = YKUSH_TIMEOUT_MS,
+		.type = USB_XFER_INTERRUPT, .len = y->report,
+		.timeout_ms = power_request_timeout_ms(p, YKUSH_TIMEOUT_MS),
 	};
 
-	if (limit && limit < rq.timeout_ms)
-		rq.timeout_ms = (unsigned)limit;
 	if (y->step == YKUSH_READ_SWITCH || y->step == YKUSH_READ_GET) {
 		rq.endpoint = y->ep_in;
 	} else if (y->ep_out) {

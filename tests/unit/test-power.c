@@ -370,6 +370,32 @@ TEST(test_power__core_timeout)
 	fixture_release(&f);
 }
 
+/*
+ * A request of a step gets the driver's own limit or what is left of the step's
+ * timeout, the less of the two; outside a step, the driver's limit.  (The 10 s
+ * timeout, the core's timer at 11 s, stays far beyond the 50 ms the test waits.)
+ */
+TEST(test_power__request_timeout)
+{
+	struct fixture f;
+	unsigned left;
+
+	CHECK(fixture_new(&f, "fake", "delay = 30; timeout = 10;") == 0);
+	CHECK_INT(power_request_timeout_ms(f.p, 5000), ==, 5000);
+	CHECK_INT(power_run(f.p, POWER_ON, on_done, &f), ==, 0);
+	/* no loop iteration yet: the clock has not moved since the step started */
+	CHECK_INT(power_request_timeout_ms(f.p, 60000), ==, 10000);
+	CHECK_INT(power_request_timeout_ms(f.p, 100), ==, 100);
+	spin(&f, 50 * USEC_PER_MSEC);
+	CHECK(power_is_busy(f.p));
+	left = power_request_timeout_ms(f.p, 60000);
+	CHECK_INT(left, <=, 9950);
+	CHECK_INT(left, >, 0);
+	power_abort(f.p);
+	CHECK_INT(power_request_timeout_ms(f.p, 60000), ==, 60000);
+	fixture_release(&f);
+}
+
 TEST(test_power__pdudaemon_unreachable)
 {
 	struct fixture f;
@@ -496,6 +522,6 @@ TEST_LIST(test_power__driver_table, test_power__command_emulated_cycle,
 	  test_power__command_native_reset, test_power__command_exit_status,
 	  test_power__command_timeout_kills_group, test_power__busy_and_abort,
 	  test_power__completion_from_loop, test_power__run_from_callback,
-	  test_power__fake_log_and_failure, test_power__core_timeout,
+	  test_power__fake_log_and_failure, test_power__core_timeout, test_power__request_timeout,
 	  test_power__pdudaemon_unreachable, test_power__pdudaemon_timeout,
 	  test_power__config_errors, test_power__without_loop);

@@ -201,22 +201,26 @@ TEST(test_usbhub__short_status)
 	bed_power_release(&f);
 }
 
+/*
+ * The status read never completes.  Its request gets what is left of the 2 s
+ * timeout (not the driver's 5 s per request) and fails at 2 s from the step's
+ * start, however long the descriptor and switch requests took; the core's own
+ * timer, whose message differs, is a second later.  Were the request given 5 s,
+ * the core's message would be the one.
+ */
 TEST(test_usbhub__timeout)
 {
 	struct bed_power f;
-	uint64_t start;
 
 	CHECK_INT(bed_power_init(&f, "hub"), ==, 0);
 	CHECK_INT(bed_pcap(&f.bed, "usb1/1-1", "device 1 2\n" DESC_PER_PORT SET_POWER_2
 			   "ctrl a3 00 0000 0002 0004 noreply\n"), ==, 0);
 	CHECK_INT(bed_power_new(&f, "usb-hub", false,
 				"location = \"1-1\"; port = 2; companion = false; "
-				"timeout = 0.5;"), ==, 0);
-	start = now_monotonic();
+				"timeout = 2;"), ==, 0);
 	CHECK_INT(bed_power_run(&f, POWER_ON), ==, 0);
 	CHECK_INT(f.err, ==, -ETIMEDOUT);
 	CHECK_STR(f.msg, "hub 1-1: reading the port status failed: Connection timed out");
-	CHECK_INT(now_monotonic() - start, <, 1400 * USEC_PER_MSEC);
 	bed_power_release(&f);
 }
 
