@@ -338,7 +338,8 @@ static void notify_free(struct backend *b)
 {
 	struct notify_backend *nb = to_notify(b);
 
-	store_read_later_forget(b->deps->store, nb);
+	if (b->deps)	/* NULL when only checked (labd check-config) */
+		store_read_later_forget(b->deps->store, nb);
 	upload_free(nb->up);
 	spool_close(nb->sp);
 	json_decref(nb->tokens);
