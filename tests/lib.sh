@@ -75,17 +75,17 @@ test_expect_success() {
 	local desc=$1 body=$2 out
 	test_count=$((test_count + 1))
 	out=$TMP/test-$test_count.out
-	# TEST_TRACE=1 traces each test body into its log.  Bash ignores set -e
-	# in a condition (an `if` and what it runs): a script setting
-	# TEST_STRICT=1 runs the body outside of one, so that any command
-	# failing in it fails the test, not only the last one.
-	local rc=0
-	if [ -n "${TEST_STRICT:-}" ]; then
-		(set -e; [ -z "${TEST_TRACE:-}" ] || set -x; eval "$body") >"$out" 2>&1
-		rc=$?
-	elif ! (set -e; [ -z "${TEST_TRACE:-}" ] || set -x; eval "$body") >"$out" 2>&1; then
-		rc=1
-	fi
+	# TEST_TRACE=1 traces each test body into its log.  The body runs under
+	# set -e outside of any condition (bash ignores set -e in an `if`, an
+	# && or || list but its last command, and all they run, subshells
+	# included): any command failing in it fails the test, not only the
+	# last one.  So no `(...) || rc=$?` here.  A command expected to fail
+	# is written test_must_fail CMD, test_expect_code N CMD, or
+	# `rc=0; CMD || rc=$?`: not `CMD; [ $? = 1 ]`, which ends the body at
+	# CMD, nor `! CMD` alone on a line, which set -e never stops at.
+	local rc
+	(set -e; [ -z "${TEST_TRACE:-}" ] || set -x; eval "$body") >"$out" 2>&1
+	rc=$?
 	if [ $rc = 0 ]; then
 		echo "ok $test_count - $desc"
 	else

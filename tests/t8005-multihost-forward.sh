@@ -6,7 +6,6 @@
 # tail), byte for byte; the console of a board another host holds.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
-TEST_STRICT=1
 
 if ! pg_start >"$TMP/pg-start.log" 2>&1; then
 	test_skip 'forwarding between hosts' "no PostgreSQL server: $(tail -1 "$TMP/pg-start.log")"

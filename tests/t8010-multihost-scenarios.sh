@@ -12,7 +12,6 @@
 # host has is refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
-TEST_STRICT=1
 MH="$PY $TOP/tests/helper/multihost.py"
 
 if ! pg_start >"$TMP/pg-start.log" 2>&1; then
