@@ -130,6 +130,31 @@ test_expect_success 'the console of a board host B holds, through host A' '
 	$PY "$TOP/tests/helper/ws-check.py" "$PORT_hA" /api/v1/devices/b-01/console?replay=65536 tick-6
 '
 
+test_expect_success 'a board of host B released, reserved, powered, renewed and set through host A' '
+	"$LABCTL_BIN" --url "$URL_hA" release b-01
+	[ "$(pg_sql "SELECT count(*) FROM reservations WHERE device = \$\$b-01\$\$
+		AND state = \$\$active\$\$")" = 0 ]
+	# by type: host A has no sim-uboot board, host B takes the reservation
+	"$LABCTL_BIN" --url "$URL_hA" reserve --type sim-uboot --for 10m >"$TMP/res-type.out"
+	grep -q "^b-01 reserved until" "$TMP/res-type.out"
+	"$LABCTL_BIN" --url "$URL_hA" release b-01
+	"$LABCTL_BIN" --url "$URL_hA" reserve b-01 --for 10m >"$TMP/res2.out"
+	grep -q "^b-01 reserved until" "$TMP/res2.out"
+	"$LABCTL_BIN" --url "$URL_hA" power b-01 off
+	grep -q "board .b-01.: power off by" "$TMP/hB/labd.log"
+	"$LABCTL_BIN" --url "$URL_hA" reserve b-01 --renew --for 20m
+	"$LABCTL_BIN" --url "$URL_hA" device set-state b-01 maintenance --reason t8005
+	[ "$(pg_sql "SELECT state FROM devices WHERE name = \$\$b-01\$\$")" = maintenance ]
+	"$LABCTL_BIN" --url "$URL_hA" device set-state b-01 idle
+	# a loopback telnet port opens on the board'"'"'s host only: refused, naming it
+	code=$(curl -s -o "$TMP/body" -w "%{http_code}" -X POST "$URL_hA/api/v1/devices/b-01/telnet")
+	cat "$TMP/body"; echo
+	[ "$code" = 421 ] && grep -q "on host .hB." "$TMP/body"
+	code=$(curl -s -o "$TMP/body" -w "%{http_code}" -X POST -d "{\"action\":\"on\"}" \
+		"$URL_hA/api/v1/devices/no-such-board/power")
+	[ "$code" = 404 ]
+'
+
 test_expect_success 'host A stops while it forwards a followed log and a console: cleanly' '
 	"$LABCTL_BIN" --url "$URL_hB" release b-01 >/dev/null
 	id=$("$LABCTL_BIN" --url "$URL_hA" submit -q "$TMP/j.yaml")

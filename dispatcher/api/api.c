@@ -133,6 +133,36 @@ static const char *query_of(const struct api_route *rt)
 	return "";
 }
 
+/*
+ * The routes of routes[] whose first '*' names a board, by handler: for a
+ * board of another host of the lab, api_board_elsewhere() answers instead.
+ */
+static const struct {
+	api_handler_fn fn;
+	unsigned flags;
+	api_handler_fn locate;	/* or, for a board named in the body: api_request.locate */
+} board_routes[] = {
+	{ api_devices_set_state, API_ROUTE_BOARD, NULL },
+	{ api_devices_release, API_ROUTE_BOARD, NULL },
+	{ api_devices_renew, API_ROUTE_BOARD, NULL },
+	{ api_devices_power, API_ROUTE_BOARD, NULL },
+	{ api_devices_boot, API_ROUTE_BOARD, NULL },
+	{ api_devices_telnet, API_ROUTE_BOARD_HERE, NULL },
+	{ api_reservations_create, 0, api_reservations_locate },
+};
+
+static void set_route(struct api_request *r, const struct api_route *rt)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(board_routes) / sizeof(board_routes[0]); i++) {
+		if (board_routes[i].fn == rt->fn) {
+			r->route_flags = board_routes[i].flags;
+			r->locate = board_routes[i].locate;
+		}
+	}
+}
+
 const struct api_route *api_route_at(size_t i, const char **query)
 {
 	if (i >= sizeof(routes) / sizeof(routes[0]) - 1)
@@ -366,14 +396,11 @@ static void on_reads_answered(int err, void *ud)
  * do not wait in the loop: the connection is suspended until their answers
  * are in, and the handler runs again, answered from them (store_read_begin()).
  */
-static enum MHD_Result run_handler(struct api_request *r, api_handler_fn fn)
+static enum MHD_Result run_reading(struct api_request *r, api_handler_fn fn)
 {
 	struct store *st = api_deps_of(r)->store;
 	enum MHD_Result ret;
 
-	r->rerun = false;
-	if (strcmp(r->method, MHD_HTTP_METHOD_GET) || store_read_begin(st, on_reads_answered, r) < 0)
-		return fn(r);
 	r->reading = true;
 	ret = fn(r);
 	r->reading = false;
@@ -387,6 +414,32 @@ static enum MHD_Result run_handler(struct api_request *r, api_handler_fn fn)
 	held_link(r);
 	MHD_suspend_connection(r->conn);
 	return MHD_YES;
+}
+
+static enum MHD_Result run_handler(struct api_request *r, api_handler_fn fn)
+{
+	const struct api_deps *d = api_deps_of(r);
+	struct store *st = d->store;
+	bool reads = !strcmp(r->method, MHD_HTTP_METHOD_GET);
+	api_handler_fn locate = r->locate;
+	enum MHD_Result ret;
+
+	r->rerun = false;
+	/* a board of another host: nothing here acts, its host answers */
+	if ((r->route_flags & (API_ROUTE_BOARD | API_ROUTE_BOARD_HERE)) && r->params[0] &&
+	    !lab_board(d->lab, r->params[0]) && store_host_name(st)) {
+		fn = api_board_elsewhere;
+		reads = true;
+	} else if (locate && !r->located && store_host_name(st)) {
+		/* whose the request is, found out in read mode; then acted on here */
+		ret = store_read_begin(st, on_reads_answered, r) < 0 ? locate(r) :
+									run_reading(r, locate);
+		if (!r->located)
+			return ret;	/* answered (forwarded), or run again */
+	}
+	if (!reads || store_read_begin(st, on_reads_answered, r) < 0)
+		return fn(r);
+	return run_reading(r, fn);
 }
 
 /* The connection ended (or labd stops) while its answer was held. */
@@ -709,8 +762,10 @@ static const struct api_route *route(struct api_request *r, enum MHD_Result *ret
 		if (*allow || *apis[i].prefix)
 			break;
 	}
-	if (found)
+	if (found) {
 		memcpy(r->params, params, sizeof(params));
+		set_route(r, found);
+	}
 	if (!found && !*allow && !below(r->url, "/api") && !strcmp(method, "GET")) {
 		found = &web_route;
 		r->style = API_STYLE_JSON;

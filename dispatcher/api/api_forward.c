@@ -20,6 +20,7 @@
 #include <curl/curl.h>
 
 #include "api/api_internal.h"
+#include "board/lab.h"
 #include "core/http_client.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -311,6 +312,47 @@ bool api_elsewhere(struct api_request *r, const char *host, enum MHD_Result *ret
 		*ret = api_forward(r, host, url);
 	free(url);
 	return true;
+}
+
+bool api_board_forwarded(struct api_request *r, const char *board, bool here_only,
+			 enum MHD_Result *ret)
+{
+	const struct api_deps *d = api_deps_of(r);
+	const char *me = store_host_name(d->store);
+	struct device_record rec = { 0 };
+	bool there = true;
+	int err;
+
+	if (!me || lab_board(d->lab, board) || api_forwarded(r))
+		return false;
+	err = store_device_get(d->store, board, &rec);
+	if (err == -EINPROGRESS)	/* this run's answer is dropped: run again with it */
+		*ret = api_reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "reading");
+	else if (err == -ENOTCONN)
+		*ret = api_reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE,
+				       "the store is not reachable: try again");
+	else if (err < 0 || !rec.host || !strcmp(rec.host, me))
+		there = false;
+	else if (here_only)
+		*ret = api_reply_error(r, MHD_HTTP_MISDIRECTED_REQUEST,
+				       "board '%s' is on host '%s' of this lab: ask that host's API "
+				       "for this (its console works through any host)",
+				       board, rec.host);
+	else
+		there = api_elsewhere(r, rec.host, ret);
+	device_record_release(&rec);
+	return there;
+}
+
+enum MHD_Result api_board_elsewhere(struct api_request *r)
+{
+	enum MHD_Result ret;
+
+	if (api_forwarding(r))
+		return api_forward_answer(r);
+	if (!api_board_forwarded(r, r->params[0], r->route_flags & API_ROUTE_BOARD_HERE, &ret))
+		ret = api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
+	return ret;
 }
 
 bool api_forwarded(const struct api_request *r)

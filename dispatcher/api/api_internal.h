@@ -109,6 +109,14 @@ struct api_request {
 	/* a GET run whose store reads complete later (store_read_begin()): run again */
 	bool reading;		/* inside the handler's run: api_reply() drops a pending run's answer */
 	bool rerun;		/* suspended until the answers are in, then run again */
+	unsigned route_flags;	/* of its route: API_ROUTE_* */
+	/*
+	 * Of a route whose board is named in the body (a shared store): run
+	 * first, in read mode, it answers for a board of another host
+	 * (api_board_forwarded()) or sets located; the handler then acts here.
+	 */
+	enum MHD_Result (*locate)(struct api_request *r);
+	bool located;
 };
 
 typedef enum MHD_Result (*api_handler_fn)(struct api_request *r);
@@ -120,6 +128,16 @@ struct api_route {
 	api_handler_fn fn;
 	const char *what;	/* for "may not ...": a format of the first '*' segment */
 };
+
+/*
+ * api_request.route_flags (api.c's board_routes[]): the first '*' segment names a board.  When it is none of
+ * this host's but another host of the lab (a shared store) has it, the
+ * request is answered by api_board_elsewhere() instead of the handler:
+ * forwarded to that host (API_ROUTE_BOARD), or refused with 421 naming it
+ * (API_ROUTE_BOARD_HERE: what only that host can give, a loopback port).
+ */
+#define API_ROUTE_BOARD 0x1
+#define API_ROUTE_BOARD_HERE 0x2
 
 /**
  * api_route_at() - route @i of labd's own API (API_PREFIX), for its
@@ -345,6 +363,8 @@ enum MHD_Result api_devices_set_state(struct api_request *r);
 /* api_reservations.c: reservations, release and renew */
 enum MHD_Result api_reservations_list(struct api_request *r);
 enum MHD_Result api_reservations_create(struct api_request *r);
+/** api_reservations_locate() - a reservation of another host's board: that host answers. */
+enum MHD_Result api_reservations_locate(struct api_request *r);
 enum MHD_Result api_reservations_show(struct api_request *r);
 enum MHD_Result api_reservations_cancel(struct api_request *r);
 enum MHD_Result api_devices_release(struct api_request *r);
@@ -440,6 +460,20 @@ void api_tunnels_shutdown(struct api_forwards *set);
  * handler returns (the forward started, or an error answered)
  */
 bool api_elsewhere(struct api_request *r, const char *host, enum MHD_Result *ret);
+/**
+ * api_board_forwarded() - whether @board is a board of another host of the
+ * lab (none of this one's): true with @ret the answer, that host's
+ * (forwarded) or, @here_only, 421 naming it; false for a board of this host
+ * or of none.  Its store read may complete later (a run in read mode, api.c).
+ */
+bool api_board_forwarded(struct api_request *r, const char *board, bool here_only,
+			 enum MHD_Result *ret);
+/**
+ * api_board_elsewhere() - the answer to @r for board params[0] of another
+ * host (api_request.route_flags): forwarded there, 421 naming that host, 404 when no
+ * host has it.  Its store reads may complete later (a GET's run, api.c).
+ */
+enum MHD_Result api_board_elsewhere(struct api_request *r);
 /** api_forwarded() - whether @r came forwarded by another host (it is not forwarded again). */
 bool api_forwarded(const struct api_request *r);
 int api_forwards_new(struct api_forwards **ret);

@@ -242,6 +242,22 @@ enum MHD_Result api_reservations_create(struct api_request *r)
 	return reply_reservation(r, MHD_HTTP_CREATED, id);
 }
 
+enum MHD_Result api_reservations_locate(struct api_request *r)
+{
+	enum MHD_Result ret = MHD_YES;
+	const char *board;
+	json_t *doc;
+
+	if (api_forwarding(r))
+		return api_forward_answer(r);
+	doc = json_loadb(r->body.buf, r->body.len, 0, NULL);
+	board = json_string_value(json_object_get(doc, "board"));
+	if (!board || !api_board_forwarded(r, board, false, &ret))
+		r->located = true;	/* this host's, or a malformed request: the handler says */
+	json_decref(doc);
+	return ret;
+}
+
 /* ---- GET /reservations/{id}, POST /reservations/{id}/cancel ---- */
 
 enum MHD_Result api_reservations_show(struct api_request *r)

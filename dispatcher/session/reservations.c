@@ -299,6 +299,7 @@ static int request_type(struct reservations *rs, const struct reservation_reques
 			const char **ret, char *err)
 {
 	struct board *b = req->board ? lab_board(rs->deps.lab, req->board) : NULL;
+	bool elsewhere = false;
 	const char *type;
 	char until[40];
 
@@ -310,7 +311,10 @@ static int request_type(struct reservations *rs, const struct reservation_reques
 		if (!req->device_type || !config_find_type(c, req->device_type))
 			return set_err(err, -ENOENT, "no device type '%s' in this lab",
 				       req->device_type ? req->device_type : "");
-		if (!lab_has_board(rs->deps.lab, req->device_type, req->tags))
+		/* another host's boards (a shared store): their tags are not known here */
+		if (!lab_has_board(rs->deps.lab, req->device_type, req->tags) &&
+		    (store_board_elsewhere(store_of(rs), req->device_type, &elsewhere) < 0 ||
+		     !elsewhere))
 			return set_err(err, -EINVAL, "no board of type '%s' with these tags",
 				       req->device_type);
 		*ret = req->device_type;
