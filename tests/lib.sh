@@ -26,6 +26,12 @@ LAB=$TMP/lab
 test_count=0
 test_failed=0
 _cleanup_cmds=()
+# In a SANITIZE=1 build a sanitizer's report ends the program with status 125,
+# not with 1 (its default, and the status of labd's and labctl's refusals):
+# test_must_fail and test_expect_code do not take a report for a refusal.
+SANITIZER_STATUS=125
+export ASAN_OPTIONS="exitcode=$SANITIZER_STATUS${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="exitcode=$SANITIZER_STATUS${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 # Every process the test starts carries this in its environment, daemons that
 # leave the process group (tmux, PostgreSQL, chromium) too: the EXIT trap finds
 # and stops whatever is still running by it.
@@ -106,16 +112,17 @@ test_expect_code() {
 	return 1
 }
 
-# test_must_fail CMD...: CMD fails, but not by a signal nor as a command not
-# found (a crash is not the failure a test expects).  Unlike `! CMD`, which
-# set -e never stops at, it fails the body wherever it stands.
+# test_must_fail CMD...: CMD fails, but not by a signal, a sanitizer's report
+# nor as a command not found (a crash is not the failure a test expects).
+# Unlike `! CMD`, which set -e never stops at, it fails the body wherever it
+# stands.
 test_must_fail() {
 	local rc=0
 	"$@" || rc=$?
 	if [ "$rc" = 0 ]; then
 		echo "test_must_fail: '$*' succeeded" >&2
 		return 1
-	elif [ "$rc" -gt 128 ] || [ "$rc" = 127 ]; then
+	elif [ "$rc" -gt 128 ] || [ "$rc" = 127 ] || [ "$rc" = "$SANITIZER_STATUS" ]; then
 		echo "test_must_fail: '$*' exited with status $rc" >&2
 		return 1
 	fi
