@@ -125,8 +125,10 @@ static void count_finished(struct api_metrics *m, const struct event *ev)
 				 &t) < 0)
 		t = ERROR_NONE;
 	m->finished[h][t]++;
-	if (!d)
-		return;	/* out of memory: its duration is not counted */
+	if (!d || !m->d->store) {
+		free(d);	/* out of memory (or no store): its duration is not counted */
+		return;
+	}
 	*d = (struct duration_due){ m, ev->job_id, ev->ts };
 	store_read_later(m->d->store, m, observe_duration, free, d);
 }
