@@ -55,6 +55,7 @@ struct power {
 	int err;		/* result waiting to be delivered */
 	char *msg;
 	power_done_fn done;
+	power_step_fn on_step;	/* of the operation: its emulated cycle's steps start */
 	void *userdata;
 	struct loop_source *timer;	/* step timeout, cycle delay, or delivery */
 	struct kv vars;		/* power_set_vars() */
@@ -233,6 +234,8 @@ static int power_start_step(struct power *p, enum power_op step)
 {
 	int r;
 
+	if (p->op == POWER_CYCLE && step != POWER_CYCLE && p->on_step)
+		p->on_step(p, step, p->userdata);	/* the core's own cycle */
 	p->step = step;
 	p->phase = POWER_STEP;
 	p->step_deadline = loop_now(p->ctx.loop) + p->timeout;
@@ -276,6 +279,7 @@ static void power_deliver(struct power *p)
 	/* Idle before the callback, which may start the next operation or free @p. */
 	p->phase = POWER_IDLE;
 	p->done = NULL;
+	p->on_step = NULL;
 	p->msg = NULL;
 	if (err && !msg)
 		done(p, err, strerror(-err), userdata);
@@ -323,6 +327,12 @@ static int power_make_timer(struct power *p)
 
 int power_run(struct power *p, enum power_op op, power_done_fn done, void *userdata)
 {
+	return power_run_watched(p, op, done, NULL, userdata);
+}
+
+int power_run_watched(struct power *p, enum power_op op, power_done_fn done,
+		      power_step_fn on_step, void *userdata)
+{
 	int r;
 
 	if (!done || op > POWER_CYCLE)
@@ -334,13 +344,16 @@ int power_run(struct power *p, enum power_op op, power_done_fn done, void *userd
 		return r;
 	p->op = op;
 	p->done = done;
+	p->on_step = on_step;
 	p->userdata = userdata;
 	free(p->msg);
 	p->msg = NULL;
 	p->err = 0;
 	r = power_start_step(p, op == POWER_CYCLE && !p->drv->cycles ? POWER_OFF : op);
-	if (r < 0)
+	if (r < 0) {
 		p->done = NULL;
+		p->on_step = NULL;
+	}
 	return r;
 }
 
@@ -374,6 +387,7 @@ void power_abort(struct power *p)
 	loop_timer_set(p->timer, USEC_INFINITY);
 	p->phase = POWER_IDLE;
 	p->done = NULL;
+	p->on_step = NULL;
 	free(p->msg);
 	p->msg = NULL;
 }

@@ -104,6 +104,19 @@ int power_set_vars(struct power *p, const struct kv *vars);
 /** power_run() - start @op; @done is called once from the loop. -EBUSY when busy. */
 int power_run(struct power *p, enum power_op op, power_done_fn done, void *userdata);
 
+/* A step of a cycle the core makes of off + delay + on starts now: POWER_OFF or POWER_ON. */
+typedef void (*power_step_fn)(struct power *p, enum power_op step, void *userdata);
+
+/**
+ * power_run_watched() - power_run(), and @on_step(@step, @userdata) (or
+ * NULL) as each step of a cycle the core emulates starts: between its
+ * POWER_OFF and its POWER_ON the board is off, so what it sent before the
+ * POWER_ON is from before the cycle.  A driver's native cycle has no such
+ * steps: @on_step is not called.
+ */
+int power_run_watched(struct power *p, enum power_op op, power_done_fn done,
+		      power_step_fn on_step, void *userdata);
+
 /** power_abort() - stop the running operation; its callback is not called. */
 void power_abort(struct power *p);
 

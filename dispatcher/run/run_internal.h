@@ -66,6 +66,7 @@ struct run {
 	/* console stream */
 	struct matcher *matcher;
 	bool waiting;
+	bool board_off;		/* an emulated power cycle's "off": bytes logged, not read */
 	char wait_stage[64];
 	struct loop_source *wait_timer;
 	struct loop_source *match_defer;	/* match bytes already buffered */

@@ -282,10 +282,17 @@ static void dispatch_line(struct run *r, char *buf, size_t len)
 		reap_line_subs(r);
 }
 
-static void split_lines(struct run *r, const uint8_t *buf, size_t len)
+/* Lines of @buf to their readers (kernel messages, results), unless @counted only. */
+static void split_lines(struct run *r, const uint8_t *buf, size_t len, bool counted)
 {
 	size_t i;
 
+	if (counted) {
+		for (i = 0; i < len; i++)
+			r->line_no += buf[i] == '\n';
+		strbuf_reset(&r->line);
+		return;
+	}
 	for (i = 0; i < len; i++) {
 		if (buf[i] == '\n') {
 			dispatch_line(r, r->line.buf, r->line.len);
@@ -307,10 +314,12 @@ static void on_board_data(const uint8_t *buf, size_t len, void *ud)
 	struct run *r = ud;
 
 	joblog_console(r->log, loop_realtime(r->deps.loop), buf, len);
-	matcher_feed(r->matcher, buf, len);
-	try_match(r);
+	if (!r->board_off) {
+		matcher_feed(r->matcher, buf, len);
+		try_match(r);
+	}
 	if (r->phase != RUN_PHASE_FINISHED)
-		split_lines(r, buf, len);
+		split_lines(r, buf, len, r->board_off);
 }
 
 static void on_board_console_state(bool up, const char *reason, void *ud)
@@ -348,6 +357,7 @@ static void on_power_done(struct power *p, int err, const char *msg, void *ud)
 	struct run *r = ud;
 	struct run_event ev = { .kind = RUN_EVENT_POWER, .err = err, .msg = msg };
 
+	r->board_off = false;	/* a cycle that failed half way */
 	if (err < 0) {
 		/* the board cannot be controlled: take it out, retry elsewhere */
 		r->outcome.board_fault = true;
@@ -357,6 +367,21 @@ static void on_power_done(struct power *p, int err, const char *msg, void *ud)
 		return;
 	}
 	run_deliver(r, &ev);
+}
+
+/*
+ * A cycle's "on" starts after the board was off: what the console sent
+ * until then is from before (a boot still being printed when the job began,
+ * a board that labd's restart found running), not this job's boot.  It is
+ * logged, not matched or read for kernel messages and results.
+ */
+static void on_power_step(struct power *p, enum power_op step, void *ud)
+{
+	struct run *r = ud;
+
+	r->board_off = step == POWER_OFF;
+	if (step == POWER_ON)
+		run_flush_console(r);
 }
 
 int run_power(struct run *r, enum power_op op)
@@ -372,7 +397,7 @@ int run_power(struct run *r, enum power_op op)
 	/* drivers that start the board from the job's artifacts (qemu) read them */
 	err = power_set_vars(p, run_vars(r));
 	if (!err)
-		err = power_run(p, op, on_power_done, r);
+		err = power_run_watched(p, op, on_power_done, on_power_step, r);
 	if (err < 0)
 		run_log(r, "error", "cannot start power %s: %s", power_op_name(op), strerror(-err));
 	return err;

@@ -34,6 +34,7 @@ struct fixture {
 	int calls;
 	int err;
 	char msg[1024];
+	char steps[256];	/* power_run_watched(): each step, with the log file then */
 };
 
 static void on_done(struct power *p, int err, const char *msg, void *userdata)
@@ -182,6 +183,55 @@ TEST(test_power__command_emulated_cycle)
 	CHECK_INT(now_monotonic() - t0, <, 3 * USEC_PER_SEC);
 	CHECK_INT(power_last_state(f.p), ==, 1);
 	CHECK_STR(fixture_file(&f, "log"), "on sim-01\noff\noff\non sim-01\n");
+	fixture_release(&f);
+}
+
+static void on_step(struct power *p, enum power_op step, void *userdata)
+{
+	struct fixture *f = userdata;
+	const char *log = fixture_file(f, "log");
+	size_t n = strlen(f->steps);
+
+	snprintf(f->steps + n, sizeof(f->steps) - n, "[%s after '%s']", power_op_name(step),
+		 log ? log : "");
+}
+
+static int run_watched(struct fixture *f, enum power_op op)
+{
+	int n = f->calls + 1;
+
+	if (power_run_watched(f->p, op, on_done, on_step, f) < 0)
+		return -1000;
+	if (!wait_calls(f, n))
+		return -1001;
+	return f->err;
+}
+
+/* The steps of a cycle the core makes are told as they start; a native one has none. */
+TEST(test_power__watched_cycle_steps)
+{
+	struct fixture f;
+
+	CHECK(fixture_init(&f) == 0);
+	CHECK(fixture_power(&f, "command", "on = \"echo on >> %s/log\"; off = \"echo off >> %s/log\";",
+			    f.dir, f.dir) == 0);
+	power_set_cycle_delay(f.p, 10 * USEC_PER_MSEC);
+	CHECK_INT(run_watched(&f, POWER_CYCLE), ==, 0);
+	/* "on" starts once "off" is done (the board is off): what it sent before is stale */
+	CHECK_STR(f.steps, "[off after ''][on after 'off\n']");
+	CHECK_STR(fixture_file(&f, "log"), "off\non\n");
+	f.steps[0] = '\0';
+	CHECK_INT(run_watched(&f, POWER_ON), ==, 0);
+	CHECK_STR(f.steps, "");
+	fixture_release(&f);
+
+	CHECK(fixture_init(&f) == 0);
+	CHECK(fixture_power(&f, "command",
+			    "on = \"true\"; off = \"true\"; reset = \"echo reset >> %s/log\";",
+			    f.dir) == 0);
+	CHECK_INT(run_watched(&f, POWER_CYCLE), ==, 0);
+	CHECK_STR(f.steps, "");
+	CHECK_STR(fixture_file(&f, "log"), "reset\n");
 	fixture_release(&f);
 }
 
@@ -519,7 +569,8 @@ TEST(test_power__without_loop)
 }
 
 TEST_LIST(test_power__driver_table, test_power__command_emulated_cycle,
-	  test_power__command_native_reset, test_power__command_exit_status,
+	  test_power__command_native_reset, test_power__watched_cycle_steps,
+	  test_power__command_exit_status,
 	  test_power__command_timeout_kills_group, test_power__busy_and_abort,
 	  test_power__completion_from_loop, test_power__run_from_callback,
 	  test_power__fake_log_and_failure, test_power__core_timeout, test_power__request_timeout,
