@@ -121,8 +121,9 @@ void sched_board_changed(struct sched *s, struct board *b);
 void sched_reservation_queued(struct sched *s, const struct reservation_record *rec);
 
 /**
- * sched_entry_queued() - another host queued entry @q (store_params.queued):
- * a free board of this host that fits it claims, as for an entry of its own.
+ * sched_entry_queued() - a host (another, or this one) queued entry @q and
+ * it is in the store (store_params.queued): a free board of this host that
+ * fits it claims, not necessarily after this host's writes.
  */
 void sched_entry_queued(struct sched *s, const struct store_queued *q);
 

@@ -62,6 +62,7 @@ struct sched_arrival {
 	char **tags;
 	char *board;			/* a reservation of a board by name */
 	char *avoid;			/* a requeued job's failed board */
+	bool local;			/* queued by this host: its claim sees this host's writes */
 	struct sched_arrival *next;
 };
 
@@ -303,7 +304,7 @@ static void claim(struct sched *s, struct board *b, struct sched_arrival *a)
 {
 	const struct device *dev = board_device(b);
 	struct store_claim_req req = { board_name(b), dev->type_name, NULL,
-				       loop_realtime(s->deps.run.loop), lone(s, b) };
+				       loop_realtime(s->deps.run.loop), lone(s, b), a && a->local };
 	struct sched_claim *c = calloc(1, sizeof(*c));
 	char *tags = tags_to_json(dev->tags);
 	int err = c && tags ? 0 : -ENOMEM;
@@ -448,39 +449,48 @@ static void arrive(struct sched *s, struct sched_arrival *a, const char *device_
 	sched_kick_plan(s);
 }
 
-void sched_job_queued(struct sched *s, int64_t id, const char *device_type, char *const *tags,
-		      const char *tags_json, const char *avoid)
+static struct sched_arrival *job_arrival(int64_t id, const char *avoid, bool local)
 {
 	struct sched_arrival *a = calloc(1, sizeof(*a));
 
 	if (a) {
 		a->job = id;
 		a->avoid = avoid ? strdup(avoid) : NULL;
+		a->local = local;
 	}
-	arrive(s, a, device_type, tags, tags_json);
+	return a;
 }
 
-void sched_reservation_queued(struct sched *s, const struct reservation_record *rec)
+static struct sched_arrival *reservation_arrival(int64_t id, const char *board, bool local)
 {
 	struct sched_arrival *a = calloc(1, sizeof(*a));
 
 	if (a) {
-		a->reservation = rec->id;
-		a->board = rec->board ? strdup(rec->board) : NULL;
+		a->reservation = id;
+		a->board = board ? strdup(board) : NULL;
+		a->local = local;
 	}
-	arrive(s, a, rec->device_type, NULL, rec->tags);
+	return a;
+}
+
+void sched_job_queued(struct sched *s, int64_t id, const char *device_type, char *const *tags,
+		      const char *tags_json, const char *avoid)
+{
+	arrive(s, job_arrival(id, avoid, true), device_type, tags, tags_json);
+}
+
+void sched_reservation_queued(struct sched *s, const struct reservation_record *rec)
+{
+	arrive(s, reservation_arrival(rec->id, rec->board, true), rec->device_type, NULL,
+	       rec->tags);
 }
 
 void sched_entry_queued(struct sched *s, const struct store_queued *q)
 {
-	struct reservation_record rec = { .id = q->reservation, .board = (char *)q->board,
-					  .device_type = (char *)q->device_type,
-					  .tags = (char *)q->tags };
+	struct sched_arrival *a = q->job ? job_arrival(q->job, q->avoid, false) :
+					   reservation_arrival(q->reservation, q->board, false);
 
-	if (q->job)
-		sched_job_queued(s, q->job, q->device_type, NULL, q->tags, q->avoid);
-	else
-		sched_reservation_queued(s, &rec);
+	arrive(s, a, q->device_type, NULL, q->tags);
 }
 
 int sched_position(struct sched *s, int64_t id, size_t *ret)

@@ -283,6 +283,7 @@ static void pg_close(struct store *st)
 			    pg_writer_backlog(ps));
 	ps->lease_timer = loop_source_free(ps->lease_timer);
 	pg_conn_free(ps->conn);
+	pg_conn_free(ps->claims_conn);
 	pg_claims_free(ps);
 	pg_reads_free(ps);
 	pg_tokens_free(ps);
@@ -408,10 +409,15 @@ static int pg_settings(const config_setting_t *s, struct pg_store *ps, struct di
 	}
 	if (!ps->host)
 		return -ENOMEM;
-	return pg_conn_new(&(struct pg_conn_params){ .conninfo = conninfo, .name = "store",
-						     .loop = ps->loop, .state = on_conn_state,
-						     .userdata = ps },
-			   &ps->conn);
+	r = pg_conn_new(&(struct pg_conn_params){ .conninfo = conninfo, .name = "store",
+						  .loop = ps->loop, .state = on_conn_state,
+						  .userdata = ps },
+			&ps->conn);
+	if (!r && ps->loop)	/* connects at its first claim */
+		r = pg_conn_new(&(struct pg_conn_params){ .conninfo = conninfo, .name = "claims",
+							  .loop = ps->loop },
+				&ps->claims_conn);
+	return r;
 }
 
 static int pg_check(const config_setting_t *settings, struct diag *diag)
@@ -468,6 +474,7 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 	return 0;
 err:
 	pg_conn_free(ps->conn);
+	pg_conn_free(ps->claims_conn);
 	pg_tokens_free(ps);
 	pg_host_free(ps);
 	pg_writer_close(ps);

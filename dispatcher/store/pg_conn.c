@@ -582,6 +582,8 @@ static void conn_tick(struct pg_conn *c, uint64_t now_mono)
 	if (c->state == CONN_BACKOFF && now_mono >= c->retry_at &&
 	    (c->unsent.n || c->n_channels))
 		conn_connect(c);
+	else if (c->state == CONN_BACKOFF && now_mono >= c->retry_at)
+		c->state = CONN_IDLE;	/* nothing to send (the claims' connection): at the next send */
 	else if (c->state == CONN_CONNECTING && now_mono >= c->connect_deadline)
 		conn_lost(c, "timed out connecting");
 }

@@ -240,8 +240,13 @@ static void on_notify(const char *channel, const char *payload, bool own, void *
 	else if (!strcmp(channel, PG_CHANNEL_BOARDS) && !own && payload[0] && ps->types_known &&
 		 !strv_contains(ps->other_types, payload) && strv_push(&ps->other_types, payload) < 0)
 		types_reload(ps);	/* no memory to add it: read them all again */
-	else if (!strcmp(channel, PG_CHANNEL_QUEUE) && !(own && payload[0]))
-		entry_queued(ps, payload);	/* this host's own entries are placed already */
+	else if (!strcmp(channel, PG_CHANNEL_QUEUE))
+		/*
+		 * this host's own entries too: placed already with a claim after
+		 * the write, but a claim of a board freed meanwhile may have gone
+		 * (on the claims' connection) before the entry was committed
+		 */
+		entry_queued(ps, payload);
 }
 
 void pg_host_state(struct pg_store *ps, bool up)

@@ -67,6 +67,8 @@ struct pg_seq_slot {
 struct pg_store {
 	struct store store;	/* first: the interface */
 	struct pg_conn *conn;
+	/* with a loop: the claims that need not see this host's writes (pg_queue.c) */
+	struct pg_conn *claims_conn;
 	struct loop *loop;	/* NULL: every call waits (tools, unit tests) */
 	char *host;		/* this host's name in the lab */
 	char *url;		/* its API, for the other hosts, or NULL */

@@ -301,6 +301,7 @@ static void claim_end(struct pg_claim *cl)
 /* Queue the claim's batch; its last completion ends @cl (at once when out of memory). */
 static void claim_send(struct pg_store *ps, struct pg_claim *cl, const struct store_claim_req *req)
 {
+	struct pg_conn *conn = req->after_writes || !ps->claims_conn ? ps->conn : ps->claims_conn;
 	char whens[PG_CLAIM_DOUBTS * 24 + 32];
 	struct pg_args a = { 0 }, b = { 0 };
 
@@ -318,17 +319,17 @@ static void claim_send(struct pg_store *ps, struct pg_claim *cl, const struct st
 	/* once a command is queued, the last completion ends the claim */
 	/* this function's reference, and one per command (a lost connection completes them) */
 	cl->refs = 4;
-	if (pg_conn_send(ps->conn, sql_claim, a.n, a.v, 0, taken, cl) < 0) {
+	if (pg_conn_send(conn, sql_claim, a.n, a.v, 0, taken, cl) < 0) {
 		cl->refs -= 3;
 		goto nomem;
 	}
-	if (pg_conn_send(ps->conn, sql_claimed_job, b.n, b.v, 0, read_claimed_job, cl) < 0) {
+	if (pg_conn_send(conn, sql_claimed_job, b.n, b.v, 0, read_claimed_job, cl) < 0) {
 		cl->refs -= 2;
 		goto nomem;
 	}
 	b.n = 1;	/* the board, then the whens as $2 */
 	pg_arg_text(&b, whens);
-	if (pg_conn_send(ps->conn, sql_claimed_reservation, b.n, b.v, PG_CMD_SYNC,
+	if (pg_conn_send(conn, sql_claimed_reservation, b.n, b.v, PG_CMD_SYNC,
 			 read_claimed_reservation, cl) < 0) {
 		cl->refs--;
 		goto nomem;
@@ -338,7 +339,7 @@ static void claim_send(struct pg_store *ps, struct pg_claim *cl, const struct st
 nomem:
 	/* a half batch: ended by a sync, it fails as a whole and counts as in doubt */
 	claim_error(cl, -ENOMEM, NULL);
-	pg_conn_sync(ps->conn);
+	pg_conn_sync(conn);
 	claim_put(cl);
 	return;
 }

@@ -253,6 +253,13 @@ struct store_claim_req {
 	const char *tags;	/* its tags as a JSON array text; NULL: none */
 	uint64_t when;		/* now: the job's started, the reservation's started */
 	bool lone;		/* the only board of its type: it takes a job that failed on it */
+	/*
+	 * made for an entry this host queued just now: the claim must see this
+	 * host's writes so far (PostgreSQL: it goes after them, on the same
+	 * connection).  Other claims (an entry of another host, a board freed)
+	 * go on a connection of their own, not behind this host's writes.
+	 */
+	bool after_writes;
 };
 
 enum store_claimed_kind {
