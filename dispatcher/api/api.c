@@ -38,6 +38,7 @@ struct api_listener {
 	struct MHD_Daemon *mhd;
 	struct loop_source *io;
 	struct loop_source *timer;
+	struct loop_source *poke;	/* a defer: libmicrohttpd runs once at the next turn */
 	char *where;		/* "127.0.0.1:8640", "[::1]:8640", "unix:/run/labd.sock" */
 	char *unix_path;	/* removed when labd stops */
 	bool is_unix;
@@ -994,10 +995,21 @@ static int on_mhd_timer(struct loop_source *s, uint64_t now, void *ud)
 	return 0;
 }
 
+static int on_mhd_poked(struct loop_source *s, void *ud)
+{
+	run_mhd(ud);
+	return 0;
+}
+
+/*
+ * A defer, not a timer set to now: the connections resumed during one loop
+ * turn (an event sent to every stream) cost one MHD_run() and no timerfd
+ * syscall.
+ */
 void api_listener_poke(struct api_listener *l)
 {
-	if (l->timer)
-		loop_timer_set_rel(l->timer, 0);
+	if (l->poke)
+		loop_defer_again(l->poke);
 }
 
 void api_resume(struct api_request *r)
@@ -1156,11 +1168,14 @@ static int start_mhd(struct api_listener *l, int fd)
 	err = loop_add_io(loop, &l->io, info->epoll_fd, EPOLLIN, on_mhd_ready, l);
 	if (!err)
 		err = loop_add_timer(loop, &l->timer, USEC_INFINITY, on_mhd_timer, l);
+	if (!err)
+		err = loop_add_defer(loop, &l->poke, on_mhd_poked, l);
 	if (err < 0)
 		return err;
 	snprintf(desc, sizeof(desc), "api:%s", l->where);
 	loop_source_set_description(l->io, desc);
 	loop_source_set_description(l->timer, desc);
+	loop_source_set_description(l->poke, desc);
 	info = MHD_get_daemon_info(l->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	l->port = info ? info->port : 0;
 	return 0;
@@ -1220,6 +1235,7 @@ static void listener_stop(struct api_listener *l)
 {
 	l->io = loop_source_free(l->io);
 	l->timer = loop_source_free(l->timer);
+	l->poke = loop_source_free(l->poke);
 	if (l->mhd)
 		MHD_stop_daemon(l->mhd);
 	l->mhd = NULL;
