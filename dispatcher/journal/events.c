@@ -29,7 +29,7 @@ struct events_listener {
 
 /* An event stored, waiting for the store's commit before it is handed out. */
 struct pending {
-	struct event ev;	/* kind and data owned */
+	struct event ev;	/* kind, data and data_text owned */
 	struct pending *next;
 };
 
@@ -73,6 +73,7 @@ static void pending_free(struct pending *p)
 {
 	free((char *)p->ev.kind);
 	json_decref(p->ev.data);
+	free((char *)p->ev.data_text);
 	free(p);
 }
 
@@ -129,7 +130,7 @@ static void on_durable(int err, void *ud)
 	}
 }
 
-/* Keep @ev (its data's reference stolen) until the store's commit. */
+/* Keep @ev (its data's reference and data_text stolen) until the store's commit. */
 static int hold(struct events *e, const struct event *ev)
 {
 	struct pending *p = calloc(1, sizeof(*p));
@@ -137,12 +138,14 @@ static int hold(struct events *e, const struct event *ev)
 	if (!p || !(p->ev.kind = strdup(ev->kind))) {
 		free(p);
 		json_decref(ev->data);
+		free((char *)ev->data_text);
 		return -ENOMEM;
 	}
 	p->ev.job_id = ev->job_id;
 	p->ev.seq = ev->seq;
 	p->ev.ts = ev->ts;
 	p->ev.data = ev->data;
+	p->ev.data_text = ev->data_text;
 	*e->pending_tail = p;
 	e->pending_tail = &p->next;
 	return 0;
@@ -162,14 +165,15 @@ int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind,
 		return -ENOMEM;
 	}
 	r = store_event_add(e->st, job_id, ts, kind, text, &ev.seq);
-	free(text);
 	if (r < 0) {
 		log_error("cannot store event '%s' of job %lld: %s", kind, (long long)job_id,
 			  strerror(-r));
 		json_decref(data);
+		free(text);
 		return r;
 	}
 	ev.data = data;
+	ev.data_text = text;	/* listeners that send the event as JSON need not dump it again */
 	if (!e->waiting) {
 		r = store_sync(e->st, on_durable, e);
 		if (r < 0)
@@ -180,6 +184,7 @@ int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind,
 		return hold(e, &ev);
 	broadcast(e, &ev);
 	json_decref(data);
+	free(text);
 	return 0;
 }
 

@@ -39,6 +39,7 @@ struct event {
 	uint64_t ts;		/* realtime usec */
 	const char *kind;
 	json_t *data;		/* borrowed */
+	const char *data_text;	/* @data as compact JSON, as stored (borrowed) */
 };
 
 typedef void (*events_fn)(const struct event *ev, void *userdata);
