@@ -19,6 +19,7 @@
 #define STREAM_BLOCK (32 * 1024)	/* libmicrohttpd's buffer for a streamed log */
 #define STREAM_CHUNK (16 * 1024)	/* bytes rendered per refill */
 #define FOLLOW_HOLD (1 * USEC_PER_SEC)	/* labd lines wait this long for a console line's end */
+#define FOLLOW_FLUSH (250 * USEC_PER_MSEC)	/* log growth waits this long to go out together */
 #define LOG_LINES_HEADER "X-Log-Lines"		/* ?tail= and ?lines=: lines in the log */
 #define LOG_FIRST_HEADER "X-Log-First-Line"	/* the number of the first line sent */
 #define LOG_MAX_LINES 100000			/* of one ?tail= or ?lines= answer */
@@ -30,7 +31,10 @@
  * it grows: with nothing to send the connection is suspended, and log growth
  * and the job's end resume it.  labd's lines go between console lines; those
  * written while a console line is in progress wait for its end, at most
- * FOLLOW_HOLD (a prompt may stay without its line end for long).
+ * FOLLOW_HOLD (a prompt may stay without its line end for long).  Growth is
+ * sent every FOLLOW_FLUSH, not as each console read lands: a booting board
+ * writes its log in hundreds of small pieces a second, each of which would
+ * cost labd a resume, a read of the log and a send() per follower.
  */
 struct follower {
 	struct api_logs *logs;
@@ -43,6 +47,7 @@ struct follower {
 	bool give_held;
 	bool finished;		/* the job ended: stop once everything was sent */
 	bool suspended;
+	bool grew;		/* the log grew since the last flush */
 	bool closed;		/* labd stops: end the stream now */
 	struct strbuf out;	/* prepared, from out_pos on not yet sent */
 	size_t out_pos;
@@ -53,6 +58,7 @@ struct api_logs {
 	struct events_listener *log_listener;
 	struct events_listener *events_listener;
 	struct follower *followers;
+	struct loop_source *flush;	/* FOLLOW_FLUSH after a followed log grew */
 	bool stopping;
 };
 
@@ -72,9 +78,26 @@ static void on_log_grew(int64_t job_id, void *ud)
 	struct api_logs *logs = ud;
 	struct follower *f;
 
-	for (f = logs->followers; f; f = f->next)
-		if (f->job_id == job_id)
+	for (f = logs->followers; f; f = f->next) {
+		if (f->job_id != job_id || !f->suspended)
+			continue;
+		f->grew = true;
+		if (!loop_timer_is_armed(logs->flush))
+			loop_timer_set_rel(logs->flush, FOLLOW_FLUSH);
+	}
+}
+
+static int on_flush(struct loop_source *s, uint64_t now, void *ud)
+{
+	struct api_logs *logs = ud;
+	struct follower *f;
+
+	for (f = logs->followers; f; f = f->next) {
+		if (f->grew)
 			follower_wake(f);
+		f->grew = false;
+	}
+	return 0;
 }
 
 static void on_event(const struct event *ev, void *ud)
@@ -465,10 +488,13 @@ int api_logs_new(const struct api_deps *d, struct api_logs **ret)
 	err = events_listen_log(d->events, on_log_grew, logs, &logs->log_listener);
 	if (!err)
 		err = events_listen(d->events, on_event, logs, &logs->events_listener);
+	if (!err)
+		err = loop_add_timer(d->loop, &logs->flush, USEC_INFINITY, on_flush, logs);
 	if (err < 0) {
 		api_logs_free(logs);
 		return err;
 	}
+	loop_source_set_description(logs->flush, "api:log-flush");
 	*ret = logs;
 	return 0;
 }
@@ -494,6 +520,7 @@ struct api_logs *api_logs_free(struct api_logs *logs)
 		follower_free(logs->followers);
 	events_unlisten(logs->log_listener);
 	events_unlisten(logs->events_listener);
+	loop_source_free(logs->flush);
 	free(logs);
 	return NULL;
 }
