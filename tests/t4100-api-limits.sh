@@ -89,6 +89,13 @@ test_expect_success 'labd limits are answered in JSON: 413 (chunked too), 414, 4
 	[ "$(raw "b\"GET /api/v1/health HTTP/1.1\\r\\nHost: x\\r\\nX-A: \" + b\"a\" * 20000 + b\"\\r\\n\\r\\n\"")" = "431 application/json" ]
 '
 
+# libmicrohttpd holds a request in its per-connection memory (API_MEMORY_LIMIT): what is
+# within labd's limits must fit, also as many header fields
+test_expect_success 'a request at labd limits is answered: an 8000-byte URL, 16000 bytes of header fields' '
+	[ "$(raw "b\"GET /api/v1/jobs?submitter=\" + b\"a\" * 8000 + b\" HTTP/1.1\\r\\nHost: x\\r\\nX-A: \" + b\"a\" * 16000 + b\"\\r\\nConnection: close\\r\\n\\r\\n\"")" = "200 application/json" ] &&
+	[ "$(raw "b\"GET /api/v1/jobs?submitter=\" + b\"a\" * 8000 + b\" HTTP/1.1\\r\\nHost: x\\r\\n\" + b\"\".join(b\"X-%03d: %s\\r\\n\" % (i, b\"a\" * 150) for i in range(100)) + b\"Connection: close\\r\\n\\r\\n\"")" = "200 application/json" ]
+'
+
 # trickle N SECONDS: N connections sending a request's headers one byte every
 # two seconds; prints how many the server closed within 8 s of their opening,
 # and how many before the end.
