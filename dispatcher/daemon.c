@@ -58,7 +58,20 @@ struct daemon {
 	uint64_t stop_deadline;	/* give up waiting for jobs to power off after this */
 	bool stopping;
 	int exit_code;
+	long long fd_limit;	/* fdlimit_raise()'s answer */
 };
+
+/* The jobs that fit in the open files limit at once: more wait in the queue, said once. */
+static void cap_jobs(struct daemon *d)
+{
+	size_t n = d->cfg->n_devices, max = fdlimit_max_jobs(d->fd_limit, n);
+
+	sched_set_max_running(d->sched, max);
+	if (max != SIZE_MAX)
+		log_warning("at most %zu jobs run at once: the open files limit %lld leaves room "
+			    "for no more beside %zu boards; the other jobs wait in the queue",
+			    max, d->fd_limit, n);
+}
 
 struct loop *daemon_loop(struct daemon *d)
 {
@@ -332,7 +345,8 @@ static void reload(struct daemon *d)
 	sched_set_config(d->sched, cfg);
 	sched_kick(d->sched);
 	log_info("reloaded: %zu boards, %zu device types", cfg->n_devices, cfg->n_types);
-	fdlimit_raise(cfg->n_devices);
+	d->fd_limit = fdlimit_raise(cfg->n_devices);
+	cap_jobs(d);
 }
 
 /* ---- signals and stopping ---- */
@@ -609,7 +623,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 		err = users_load(d->cfg, &d->users, diag);
 	if (err < 0)
 		goto err_free;
-	fdlimit_raise(d->cfg->n_devices);	/* logged; labd runs on with what it has */
+	d->fd_limit = fdlimit_raise(d->cfg->n_devices);	/* logged; labd runs on with what it has */
 	err = make_dirs(d->cfg);
 	if (err < 0) {
 		diag_add(diag, d->cfg->state_dir, 0, "cannot create the state directory: %s",
@@ -634,6 +648,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret, struct di
 		if (err < 0)
 			goto err_free;
 	}
+	cap_jobs(d);
 	sched_kick(d->sched);
 	log_info("lab '%s': %zu boards, %zu device types, state in '%s'",
 		 d->cfg->lab_name ? d->cfg->lab_name : "labd", d->n_boards, d->cfg->n_types,

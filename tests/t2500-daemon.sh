@@ -206,4 +206,23 @@ test_expect_success 'a hard limit too low for the boards is said clearly' '
 	{ tail -5 "$LAB/labd.log"; false; }
 '
 
+# most_at_once: the most jobs running at once by labd.log's starts and ends.
+most_at_once() {
+	awk '/: starting on / { n++; if (n > m) m = n } / finished on / { n-- } END { print m + 0 }' \
+		"$LAB/labd.log"
+}
+
+# Beyond what the limit holds a job would fail with "Too many open files" and mark its
+# board bad: the jobs wait in the queue instead, a job for one board's tags too.
+test_expect_success 'a limit that holds one job at a time: the others wait, all complete' '
+	grep -q "at most 1 jobs run at once: the open files limit 200 leaves room" "$LAB/labd.log" &&
+	labctl device set-state sim-02 idle >/dev/null &&
+	labctl device set-state sim-03 idle >/dev/null &&
+	: >"$LAB/labd.log" &&
+	a1=$(submit "$TMP/a.yaml") && a2=$(submit "$TMP/a.yaml") && u=$(submit "$TMP/usb3.yaml") &&
+	wait_job $a1 complete 120 && wait_job $a2 complete 120 && wait_job $u complete 120 &&
+	[ "$(most_at_once)" = 1 ] &&
+	! grep -q "marked bad\|Too many open files" "$LAB/labd.log"
+'
+
 test_done

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -13,6 +14,19 @@
 size_t fdlimit_need(size_t n_boards)
 {
 	return FDLIMIT_BASE + FDLIMIT_PER_BOARD * n_boards;
+}
+
+size_t fdlimit_max_jobs(long long limit, size_t n_boards)
+{
+	unsigned long long used = FDLIMIT_BASE + (unsigned long long)FDLIMIT_IDLE_BOARD * n_boards;
+	unsigned long long jobs;
+
+	if (limit < 0 || (unsigned long long)limit >= fdlimit_need(n_boards))
+		return SIZE_MAX;
+	jobs = (unsigned long long)limit > used ? ((unsigned long long)limit - used) / FDLIMIT_PER_JOB : 0;
+	if (jobs >= n_boards)
+		return SIZE_MAX;
+	return jobs ? (size_t)jobs : 1;
 }
 
 /* @v in words, in @buf */

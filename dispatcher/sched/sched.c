@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,7 @@ int sched_new(const struct sched_deps *deps, struct sched **ret)
 	if (!s)
 		return -ENOMEM;
 	s->deps = *deps;
+	s->max_running = SIZE_MAX;
 	err = loop_add_defer(deps->run.loop, &s->plan, sched_on_plan, s);
 	if (!err)
 		err = loop_add_defer(deps->run.loop, &s->reap, on_reap, s);
@@ -93,6 +95,12 @@ struct sched *sched_free(struct sched *s)
 void sched_set_config(struct sched *s, const struct lab_config *config)
 {
 	s->deps.run.config = config;
+}
+
+void sched_set_max_running(struct sched *s, size_t max)
+{
+	s->max_running = max ? max : 1;
+	sched_run_ended(s);	/* a higher cap: what waited claims now */
 }
 
 void sched_pause(struct sched *s)
@@ -158,6 +166,7 @@ static void on_run_finished(struct run *r, void *ud)
 		board_retire(sr->board);
 	else
 		sched_board_changed(s, sr->board);	/* free: it claims its next entry */
+	sched_run_ended(s);
 	/* the run is still on the stack: free it from the loop */
 	loop_defer_again(s->reap);
 }

@@ -72,6 +72,13 @@ struct sched *sched_free(struct sched *s);
 /** sched_set_config() - the configuration used for runs started from now on. */
 void sched_set_config(struct sched *s, const struct lab_config *config);
 
+/**
+ * sched_set_max_running() - at most @max jobs run at once (SIZE_MAX: no cap;
+ * 0 counts as 1).  At the cap, free boards claim nothing and queued jobs wait
+ * in the queue until a run ends (labd's open files limit: fdlimit_max_jobs()).
+ */
+void sched_set_max_running(struct sched *s, size_t max);
+
 /* ---- what enters the queue (sched_submit.c) ---- */
 
 /**

@@ -30,6 +30,8 @@ struct sched {
 	struct loop_source *retry;	/* timer: plan again after a failed or contended claim */
 	struct sched_run *runs;
 	size_t n_running;
+	size_t max_running;		/* sched_set_max_running(); SIZE_MAX: no cap */
+	bool capped;			/* a board or entry waits for a run to end (the cap) */
 	bool paused;
 	/* sched_plan.c */
 	struct sched_claim *claims;	/* in flight: their boards are "claiming" */
@@ -66,6 +68,8 @@ void sched_finish_free(struct sched *s);
 int sched_on_plan(struct loop_source *src, void *ud);
 int sched_on_retry(struct loop_source *src, uint64_t now, void *ud);
 void sched_kick_plan(struct sched *s);
+/** sched_run_ended() - a run ended: below the cap again, what waited for it claims. */
+void sched_run_ended(struct sched *s);
 void sched_plan_release(struct sched *s);
 
 /*

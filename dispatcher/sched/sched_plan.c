@@ -15,6 +15,9 @@
  *    take an earlier entry the board fits better; then the new entry tries the
  *    next free board, until it is taken, gone, or no free board fits it.
  *  - sched_kick() (start, reload) makes every free board claim once.
+ *  - at sched_set_max_running()'s cap (the open files limit), no board claims:
+ *    the boards and entries stay where they are, and the first run to end
+ *    below the cap kicks every free board (sched_run_ended()).
  *
  * A claim completes through a callback, at once with SQLite, later with an
  * asynchronous store.  Meanwhile its board is "claiming": it starts no second
@@ -27,6 +30,7 @@
 #include "sched/sched.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -337,6 +341,29 @@ static bool may_claim(const struct sched *s, const struct board *b)
 	return board_is_available(b) && !board_job(b) && !claiming(s, b);
 }
 
+/* Whether the runs and the claims in flight (each may start one) are at the cap. */
+static bool at_cap(struct sched *s)
+{
+	const struct sched_claim *c;
+	size_t n = s->n_running;
+
+	if (s->max_running == SIZE_MAX)
+		return false;
+	for (c = s->claims; c && n < s->max_running; c = c->next)
+		n++;
+	if (n >= s->max_running)
+		s->capped = true;	/* what is skipped claims when a run ends */
+	return n >= s->max_running;
+}
+
+void sched_run_ended(struct sched *s)
+{
+	if (s->capped && s->n_running < s->max_running) {
+		s->capped = false;
+		sched_kick(s);
+	}
+}
+
 /* New entry @a: the first free board that fits it claims; or it waits, or is dropped. */
 static void place(struct sched *s, struct sched_arrival *a)
 {
@@ -344,6 +371,10 @@ static void place(struct sched *s, struct sched_arrival *a)
 	bool busy = false;
 	size_t n, i;
 
+	if (at_cap(s)) {
+		arrival_free(a);	/* a free board claims it once a run ends */
+		return;
+	}
 	boards = lab_boards(s->deps.lab, &n);
 	for (i = 0; i < n; i++) {
 		if (!fits(s, boards[i], a))
@@ -375,16 +406,19 @@ int sched_on_plan(struct loop_source *src, void *ud)
 	s->arrivals = NULL;
 	s->all = false;
 	boards = all ? lab_boards(s->deps.lab, &n) : NULL;
+	/* a free board at the cap claims when a run ends (at_cap() says so) */
 	for (i = 0; all && i < n; i++) {
-		if (may_claim(s, boards[i]))
-			claim(s, boards[i], NULL);
-		else
+		if (!may_claim(s, boards[i]))
 			claim_again_later(s, boards[i]);
+		else if (!at_cap(s))
+			claim(s, boards[i], NULL);
 	}
 	for (i = 0; i < n_dirty; i++) {
-		if (!all && may_claim(s, dirty[i]) && !board_is_retired(dirty[i]))
+		bool free_now = !all && may_claim(s, dirty[i]) && !board_is_retired(dirty[i]);
+
+		if (free_now && !at_cap(s))
 			claim(s, dirty[i], NULL);
-		else if (!all)
+		else if (!all && !free_now)
 			claim_again_later(s, dirty[i]);
 		board_unref(dirty[i]);
 	}
