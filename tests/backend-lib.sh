@@ -105,10 +105,7 @@ job_name: backend test
 device_type: sim-uboot
 timeouts: {job: {minutes: 3}}
 actions:
-- boot:
-    method: minimal
-    auto_login: {login_prompt: 'login:', username: root}
-    prompts: ['root@sim:~# ']
+$(sim_minimal_boot)
 - test:
     interactive:
     - name: smoke

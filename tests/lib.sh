@@ -301,6 +301,17 @@ write_job() {
 	cat >"$1"
 }
 
+# sim_minimal_boot: the boot action (YAML) that powers a simulated board on and
+# logs in to its root shell (no deploy), for job files.
+sim_minimal_boot() {
+	cat <<'JOB'
+- boot:
+    method: minimal
+    auto_login: {login_prompt: 'login:', username: root}
+    prompts: ['root@sim:~# ']
+JOB
+}
+
 # sim_uboot_boot: the actions (YAML) that deploy the bundled artifacts and boot
 # a simulated board through U-Boot to its root shell, for job files:
 #   actions:

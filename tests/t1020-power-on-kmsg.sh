@@ -37,10 +37,7 @@ job_name: power-on messages
 device_type: sim-minimal
 timeouts: {job: {minutes: 1}, connection: {seconds: 12}}
 actions:
-- boot:
-    method: minimal
-    auto_login: {login_prompt: 'login:', username: root}
-    prompts: ['root@sim:~# ']
+$(sim_minimal_boot)
 JOB
 
 test_expect_success 'a panic printed while the power-on command runs fails the job at once' '

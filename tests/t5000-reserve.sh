@@ -57,10 +57,7 @@ job_name: a job in the queue with reservations
 device_type: sim-uboot
 timeouts: {job: {minutes: 3}, connection: {seconds: 30}}
 actions:
-- boot:
-    method: minimal
-    auto_login: {login_prompt: 'login:', username: root}
-    prompts: ['root@sim:~# ']
+$(sim_minimal_boot)
 JOB
 
 t_queue_order() {

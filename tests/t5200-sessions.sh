@@ -206,10 +206,7 @@ job_name: a CI job for the permissions
 device_type: sim-uboot
 timeouts: {job: {minutes: 3}, connection: {seconds: 30}}
 actions:
-- boot:
-    method: minimal
-    auto_login: {login_prompt: 'login:', username: root}
-    prompts: ['root@sim:~# ']
+$(sim_minimal_boot)
 JOB
 
 t_no_token() {

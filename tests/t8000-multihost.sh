@@ -45,10 +45,7 @@ job_name: shared queue
 device_type: sim-uboot
 timeouts: {job: {minutes: 2}}
 actions:
-- boot:
-    method: minimal
-    auto_login: {login_prompt: 'login:', username: root}
-    prompts: ['root@sim:~# ']
+$(sim_minimal_boot)
 JOB
 
 LAB=$TMP/hA host_start hA

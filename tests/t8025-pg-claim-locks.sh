@@ -28,10 +28,7 @@ job_name: a job whose row is held
 device_type: sim-uboot
 timeouts: {job: {minutes: 2}}
 actions:
-- boot:
-    method: minimal
-    auto_login: {login_prompt: 'login:', username: root}
-    prompts: ['root@sim:~# ']
+$(sim_minimal_boot)
 JOB
 
 board_state() {
