@@ -276,7 +276,8 @@ static int prints_rebuild(struct api_streams *s, struct board **boards, size_t n
 
 	if (!now)
 		return -ENOMEM;
-	qsort(s->prints, s->n_prints, sizeof(*s->prints), by_name);
+	if (s->n_prints)	/* qsort() takes no NULL, even for 0 elements */
+		qsort(s->prints, s->n_prints, sizeof(*s->prints), by_name);
 	for (i = 0; i < n; i++) {
 		now[i].name = strdup(board_name(boards[i]));
 		if (!now[i].name) {
