@@ -90,7 +90,10 @@ test_expect_success() {
 	# `rc=0; CMD || rc=$?`: not `CMD; [ $? = 1 ]`, which ends the body at
 	# CMD, nor `! CMD` alone on a line, which set -e never stops at.
 	local rc
-	(set -e; [ -z "${TEST_TRACE:-}" ] || set -x; eval "$body") >"$out" 2>&1
+	# The command that ended a failed body is named at the end of its output.
+	(set -e; [ -z "${TEST_TRACE:-}" ] || set -x
+	 trap 'echo "# the body stopped at: $BASH_COMMAND (status $?)"' ERR
+	 eval "$body") >"$out" 2>&1
 	rc=$?
 	if [ $rc = 0 ]; then
 		echo "ok $test_count - $desc"
