@@ -3,7 +3,8 @@
 # t8005-multihost-forward.sh -- one API from any host: a job's console log
 # lives on the host that ran it, and another host of the lab answers for it
 # by forwarding the request there (whole, followed with labctl log -f, the
-# tail), byte for byte; the console of a board another host holds.
+# tail, followed while still queued), byte for byte; the console of a board
+# another host holds.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
@@ -101,6 +102,21 @@ test_expect_success 'labctl log -f through host A follows a running job of host 
 	cmp "$TMP/follow2-A.txt" "$TMP/follow2-B.txt"
 '
 
+test_expect_success 'a job still queued, followed through host A, is followed from host B once it starts' '
+	"$LABCTL_BIN" --url "$URL_hB" reserve b-01 --for 10m >/dev/null
+	id=$("$LABCTL_BIN" --url "$URL_hA" submit -q "$TMP/j.yaml")
+	timeout 120 "$LABCTL_BIN" --url "$URL_hA" log -f "$id" >"$TMP/follow3-A.txt" 2>&1 &
+	follow_pid=$!
+	sleep 2
+	[ "$(pg_sql "SELECT state FROM jobs WHERE id = $id")" = queued ]
+	"$LABCTL_BIN" --url "$URL_hB" release b-01
+	wait $follow_pid
+	[ "$(pg_sql "SELECT host FROM jobs WHERE id = $id")" = hB ]
+	grep -q tick-6 "$TMP/follow3-A.txt"
+	timeout 60 "$LABCTL_BIN" --url "$URL_hB" log -f "$id" >"$TMP/follow3-B.txt" 2>&1
+	cmp "$TMP/follow3-A.txt" "$TMP/follow3-B.txt"
+'
+
 test_expect_success 'a job host A does not know, and a host gone: clear errors' '
 	code=$(curl -s -o "$TMP/body" -w "%{http_code}" "$URL_hA/api/v1/jobs/999999/log")
 	[ "$code" = 404 ]
@@ -155,16 +171,24 @@ test_expect_success 'a board of host B released, reserved, powered, renewed and 
 	[ "$code" = 404 ]
 '
 
-test_expect_success 'host A stops while it forwards a followed log and a console: cleanly' '
+test_expect_success 'host A stops while it forwards a followed log and a console, and a followed job waits: cleanly' '
 	"$LABCTL_BIN" --url "$URL_hB" release b-01 >/dev/null
 	id=$("$LABCTL_BIN" --url "$URL_hA" submit -q "$TMP/j.yaml")
 	wait_for "curl -sf $URL_hA/api/v1/jobs/$id | grep -q running" 30
 	curl -sfN -m 60 "$URL_hA/api/v1/jobs/$id/log?follow=1" >/dev/null 2>&1 &
 	$CONSOLE_CLIENT "$PORT_hA" b-01 --replay 0 --for 30 >/dev/null 2>&1 &
+	# a job queued behind it, followed: the request waits for its start
+	id2=$("$LABCTL_BIN" --url "$URL_hA" submit -q "$TMP/j.yaml")
+	curl -s -o /dev/null -w "%{http_code}" -m 60 "$URL_hA/api/v1/jobs/$id2/log?follow=1" \
+		>"$TMP/queued-follow.code" 2>&1 &
+	queued_pid=$!
 	sleep 1
 	pid=$(head -1 "$TMP/labd.pids")
 	kill -TERM "$pid"
 	wait_for "! kill -0 $pid" 30
+	wait_for "! kill -0 $queued_pid" 10
+	cat "$TMP/queued-follow.code"; echo
+	grep -qx "503\|000" "$TMP/queued-follow.code"
 	tail -3 "$TMP/hA/labd.log"
 	if grep -E "LeakSanitizer|AddressSanitizer|runtime error" "$TMP/hA/labd.log"; then exit 1; fi
 '

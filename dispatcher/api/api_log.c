@@ -23,6 +23,8 @@
 #define LOG_LINES_HEADER "X-Log-Lines"		/* ?tail= and ?lines=: lines in the log */
 #define LOG_FIRST_HEADER "X-Log-First-Line"	/* the number of the first line sent */
 #define LOG_MAX_LINES 100000			/* of one ?tail= or ?lines= answer */
+#define START_POLL (1 * USEC_PER_SEC)	/* a followed job no host started yet: asked again */
+#define RECENT_ENDS 1024		/* jobs whose end a follower may have just missed */
 
 /*
  * A stream sends a rendered log (timestamps, labd's lines) or a followed one
@@ -53,12 +55,22 @@ struct follower {
 	size_t out_pos;
 };
 
+/*
+ * A GET handler reads the job's record from the store; with PostgreSQL the
+ * answer comes later and the handler runs again, so the job's "finished"
+ * event may pass between the read and the follower it starts: the ids of
+ * the last RECENT_ENDS jobs that ended are kept, and a follower of one of
+ * them ends with the log instead of waiting for an event that went by.
+ */
 struct api_logs {
 	const struct api_deps *d;
 	struct events_listener *log_listener;
 	struct events_listener *events_listener;
 	struct follower *followers;
 	struct loop_source *flush;	/* FOLLOW_FLUSH after a followed log grew */
+	int64_t recent_ends[RECENT_ENDS];	/* a ring, next at n_ends % RECENT_ENDS */
+	uint64_t n_ends;
+	struct start_wait *waits;	/* requests waiting for a job's start */
 	bool stopping;
 };
 
@@ -107,6 +119,7 @@ static void on_event(const struct event *ev, void *ud)
 
 	if (strcmp(ev->kind, "finished"))
 		return;
+	logs->recent_ends[logs->n_ends++ % RECENT_ENDS] = ev->job_id;
 	for (f = logs->followers; f; f = f->next) {
 		if (f->job_id != ev->job_id)
 			continue;
@@ -122,6 +135,16 @@ static int on_hold_expired(struct loop_source *s, uint64_t now, void *ud)
 	f->give_held = true;
 	follower_wake(f);
 	return 0;
+}
+
+static bool ended_lately(const struct api_logs *logs, int64_t job_id)
+{
+	size_t i, n = logs->n_ends < RECENT_ENDS ? logs->n_ends : RECENT_ENDS;
+
+	for (i = 0; i < n; i++)
+		if (logs->recent_ends[i] == job_id)
+			return true;
+	return false;
 }
 
 /* ---- producing the stream ---- */
@@ -223,7 +246,7 @@ static enum MHD_Result start_stream(struct api_request *r, const struct job_reco
 	f->listener = r->listener;
 	f->conn = r->conn;
 	f->job_id = rec->id;
-	f->finished = !follow || rec->state == JOB_STATE_FINISHED;
+	f->finished = !follow || rec->state == JOB_STATE_FINISHED || ended_lately(logs, rec->id);
 	strbuf_init(&f->out);
 	f->next = logs->followers;
 	if (f->next)
@@ -417,6 +440,77 @@ static enum MHD_Result reply_lines(struct api_request *r, const char *dir, const
 	return api_reply(r, MHD_HTTP_OK, resp);
 }
 
+/* ---- following a job no host started yet ---- */
+
+/*
+ * In a lab of several hosts a queued job's log will be written by whichever
+ * host claims it, and only that host sees it grow and end.  So a followed
+ * job still queued is not answered yet: the request waits, its connection
+ * suspended, and runs again every START_POLL until a host started the job;
+ * it is then followed here or forwarded to that host (api_elsewhere()).
+ */
+struct start_wait {
+	struct api_request *r;
+	struct loop_source *timer;
+	struct start_wait *next, **pprev;	/* api_logs.waits */
+};
+
+static int on_start_poll(struct loop_source *s, uint64_t now, void *ud)
+{
+	struct start_wait *w = ud;
+
+	api_resume(w->r);	/* the handler runs again: api_log_get() */
+	return 0;
+}
+
+static void start_wait_gone(struct api_request *r)
+{
+	struct start_wait *w = r->pending;
+
+	r->pending = NULL;
+	r->pending_gone = NULL;
+	if (w->next)
+		w->next->pprev = w->pprev;
+	*w->pprev = w->next;
+	loop_source_free(w->timer);
+	free(w);
+}
+
+static enum MHD_Result wait_for_start(struct api_request *r)
+{
+	struct api_logs *logs = api_logs_of(r);
+	struct start_wait *w = calloc(1, sizeof(*w));
+
+	if (logs->stopping) {
+		free(w);
+		return api_reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, "labd is stopping");
+	}
+	if (!w || loop_add_timer(api_deps_of(r)->loop, &w->timer, USEC_INFINITY, on_start_poll,
+				 w) < 0) {
+		free(w);
+		return MHD_NO;
+	}
+	loop_source_set_description(w->timer, "api:log-start-poll");
+	loop_timer_set_rel(w->timer, START_POLL);
+	w->r = r;
+	w->next = logs->waits;
+	if (w->next)
+		w->next->pprev = &w->next;
+	w->pprev = &logs->waits;
+	logs->waits = w;
+	r->pending = w;
+	r->pending_gone = start_wait_gone;
+	MHD_suspend_connection(r->conn);
+	return MHD_YES;
+}
+
+/* A followed job that no host runs yet, in a lab of several hosts. */
+static bool start_awaited(struct api_request *r, const struct job_record *rec, bool follow)
+{
+	return follow && rec->state == JOB_STATE_QUEUED &&
+	       store_host_name(api_deps_of(r)->store);
+}
+
 /* GET /jobs/{id}/log[?timestamps=1][&labd=1][&offset=N][&follow=1] */
 enum MHD_Result api_log_get(struct api_request *r)
 {
@@ -431,6 +525,8 @@ enum MHD_Result api_log_get(struct api_request *r)
 
 	if (api_forwarding(r))
 		return api_forward_answer(r);
+	if (r->pending)
+		start_wait_gone(r);	/* asked again: has a host started it? */
 	if (api_param_id(r, 0, &id) < 0)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid job id '%s'",
 				       r->params[0]);
@@ -455,6 +551,10 @@ enum MHD_Result api_log_get(struct api_request *r)
 	if (api_reply_gone(r, &rec, API_GONE_LOG, &ret) || api_elsewhere(r, rec.host, &ret)) {
 		job_record_release(&rec);
 		return ret;
+	}
+	if (start_awaited(r, &rec, follow)) {
+		job_record_release(&rec);
+		return wait_for_start(r);
 	}
 	dir = joblog_job_dir(lab_current_config(api_deps_of(r)->lab)->state_dir, id);
 	if (!dir)
@@ -509,6 +609,13 @@ void api_logs_shutdown(struct api_logs *logs)
 	for (f = logs->followers; f; f = f->next) {
 		f->closed = true;
 		follower_wake(f);
+	}
+	/* libmicrohttpd wants its suspended connections back; they answer 503 */
+	while (logs->waits) {
+		struct api_request *r = logs->waits->r;
+
+		start_wait_gone(r);
+		MHD_resume_connection(r->conn);
 	}
 }
 
