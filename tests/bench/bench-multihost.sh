@@ -12,7 +12,12 @@
 # own journal, simboard's `journal` command; must be 0), lost jobs (not
 # complete; must be 0), each labd's peak RSS (target: under 64 MiB), and the
 # machine's load average.  BENCH_MH_ROUNDS (1) runs each lab that many
-# times over, the figures of each round printed.
+# times over, the figures of each round printed.  Then, on each lab, a
+# steady phase: BENCH_MH_STEADY (200) jobs, one every 1/BENCH_MH_RATE (20)
+# seconds through the APIs in turn, a lab with room for each: the latency of
+# the claim itself, not of a queue 1024 jobs deep on 2 cores.  The boards
+# power on without a pause after their power-off (power_on_delay 0): a
+# PDU's own delay is the board's, not the claim's.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../pg-lib.sh"
 
@@ -72,7 +77,7 @@ host() {
 	sim_start "$3" --mode no-uboot
 	write_lab_conf "$2"
 	for i in $(seq 0 $(($3 - 1))); do
-		sim_device "$(printf '%s-%03d' "$1" "$i")" "$i" sim-minimal
+		sim_device "$(printf '%s-%03d' "$1" "$i")" "$i" sim-minimal "power_on_delay = 0;"
 	done
 	port=$(free_port)
 	"$LABD" -c "$LAB/labd.conf" --listen "127.0.0.1:$port" >>"$LAB/labd.log" 2>&1 </dev/null &
@@ -81,10 +86,13 @@ host() {
 	wait_for "curl -sf http://127.0.0.1:$port/api/v1/health" 60 || { tail "$LAB/labd.log"; exit 1; }
 }
 
-# run LABEL NAMES...: submit JOBS jobs through the hosts NAMES, wait, print the figures.
+# run LABEL N RATE NAMES...: submit N jobs through the hosts NAMES (RATE
+# per second, or "" for 16 clients at once), wait, print the figures.
+SUBMITTED=0
 run() {
-	local label=$1 urls=() dirs=() sims=() pids=() h t0 t1 out rss="" c0 p0 c1 p1
-	shift
+	local label=$1 n=$2 rate=$3 urls=() dirs=() sims=() pids=() h t0 t1 out rss="" c0 p0 c1 p1
+	shift 3
+	ROUND=$((ROUND + 1))
 	for h in "$@"; do
 		urls+=("$(eval echo \$URL_$h)")
 		dirs+=("$TMP/$h/state")
@@ -94,9 +102,10 @@ run() {
 	sleep 3	# the boards' consoles up
 	c0=$(cpu_s "${pids[@]}") p0=$(cpu_s $(pg_pids))
 	t0=$(date +%s.%N)
-	$STATS submit "$JOBS" $(((ROUND - 1) * JOBS)) "$TMP/submitted-$label-$ROUND" "${urls[@]}" \
-		<"$TMP/job.yaml" >"$TMP/submit-$label" || exit 1
-	wait_for "[ \$(count_finished ${urls[0]}) -ge $((JOBS * ROUND)) ]" 900 ||
+	$STATS submit "$n" "$SUBMITTED" "$TMP/submitted-$label-$ROUND" ${rate:+--rate "$rate"} \
+		"${urls[@]}" <"$TMP/job.yaml" >"$TMP/submit-$label" || exit 1
+	SUBMITTED=$((SUBMITTED + n))
+	wait_for "[ \$(count_finished ${urls[0]}) -ge $SUBMITTED ]" 900 ||
 		echo "bench-multihost: $label: not all jobs finished"
 	t1=$(date +%s.%N)
 	c1=$(cpu_s "${pids[@]}") p1=$(cpu_s $(pg_pids))
@@ -116,12 +125,16 @@ run() {
 			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, d, lost, cpu, pgcpu, rss, la }'
 }
 
-# rounds LABEL NAMES...: BENCH_MH_ROUNDS runs on the hosts NAMES, then they stop.
+# rounds LABEL NAMES...: BENCH_MH_ROUNDS runs on the hosts NAMES, then the
+# steady phase, then they stop.
 rounds() {
-	local label=$1 h
-	for ROUND in $(seq 1 "${BENCH_MH_ROUNDS:-1}"); do
-		run "$label" "${@:2}"
+	local label=$1 h r
+	ROUND=0 SUBMITTED=0
+	for r in $(seq 1 "${BENCH_MH_ROUNDS:-1}"); do
+		run "$label" "$JOBS" "" "${@:2}"
 	done
+	run "$label, steady ${BENCH_MH_RATE:-20} jobs a second" "${BENCH_MH_STEADY:-200}" \
+		"${BENCH_MH_RATE:-20}" "${@:2}"
 	for h in "${@:2}"; do kill "$(eval echo \$PID_$h)"; done
 	sleep 2
 }

@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # multihost-stats.py -- bench-multihost's jobs: submit them, then measure.
 #
-#   multihost-stats.py submit N FIRST OUT URL... -- N jobs (job file on stdin,
-#       JOBNUM their numbers k, FIRST to FIRST + N - 1) spread over the URLs, 16 at a time; OUT gets a line
-#       "k id sent answered" per job, the client's clock (CLOCK_REALTIME, s)
-#       as it sent the request and as it had the answer; prints the wall time
+#   multihost-stats.py submit N FIRST OUT [--rate R] URL... -- N jobs (job
+#       file on stdin, JOBNUM their numbers k, FIRST to FIRST + N - 1) spread
+#       over the URLs, 16 at a time, or with --rate one every 1/R s whatever
+#       the answers (a lab with room for them: the claim's own latency); OUT
+#       gets a line "k id sent answered" per job, the client's clock
+#       (CLOCK_REALTIME, s) as it sent the request and as it had the answer;
+#       prints the wall time
 #   multihost-stats.py stats SUBMITTED STATE_DIR... -- SIM_DIR... -- URL... :
 #       from the first host's API (every host shows the lab's jobs), the
 #       jobs' logs in the hosts' state directories and the simulated boards'
@@ -28,30 +31,39 @@ def iso(t):
     return datetime.datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
 
 
-def submit(n, first, out, urls, job):
+def submit(n, first, out, urls, job, rate=None):
     errors, lock, sent = [], threading.Lock(), {}
+
+    def one(i):
+        req = urllib.request.Request(urls[i % len(urls)] + "/api/v1/jobs", method="POST",
+                                     data=job.replace(b"JOBNUM", b"%d" % (first + i)))
+        for _ in range(20):
+            try:
+                t = time.time()
+                jid = json.load(urllib.request.urlopen(req, timeout=60))["id"]
+                with lock:
+                    sent[first + i] = (jid, t, time.time())
+                return
+            except Exception as e:  # noqa: BLE001 -- retried, then reported
+                err = e
+                time.sleep(0.5)
+        with lock:
+            errors.append(str(err))
 
     def worker(k):
         for i in range(k, n, 16):
-            req = urllib.request.Request(urls[i % len(urls)] + "/api/v1/jobs", method="POST",
-                                         data=job.replace(b"JOBNUM", b"%d" % (first + i)))
-            for _ in range(20):
-                try:
-                    t = time.time()
-                    jid = json.load(urllib.request.urlopen(req, timeout=60))["id"]
-                    with lock:
-                        sent[first + i] = (jid, t, time.time())
-                    break
-                except Exception as e:  # noqa: BLE001 -- retried, then reported
-                    err = e
-                    time.sleep(0.5)
-            else:
-                with lock:
-                    errors.append(str(err))
+            one(i)
     t0 = time.time()
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(16)]
-    for t in threads:
-        t.start()
+    if rate:
+        threads = []
+        for i in range(n):
+            time.sleep(max(0, t0 + i / rate - time.time()))
+            threads.append(threading.Thread(target=one, args=(i,)))
+            threads[-1].start()
+    else:
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(16)]
+        for t in threads:
+            t.start()
     for t in threads:
         t.join()
     print("submit_s %.2f" % (time.time() - t0))
@@ -142,8 +154,12 @@ def stats(submitted, state_dirs, sim_dirs, urls):
 
 if __name__ == "__main__":
     if sys.argv[1] == "submit":
-        submit(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:],
-               sys.stdin.buffer.read())
+        rate = None
+        urls = sys.argv[5:]
+        if urls[0] == "--rate":
+            rate, urls = float(urls[1]), urls[2:]
+        submit(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], urls,
+               sys.stdin.buffer.read(), rate)
     else:
         i = sys.argv.index("--")
         j = sys.argv.index("--", i + 1)
