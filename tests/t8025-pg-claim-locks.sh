@@ -7,7 +7,9 @@
 # the same.  A transaction that locks the row itself (another host's claim,
 # a write to the job): the claim passes it by, and asks again shortly, since
 # no NOTIFY comes for a job that was queued already.  Both used to leave the
-# board idle and the job queued until something else woke the host.
+# board idle and the job queued until something else woke the host.  Then a
+# second host: a job its host had a free board for is left to that host by
+# the others, and offered to them when that board went to another job.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 TEST_STRICT=1
@@ -76,6 +78,34 @@ test_expect_success 'the queued job row locked by another transaction: taken onc
 	wait_for "[ \"\$(job_state $id)\" != queued ]" 30
 	wait_for "[ \"\$(job_state $id)\" = finished ]" 60
 	[ "$(pg_sql "SELECT host || device || attempt FROM jobs WHERE id = $id")" = hAa-011 ]
+'
+
+# host B: four boards of the same type, beside host A's one
+URL_A=$LABD_URL
+LAB=$TMP/hB
+sim_start 4
+write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"hB\"; };"
+for i in 0 1 2 3; do sim_device "b-0$((i + 1))" "$i"; done
+labd_start
+
+test_expect_success 'a job left to its host, whose free board took another job: offered to the other hosts' '
+	first=$(pg_sql "SELECT min(id) FROM jobs")
+	# queued behind every host'"'"'s back: no NOTIFY, no board woken for it
+	early=$(pg_sql "INSERT INTO jobs (name, device_type, tags, priority, submitted, state,
+		definition, format, filename, submitter) SELECT \$\$unannounced\$\$, device_type,
+		tags, 90, submitted, \$\$queued\$\$, definition, format, filename, \$\$psql\$\$
+		FROM jobs WHERE id = $first RETURNING id" | head -1)
+	# host A has a free board for it: the other hosts leave it to A ...
+	id=$(LABD_URL=$URL_A labctl submit -q "$TMP/j.yaml")
+	# ... whose board takes the earlier job of higher priority instead
+	wait_for "[ \"\$(job_state $early)\" != queued ]" 30
+	wait_for "[ \"\$(job_state $id)\" != queued ]" 30
+	pg_sql "SELECT id, device, host FROM jobs WHERE id IN ($early, $id) ORDER BY id"
+	[ "$(pg_sql "SELECT device FROM jobs WHERE id = $early")" = a-01 ]
+	# not left waiting for a-01 while host B had four boards free
+	[ "$(pg_sql "SELECT host FROM jobs WHERE id = $id")" = hB ]
+	wait_for "[ \"\$(job_state $id)\" = finished ]" 60
+	wait_for "[ \"\$(job_state $early)\" = finished ]" 60
 '
 
 test_done

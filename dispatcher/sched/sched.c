@@ -145,7 +145,7 @@ static void record_outcome(struct sched *s, struct sched_run *sr)
 		     json_pack("{s:s, s:s, s:s, s:i}", "reason", msg, "error_type",
 			       "infrastructure", "device", board, "retries_left",
 			       sr->retries_left - 1));
-		sched_job_queued(s, sr->id, sr->device_type, NULL, sr->tags, board);
+		sched_job_queued(s, sr->id, sr->device_type, NULL, sr->tags, board, false);
 		return;
 	}
 	log_info("job %lld finished on '%s': %s%s%s", (long long)sr->id, board,
@@ -291,7 +291,7 @@ void sched_start_claimed(struct sched *s, const struct job_record *rec, struct b
 	}
 	if (board_is_retired(b) || board_job(b)) {
 		store_job_requeue(s->deps.run.store, rec->id, true, "its board left the lab");
-		sched_job_queued(s, rec->id, rec->device_type, NULL, rec->tags, NULL);
+		sched_job_queued(s, rec->id, rec->device_type, NULL, rec->tags, NULL, false);
 		return;
 	}
 	if (!start_on(s, rec, b, true))

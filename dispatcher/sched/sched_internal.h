@@ -75,10 +75,18 @@ void sched_plan_release(struct sched *s);
 /*
  * sched_job_queued() - job @id entered the queue (submitted, or requeued
  * avoiding board @avoid): a free board that fits it claims.  Its tags are
- * @tags (strv) or @tags_json.
+ * @tags (strv) or @tags_json.  @first: it was inserted claimed_here_first
+ * (the lab's other hosts leave it to this one): if no board of this host
+ * takes it, it is offered to them (store_announce()).
  */
 void sched_job_queued(struct sched *s, int64_t id, const char *device_type, char *const *tags,
-		      const char *tags_json, const char *avoid);
+		      const char *tags_json, const char *avoid, bool first);
+
+/*
+ * sched_may_claim_now() - whether a board of this host is free for an entry
+ * of @device_type with @tags (strv) now, and not at the running jobs' cap.
+ */
+bool sched_may_claim_now(struct sched *s, const char *device_type, char *const *tags);
 
 /*
  * sched_start_claimed() - sched.c: board @b claimed job @rec (running on @b

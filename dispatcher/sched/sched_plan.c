@@ -14,6 +14,11 @@
  *    for a free board that fits it and makes that board claim.  The claim may
  *    take an earlier entry the board fits better; then the new entry tries the
  *    next free board, until it is taken, gone, or no free board fits it.
+ *  - in a lab of several hosts (a shared store), a job submitted here while
+ *    a board of this host is free for it is left to this host by the
+ *    others (sched_may_claim_now(), claimed_here_first); when no board of
+ *    this host takes it after all, it is offered to them (arrival_drop(),
+ *    store_announce()).  Otherwise every host places the entry.
  *  - sched_kick() (start, reload) makes every free board claim once.
  *  - at sched_set_max_running()'s cap (the open files limit), no board claims:
  *    the boards and entries stay where they are, and the first run to end
@@ -67,6 +72,7 @@ struct sched_arrival {
 	char *board;			/* a reservation of a board by name */
 	char *avoid;			/* a requeued job's failed board */
 	bool local;			/* queued by this host: its claim sees this host's writes */
+	bool first;			/* the lab's other hosts leave it to this one (store_announce()) */
 	struct sched_arrival *next;
 };
 
@@ -109,13 +115,15 @@ static void board_list_free(struct board ***list, size_t *n)
 	*n = 0;
 }
 
+static void arrival_drop(struct sched *s, struct sched_arrival *a);
+
 void sched_plan_release(struct sched *s)
 {
 	struct sched_arrival *a;
 
 	while ((a = s->arrivals)) {
 		s->arrivals = a->next;
-		arrival_free(a);
+		arrival_drop(s, a);
 	}
 	board_list_free(&s->dirty, &s->n_dirty);
 	board_list_free(&s->held, &s->n_held);
@@ -125,7 +133,7 @@ void sched_plan_release(struct sched *s)
 
 		s->claims = c->next;
 		store_forget(s->deps.run.store, c);
-		arrival_free(c->arrival);
+		arrival_drop(s, c->arrival);
 		board_unref(c->board);
 		free(c);
 	}
@@ -194,6 +202,27 @@ static void claim_unlink(struct sched *s, struct sched_claim *c)
 			return;
 		}
 	}
+}
+
+/*
+ * @a leaves this host's hands untaken (it waits in the queue): a job the
+ * lab's other hosts left to this one (a->first) is theirs too now.
+ */
+static void arrival_drop(struct sched *s, struct sched_arrival *a)
+{
+	char *tags;
+	int err;
+
+	if (a && a->first) {
+		tags = tags_to_json(a->tags);
+		err = tags ? store_announce(s->deps.run.store, a->job, a->device_type, tags) :
+			     -ENOMEM;
+		if (err < 0)
+			log_warning("job %lld: cannot offer it to the lab's other hosts: %s",
+				    (long long)a->job, strerror(-err));
+		free(tags);
+	}
+	arrival_free(a);
 }
 
 static void arrival_push(struct sched *s, struct sched_arrival *a)
@@ -292,7 +321,7 @@ static void on_claimed(int err, const struct store_claimed *took, void *ud)
 	    !took_arrival(took, a))
 		arrival_push(s, a);	/* an earlier entry went first: the next free board */
 	else
-		arrival_free(a);	/* taken, gone (canceled, or by another host), or held */
+		arrival_free(a);	/* taken, gone (canceled, or by another board), or held */
 	if (again && took->kind == STORE_CLAIMED_NONE) {
 		mark_changed(s, b);
 		loop_defer_again(s->plan);
@@ -331,7 +360,7 @@ static void claim(struct sched *s, struct board *b, struct sched_arrival *a)
 		log_error("board '%s': cannot claim from the queue: %s", board_name(b),
 			  strerror(-err));
 		free(c);
-		arrival_free(a);
+		arrival_drop(s, a);
 	}
 	free(tags);
 }
@@ -372,7 +401,7 @@ static void place(struct sched *s, struct sched_arrival *a)
 	size_t n, i;
 
 	if (at_cap(s)) {
-		arrival_free(a);	/* a free board claims it once a run ends */
+		arrival_drop(s, a);	/* a free board claims it once a run ends */
 		return;
 	}
 	boards = lab_boards(s->deps.lab, &n);
@@ -388,7 +417,22 @@ static void place(struct sched *s, struct sched_arrival *a)
 	if (busy)
 		arrival_push(s, a);	/* again when a claim completes */
 	else
-		arrival_free(a);	/* it waits in the queue for a board to be freed */
+		arrival_drop(s, a);	/* it waits in the queue for a board to be freed */
+}
+
+bool sched_may_claim_now(struct sched *s, const char *device_type, char *const *tags)
+{
+	struct sched_arrival a = { .device_type = (char *)device_type, .tags = (char **)tags };
+	struct board **boards;
+	size_t n, i;
+
+	if (at_cap(s))
+		return false;
+	boards = lab_boards(s->deps.lab, &n);
+	for (i = 0; i < n; i++)
+		if (fits(s, boards[i], &a) && may_claim(s, boards[i]))
+			return true;
+	return false;
 }
 
 int sched_on_plan(struct loop_source *src, void *ud)
@@ -483,7 +527,7 @@ static void arrive(struct sched *s, struct sched_arrival *a, const char *device_
 	sched_kick_plan(s);
 }
 
-static struct sched_arrival *job_arrival(int64_t id, const char *avoid, bool local)
+static struct sched_arrival *job_arrival(int64_t id, const char *avoid, bool local, bool first)
 {
 	struct sched_arrival *a = calloc(1, sizeof(*a));
 
@@ -491,6 +535,7 @@ static struct sched_arrival *job_arrival(int64_t id, const char *avoid, bool loc
 		a->job = id;
 		a->avoid = avoid ? strdup(avoid) : NULL;
 		a->local = local;
+		a->first = first;
 	}
 	return a;
 }
@@ -508,9 +553,9 @@ static struct sched_arrival *reservation_arrival(int64_t id, const char *board, 
 }
 
 void sched_job_queued(struct sched *s, int64_t id, const char *device_type, char *const *tags,
-		      const char *tags_json, const char *avoid)
+		      const char *tags_json, const char *avoid, bool first)
 {
-	arrive(s, job_arrival(id, avoid, true), device_type, tags, tags_json);
+	arrive(s, job_arrival(id, avoid, true, first), device_type, tags, tags_json);
 }
 
 void sched_reservation_queued(struct sched *s, const struct reservation_record *rec)
@@ -521,9 +566,17 @@ void sched_reservation_queued(struct sched *s, const struct reservation_record *
 
 void sched_entry_queued(struct sched *s, const struct store_queued *q)
 {
-	struct sched_arrival *a = q->job ? job_arrival(q->job, q->avoid, false) :
-					   reservation_arrival(q->reservation, q->board, false);
+	struct sched_arrival *a;
 
+	/*
+	 * Left to the host that submitted it, which had a free board for it
+	 * (this host too: its own arrival is placed already); offered again to
+	 * all (store_announce()) if that board did not take it.
+	 */
+	if (q->first)
+		return;
+	a = q->job ? job_arrival(q->job, q->avoid, false, false) :
+		     reservation_arrival(q->reservation, q->board, false);
 	arrive(s, a, q->device_type, NULL, q->tags);
 }
 

@@ -64,6 +64,7 @@ static const char sql_reap[] =
 	"  (SELECT count(*) FROM failed), (SELECT count(*) FROM boards),"
 	"  (SELECT count(*) FROM ended)";
 static const char sql_notify_queue[] = "NOTIFY " PG_CHANNEL_QUEUE;
+static const char sql_announce[] = "SELECT pg_notify('" PG_CHANNEL_QUEUE "', $1)";
 
 static int64_t realtime_usec(void)
 {
@@ -196,10 +197,11 @@ static int on_lease(struct loop_source *s, uint64_t now_mono, void *userdata)
 }
 
 char *pg_queue_payload(const char *kind, int64_t id, const char *device_type, const char *tags,
-		       const char *board)
+		       const char *board, const char *first)
 {
-	json_t *o = id ? json_pack("{sI, ss?, ss?, ss?}", kind, (json_int_t)id, "type", device_type,
-				   "tags", tags, "board", board) : json_object();
+	json_t *o = id ? json_pack("{sI, ss?, ss?, ss?, ss?}", kind, (json_int_t)id, "type",
+				   device_type, "tags", tags, "board", board, "first", first) :
+			 json_object();
 	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 
 	json_decref(o);
@@ -219,7 +221,7 @@ static void entry_queued(struct pg_store *ps, const char *payload)
 		json_integer_value(json_object_get(o, "job")),
 		json_integer_value(json_object_get(o, "reservation")),
 		payload_text(o, "type"), payload_text(o, "tags"), payload_text(o, "board"),
-		payload_text(o, "avoid"),
+		payload_text(o, "avoid"), payload_text(o, "first"),
 	};
 
 	if (ps->queued && q.device_type && (q.job > 0 || q.reservation > 0))
@@ -230,6 +232,29 @@ static void entry_queued(struct pg_store *ps, const char *payload)
 }
 
 static void types_reload(struct pg_store *ps);
+
+/*
+ * Not a write of the journal: a message lost with the connection costs a
+ * job no more than a wait, every free board claims once the database is back
+ * (pg_host_state()).
+ */
+int pg_announce(struct store *st, int64_t id, const char *device_type, const char *tags)
+{
+	struct pg_store *ps = pg_of(st);
+	const char *v[1];
+	char *payload;
+	int r;
+
+	if (!ps->loop || !pg_conn_is_up(ps->conn))
+		return 0;
+	payload = pg_queue_payload("job", id, device_type, tags, NULL, NULL);
+	if (!payload)
+		return -ENOMEM;
+	v[0] = payload;
+	r = pg_conn_send(ps->conn, sql_announce, 1, v, PG_CMD_SYNC, NULL, NULL);
+	free(payload);
+	return r;
+}
 
 static void on_notify(const char *channel, const char *payload, bool own, void *userdata)
 {

@@ -165,9 +165,14 @@ bool pg_read_pending(const struct store *st);
 void pg_reads_forget(struct pg_store *ps, void *userdata);
 void pg_reads_free(struct pg_store *ps);
 
-/* pg_queue_payload() - PG_CHANNEL_QUEUE's payload of an entry (caller frees), or NULL. */
+/*
+ * pg_queue_payload() - PG_CHANNEL_QUEUE's payload of an entry (caller frees),
+ * or NULL; @first: the host that claims it first (the others leave it to
+ * it until pg_announce()), or NULL.
+ */
 char *pg_queue_payload(const char *kind, int64_t id, const char *device_type, const char *tags,
-		       const char *board);
+		       const char *board, const char *first);
+int pg_announce(struct store *st, int64_t id, const char *device_type, const char *tags);
 
 /* pg_changed() - the rows an UPDATE or DELETE @res changed. */
 int64_t pg_changed(PGresult *res);

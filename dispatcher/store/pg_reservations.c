@@ -105,7 +105,8 @@ int pg_reservation_insert(struct store *st, struct reservation_record *rec)
 		pg_arg_int(&a, id);
 	else
 		pg_arg_text(&a, NULL);
-	payload = pg_queue_payload("reservation", id, rec->device_type, rec->tags, rec->board);
+	payload = pg_queue_payload("reservation", id, rec->device_type, rec->tags, rec->board,
+				   NULL);
 	if (!payload)
 		return -ENOMEM;
 	r = pg_write_notify(ps, "insert a reservation", sql_insert, &a, pg_read_int, &id,

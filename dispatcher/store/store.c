@@ -647,6 +647,11 @@ int store_claim(struct store *st, const struct store_claim_req *req, store_claim
 	return st->ops->claim(st, req, done, userdata);
 }
 
+int store_announce(struct store *st, int64_t id, const char *device_type, const char *tags)
+{
+	return st->ops->announce ? st->ops->announce(st, id, device_type, tags) : 0;
+}
+
 int store_queue_position(struct store *st, int64_t id, int64_t *ret)
 {
 	return st->ops->queue_position(st, id, ret);

@@ -157,6 +157,12 @@ struct job_record {
 	char *last_error;	/* error text of the previous attempt, or NULL */
 	char *avoid;		/* the board its last attempt failed on: not claimed there */
 	bool session;		/* a holder's boot on its board (labctl boot): never queued */
+	/*
+	 * store_job_insert() only, not stored: a free board of this host claims
+	 * the job first, and the lab's other hosts leave it to this one until
+	 * store_announce() (a shared store)
+	 */
+	bool claimed_here_first;
 	char *host;		/* the labd host running it or that ran it (PostgreSQL), or NULL */
 	uint64_t log_removed;	/* when retention removed its console log, or 0 */
 	uint64_t history_removed;	/* when retention removed its results and events, or 0 */
@@ -291,6 +297,7 @@ struct store_queued {
 	const char *tags;	/* JSON array text, or NULL */
 	const char *board;	/* a reservation of a board by name, or NULL */
 	const char *avoid;	/* a requeued job's failed board, or NULL */
+	const char *first;	/* the host whose free board claims it first, or NULL */
 };
 
 /** How to open a store. */
@@ -617,6 +624,15 @@ int reservation_state_from_name(const char *name, enum reservation_state *ret);
  */
 int store_claim(struct store *st, const struct store_claim_req *req, store_claim_fn done,
 		void *userdata);
+
+/**
+ * store_announce() - job @id of @device_type with @tags (JSON array text),
+ * inserted with claimed_here_first, was not claimed by a board of this host:
+ * every host of a shared store places it now (its `queued` callback).  A
+ * store of one host has nobody to tell: 0.  Best effort: when the message
+ * is lost (the database is away), the hosts claim again once it is back.
+ */
+int store_announce(struct store *st, int64_t id, const char *device_type, const char *tags);
 
 /**
  * store_queue_position() - where waiting reservation @id stands in its
