@@ -4,7 +4,9 @@
 # SIGSTOPped for a few seconds) stalls nothing in labd's loop: a running
 # job's console keeps being logged at its pace, GET /health answers at once,
 # a job list asked meanwhile is answered once the database is back (the
-# request waits suspended, not the loop), the job ends complete.
+# request waits suspended, not the loop), the job ends complete; its JUnit
+# report and KCIDB document are built from the database's answers, not by
+# reads that wait in the loop.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
@@ -21,10 +23,16 @@ at_exit 'pg_signal CONT 2>/dev/null'
 sim_start 1
 write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"h1\"; host_lease = 30; timeout = 20; };"
 sim_device sim-01 0
+cat >>"$LAB/labd.conf" <<CONF
+backends = (
+	{ type = "junit"; dir = "$TMP/junit"; },
+	{ type = "kcidb"; url = "http://127.0.0.1:1/submit"; origin = "test_lab"; poll = false; }
+);
+CONF
 pg_ticks_job "$TMP/ticks.yaml" 40	# 20 s: it ends after the stop
 ticks() { grep -c '^tick-[0-9]*.$' "$LAB/state/jobs/$ID/console.log" 2>/dev/null || echo 0; }
 
-labd_start
+labd_start -v -v	# debug: logs each read that waits for the database
 test_expect_success 'a job runs on the board of a host on PostgreSQL' '
 	ID=$(labctl submit -q "$TMP/ticks.yaml") && echo "$ID" >"$TMP/id" &&
 	wait_for "[ \$(ticks) -ge 2 ]" 60
@@ -59,6 +67,14 @@ test_expect_success 'the database back: the job ends complete, every tick logged
 	wait_for "labctl show $ID | grep -q \"state: *finished\"" 90 &&
 	labctl show $ID | grep -q "health: *complete" &&
 	[ "$(ticks)" = 40 ]
+'
+
+test_expect_success 'the job'"'"'s JUnit report and KCIDB document: built without waiting in the loop' '
+	wait_for "[ -s $TMP/junit/job-$ID.xml ] && [ -s $LAB/state/jobs/$ID/kcidb.json ]" 30
+	grep -q "tick" "$TMP/junit/job-$ID.xml"
+	grep -q "\"test_lab:" "$LAB/state/jobs/$ID/kcidb.json"
+	# the report reads a job, its results and its events: none of them waited
+	if grep -E "store: waited .* to (list results|list events)" "$LAB/labd.log"; then false; fi
 '
 
 test_done

@@ -101,8 +101,8 @@
  *     store_read_later() (the notify backend, /metrics' job durations); GET
  *     /health's job counts are counts kept at most a second old, refreshed
  *     without waiting.  Reads made elsewhere from the loop (POST handlers
- *     that read before they write, such as cancel; a job's end retried; the
- *     reports the results backends build) still wait for their answer,
+ *     that read before they write, such as cancel; a job's end retried; a
+ *     notify callback's body) still wait for their answer,
  *     bounded by the store's `timeout` (doc/multi-host.md lists them); at
  *     start-up (outside the loop's callbacks) every read waits.  SQLite
  *     answers every read at once.

@@ -18,6 +18,8 @@
 #include "journal/events.h"
 #include "journal/joblog.h"
 #include "results/backends/upload.h"
+#include "results/report.h"
+#include "store/store.h"
 
 #define BACKEND_MAX_KEYS 32
 #define BACKEND_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
@@ -87,6 +89,60 @@ char *backend_state_path(struct backend *b, const char *what)
 char *backend_job_dir(const struct backend *b, int64_t id)
 {
 	return joblog_job_dir(backend_config(b)->state_dir, id);
+}
+
+/* A report backend_report_later() reads. */
+struct report_due {
+	struct backend *b;
+	int64_t id;
+	char *log_url_base;
+	void (*use)(struct backend *b, int64_t id, struct report *r, int err);
+};
+
+static void report_due_free(void *userdata)
+{
+	struct report_due *d = userdata;
+
+	free(d->log_url_base);
+	free(d);
+}
+
+/* Nothing in a run whose reads went to the database: it runs again with their answers. */
+static void report_due_run(void *userdata)
+{
+	struct report_due *d = userdata;
+	struct store *st = d->b->deps->store;
+	struct report *r = NULL;
+	int err;
+
+	err = report_load(st, backend_config(d->b), d->id, d->log_url_base, &r);
+	if (store_read_pending(st)) {
+		report_free(r);
+		return;
+	}
+	d->use(d->b, d->id, err < 0 ? NULL : r, err);
+}
+
+void backend_report_later(struct backend *b, int64_t id, const char *log_url_base,
+			  void (*use)(struct backend *b, int64_t id, struct report *r, int err))
+{
+	struct report_due *d = calloc(1, sizeof(*d));
+
+	if (!d || (log_url_base && !(d->log_url_base = strdup(log_url_base)))) {
+		free(d);
+		use(b, id, NULL, -ENOMEM);
+		return;
+	}
+	d->b = b;
+	d->id = id;
+	d->use = use;
+	store_read_later(b->deps->store, b, report_due_run, report_due_free, d);
+}
+
+void backend_forget_reports(struct backend *b)
+{
+	if (b->deps)	/* NULL when only checked (labd check-config) */
+		store_read_later_forget(b->deps->store, b);
 }
 
 int backend_check_url(const config_setting_t *group, const char *key, bool required,

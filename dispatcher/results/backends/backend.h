@@ -162,6 +162,20 @@ const struct lab_config *backend_config(const struct backend *b);
 /** backend_job_dir() - the log directory of job @id (caller frees), or NULL. */
 char *backend_job_dir(const struct backend *b, int64_t id);
 
+struct report;
+
+/**
+ * backend_report_later() - @use(@b, @id, report, err) once job @id's report
+ * (report_load(), links from @log_url_base, may be NULL) is read, without
+ * waiting in the loop for the store (store_read_later(): PostgreSQL's
+ * answers come later, SQLite's at once).  @use gets the report (NULL with
+ * @err < 0) and frees it (report_free()).  Calls for several jobs keep their
+ * order.  backend_forget_reports(@b) drops those not made yet (@b's free).
+ */
+void backend_report_later(struct backend *b, int64_t id, const char *log_url_base,
+			  void (*use)(struct backend *b, int64_t id, struct report *r, int err));
+void backend_forget_reports(struct backend *b);
+
 /* ---- shared config checks ---- */
 
 /** backend_check_url() - @key of @group is an http:// or https:// URL (if present). */

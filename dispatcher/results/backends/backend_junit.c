@@ -43,14 +43,14 @@ static struct junit_backend *to_junit(struct backend *b)
 	return (struct junit_backend *)b;
 }
 
-static void write_report(struct junit_backend *jb, int64_t id)
+/* Job @id's report is read (backend_report_later()): its JUnit file, written. */
+static void write_report(struct backend *b, int64_t id, struct report *r, int err)
 {
+	struct junit_backend *jb = to_junit(b);
 	struct strbuf xml = STRBUF_INIT;
-	struct report *r = NULL;
 	char *jobdir = NULL, path[4096];
-	int err;
 
-	err = report_load(jb->b.deps->store, backend_config(&jb->b), id, jb->log_url_base, &r);
+	path[0] = '\0';
 	if (!err)
 		err = junit_build(r, &xml);
 	if (!err) {
@@ -61,7 +61,9 @@ static void write_report(struct junit_backend *jb, int64_t id)
 		snprintf(path, sizeof(path), "%s/%s", jobdir, JUNIT_FILE);
 		err = resultfile_write(path, xml.buf, xml.len);
 	}
-	if (err < 0)
+	if (err < 0 && !path[0])
+		backend_report(&jb->b, id, "cannot build the JUnit report: %s", strerror(-err));
+	else if (err < 0)
 		backend_report(&jb->b, id, "cannot write the JUnit report '%s': %s", path,
 			       strerror(-err));
 	else
@@ -78,7 +80,7 @@ static int on_work(struct loop_source *s, void *ud)
 	size_t i;
 
 	for (i = 0; i < jb->n_queue; i++)
-		write_report(jb, jb->queue[i]);
+		backend_report_later(&jb->b, jb->queue[i], jb->log_url_base, write_report);
 	jb->n_queue = 0;
 	return 0;
 }
@@ -117,6 +119,7 @@ static void junit_free(struct backend *b)
 {
 	struct junit_backend *jb = to_junit(b);
 
+	backend_forget_reports(b);
 	loop_source_free(jb->work);
 	free(jb->queue);
 	free(jb->dir);

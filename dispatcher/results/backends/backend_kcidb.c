@@ -128,15 +128,14 @@ static int spool_document(struct kcidb_backend *kb, int64_t id, const char *text
 	return err;
 }
 
-static void submit_job(struct kcidb_backend *kb, int64_t id)
+/* Job @id's report is read (backend_report_later()): its document, spooled. */
+static void submit_job(struct backend *b, int64_t id, struct report *r, int err)
 {
+	struct kcidb_backend *kb = to_kcidb(b);
 	struct strbuf why = STRBUF_INIT;
-	struct report *r = NULL;
 	json_t *doc = NULL;
 	char *text = NULL;
-	int err;
 
-	err = report_load(kb->b.deps->store, backend_config(&kb->b), id, kb->log_url_base, &r);
 	if (!err)
 		err = kcidb_build(r, kb->origin, &doc);
 	if (!err && !(text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS)))
@@ -166,7 +165,7 @@ static int on_work(struct loop_source *s, void *ud)
 	size_t i;
 
 	for (i = 0; i < kb->n_queue; i++)
-		submit_job(kb, kb->queue[i]);
+		backend_report_later(&kb->b, kb->queue[i], kb->log_url_base, submit_job);
 	kb->n_queue = 0;
 	return 0;
 }
@@ -408,6 +407,7 @@ static void kcidb_free(struct backend *b)
 
 	while (kb->polls)
 		poll_free(kb->polls);
+	backend_forget_reports(b);
 	upload_free(kb->up);
 	spool_close(kb->sp);
 	loop_source_free(kb->work);
