@@ -64,7 +64,6 @@ static const char sql_reap[] =
 	"  (SELECT count(*) FROM failed), (SELECT count(*) FROM boards),"
 	"  (SELECT count(*) FROM ended)";
 static const char sql_notify_queue[] = "NOTIFY " PG_CHANNEL_QUEUE;
-static const char sql_announce[] = "SELECT pg_notify('" PG_CHANNEL_QUEUE "', $1)";
 
 static int64_t realtime_usec(void)
 {
@@ -251,7 +250,7 @@ int pg_announce(struct store *st, int64_t id, const char *device_type, const cha
 	if (!payload)
 		return -ENOMEM;
 	v[0] = payload;
-	r = pg_conn_send(ps->conn, sql_announce, 1, v, PG_CMD_SYNC, NULL, NULL);
+	r = pg_conn_send(ps->conn, PG_SQL_NOTIFY_QUEUE, 1, v, PG_CMD_SYNC, NULL, NULL);
 	free(payload);
 	return r;
 }

@@ -41,6 +41,8 @@
  * No payload (a host reaped): every free board claims.
  */
 #define PG_CHANNEL_QUEUE "labd_queue"
+/* a queue entry told to every host: $1 its payload (pg_queue_payload()) */
+#define PG_SQL_NOTIFY_QUEUE "SELECT pg_notify('" PG_CHANNEL_QUEUE "', $1)"
 #define PG_CHANNEL_TOKENS "labd_tokens"	/* NOTIFY: a token was added */
 /* NOTIFY: a host registered a board; the payload is its device type */
 #define PG_CHANNEL_BOARDS "labd_boards"

@@ -73,7 +73,6 @@ static const char sql_insert[] =
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
 	" $18, $19, $20, $21, COALESCE($22::bigint, nextval('jobs_id_seq')), $23) RETURNING id";
 /* the other hosts' free boards claim it (PG_CHANNEL_QUEUE) */
-static const char sql_notify[] = "SELECT pg_notify('" PG_CHANNEL_QUEUE "', $1)";
 static const char sql_get[] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1";
 static const char sql_list[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE " JOB_MATCHES
@@ -220,7 +219,7 @@ int pg_job_insert(struct store *st, struct job_record *rec)
 		pg_arg_text(&a, NULL);
 	pg_arg_text(&a, rec->avoid);
 	r = pg_write_notify(ps, "insert a job", sql_insert, &a, pg_read_int, &id,
-			    notify ? sql_notify : NULL, payload);
+			    notify ? PG_SQL_NOTIFY_QUEUE : NULL, payload);
 	free(payload);
 	if (r < 0)
 		return r;

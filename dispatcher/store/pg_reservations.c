@@ -41,7 +41,6 @@ static const char sql_insert[] =
 	" submitted, state, id) VALUES ($1, $2, $3, $4, $5, $6, $7, 'waiting',"
 	" COALESCE($8::bigint, nextval('reservations_id_seq'))) RETURNING id";
 /* the other hosts' free boards claim it (PG_CHANNEL_QUEUE) */
-static const char sql_notify[] = "SELECT pg_notify('" PG_CHANNEL_QUEUE "', $1)";
 static const char sql_get[] = "SELECT " RESERVATION_COLUMNS " FROM reservations WHERE id = $1";
 static const char sql_waiting[] =
 	"SELECT " RESERVATION_COLUMNS " FROM reservations WHERE state = 'waiting'"
@@ -110,7 +109,7 @@ int pg_reservation_insert(struct store *st, struct reservation_record *rec)
 	if (!payload)
 		return -ENOMEM;
 	r = pg_write_notify(ps, "insert a reservation", sql_insert, &a, pg_read_int, &id,
-			    sql_notify, payload);
+			    PG_SQL_NOTIFY_QUEUE, payload);
 	free(payload);
 	if (!r) {
 		rec->id = id;
