@@ -89,7 +89,7 @@ static enum job_format detect_format(const char *text, size_t len)
 
 static int insert_job(struct sched *s, const struct job *job, const char *text, size_t len,
 		      const char *filename, enum job_format fmt, const char *submitter,
-		      bool session, int64_t *ret_id, bool *first)
+		      bool session, bool first, int64_t *ret_id)
 {
 	json_t *tags = json_array();
 	struct job_record rec = { 0 };
@@ -116,16 +116,12 @@ static int insert_job(struct sched *s, const struct job *job, const char *text, 
 	rec.attempt = 1;
 	rec.retries_left = session ? 0 : (int)job->infrastructure_retries;
 	rec.session = session;
-	/* a board of this host claims it at once: the lab's other hosts need not try */
-	rec.claimed_here_first = !session && store_host_name(s->deps.run.store) &&
-				 sched_may_claim_now(s, job->device_type, job->tags);
+	rec.claimed_here_first = first;
 	err = rec.tags && rec.definition ? store_job_insert(s->deps.run.store, &rec) : -ENOMEM;
 	if (!err)
 		err = sched_keep_job(s, rec.id, job, rec.submitted);
 	if (!err)
 		*ret_id = rec.id;
-	if (!err && first)
-		*first = rec.claimed_here_first;
 	free(rec.tags);
 	free(rec.definition);
 	json_decref(tags);
@@ -136,7 +132,7 @@ int sched_submit(struct sched *s, const char *text, size_t len, const char *file
 		 enum job_format fmt, const char *submitter, int64_t *ret_id, struct diag *diag)
 {
 	struct job *job;
-	bool first = false;
+	bool first;
 	int64_t id = 0;
 	int err;
 
@@ -145,7 +141,10 @@ int sched_submit(struct sched *s, const char *text, size_t len, const char *file
 	err = check_job(s, text, len, filename, fmt, &job, diag);
 	if (err < 0)
 		return err;
-	err = insert_job(s, job, text, len, filename, fmt, submitter, false, &id, &first);
+	/* a board of this host claims it at once: the lab's other hosts need not try */
+	first = store_host_name(s->deps.run.store) &&
+		sched_may_claim_now(s, job->device_type, job->tags);
+	err = insert_job(s, job, text, len, filename, fmt, submitter, false, first, &id);
 	if (!err) {
 		log_info("job %lld '%s' queued for '%s' by %s", (long long)id, job->name,
 			 job->device_type, submitter ? submitter : "anonymous");
@@ -180,7 +179,7 @@ int sched_boot_session(struct sched *s, struct board *b, const char *text, size_
 		err = diag_add(diag, filename, 0, "the job is for device type '%s', board '%s' is a '%s'",
 			       job->device_type, board_name(b), type);
 	if (!err)
-		err = insert_job(s, job, text, len, filename, fmt, holder, true, &id, NULL);
+		err = insert_job(s, job, text, len, filename, fmt, holder, true, false, &id);
 	if (!err) {
 		log_info("job %lld '%s': %s boots board '%s'", (long long)id, job->name, holder,
 			 board_name(b));
