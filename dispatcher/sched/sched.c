@@ -52,6 +52,8 @@ int sched_new(const struct sched_deps *deps, struct sched **ret)
 		err = loop_add_timer(deps->run.loop, &s->retry, USEC_INFINITY, sched_on_retry, s);
 	if (!err)
 		err = sched_keep_init(s);
+	if (!err)
+		err = sched_left_init(s);
 	if (err) {
 		sched_free(s);
 		return err;
@@ -85,6 +87,7 @@ struct sched *sched_free(struct sched *s)
 	sched_plan_release(s);
 	sched_finish_free(s);
 	sched_keep_release(s);
+	sched_left_release(s);
 	loop_source_free(s->plan);
 	loop_source_free(s->reap);
 	loop_source_free(s->retry);

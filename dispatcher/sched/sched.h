@@ -130,7 +130,9 @@ void sched_reservation_queued(struct sched *s, const struct reservation_record *
 /**
  * sched_entry_queued() - a host (another, or this one) queued entry @q and
  * it is in the store (store_params.queued): a free board of this host that
- * fits it claims, not necessarily after this host's writes.
+ * fits it claims, not necessarily after this host's writes.  An entry left
+ * to another host (q->first) is not claimed for now: looked at again a
+ * little later, it is claimed if still queued (sched_left.c).
  */
 void sched_entry_queued(struct sched *s, const struct store_queued *q);
 

@@ -22,6 +22,7 @@ struct sched_arrival;
 struct sched_claim;
 struct sched_end;
 struct sched_run;
+struct store_queued;
 
 struct sched {
 	struct sched_deps deps;
@@ -49,6 +50,11 @@ struct sched {
 	json_t *secrets;		/* "<id>" -> the job's secrets and passwords */
 	json_t *deadlines;		/* "<id>" -> realtime usec its queue wait ends */
 	struct loop_source *queue_timer;
+	/* sched_left.c: jobs another host's NOTIFY left to it, looked at again */
+	struct sched_left *left;	/* SCHED_LEFT_MAX slots, the oldest first */
+	size_t n_left;
+	bool left_overflow;		/* one more than fits: every free board claims */
+	struct loop_source *left_timer;
 };
 
 /* sched_finish.c */
@@ -96,6 +102,22 @@ bool sched_may_claim_now(struct sched *s, const char *device_type, char *const *
 void sched_start_claimed(struct sched *s, const struct job_record *rec, struct board *b);
 
 struct job;
+
+/*
+ * sched_tags_from_json() - a JSON array text of tags as a strv (NULL for
+ * none, or when out of memory).
+ */
+char **sched_tags_from_json(const char *text);
+
+/* sched_left.c */
+int sched_left_init(struct sched *s);
+void sched_left_release(struct sched *s);
+/*
+ * sched_left_add() - another host's NOTIFY left entry @q to that host
+ * (q->first): if a board of this host is free for it, look again a little
+ * later whether it is still queued, and place it then.
+ */
+void sched_left_add(struct sched *s, const struct store_queued *q);
 
 /* sched_keep.c */
 int sched_keep_init(struct sched *s);

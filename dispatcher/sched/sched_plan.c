@@ -139,7 +139,7 @@ void sched_plan_release(struct sched *s)
 	}
 }
 
-static char **tags_from_json(const char *text)
+char **sched_tags_from_json(const char *text)
 {
 	json_t *arr = text ? json_loads(text, 0, NULL) : NULL;
 	char **tags = NULL;
@@ -515,7 +515,7 @@ static void arrive(struct sched *s, struct sched_arrival *a, const char *device_
 		return;
 	a->device_type = strdup(device_type);
 	if (tags_json)
-		a->tags = tags_from_json(tags_json);
+		a->tags = sched_tags_from_json(tags_json);
 	else
 		err = strv_copy(tags, &a->tags);
 	if (!a->device_type || err < 0) {
@@ -567,14 +567,20 @@ void sched_reservation_queued(struct sched *s, const struct reservation_record *
 void sched_entry_queued(struct sched *s, const struct store_queued *q)
 {
 	struct sched_arrival *a;
+	const char *own;
 
 	/*
 	 * Left to the host that submitted it, which had a free board for it
-	 * (this host too: its own arrival is placed already); offered again to
-	 * all (store_announce()) if that board did not take it.
+	 * (this host: its own arrival is placed already); offered again to
+	 * all (store_announce()) if that board did not take it, looked at
+	 * again by the others in case that host went before it claimed.
 	 */
-	if (q->first)
+	if (q->first) {
+		own = store_host_name(s->deps.run.store);
+		if (!own || strcmp(q->first, own))
+			sched_left_add(s, q);
 		return;
+	}
 	a = q->job ? job_arrival(q->job, q->avoid, false, false) :
 		     reservation_arrival(q->reservation, q->board, false);
 	arrive(s, a, q->device_type, NULL, q->tags);

@@ -314,6 +314,7 @@ static const struct store_ops pg_ops = {
 	.job_list = pg_job_list,
 	.job_queued = pg_job_queued,
 	.job_running = pg_job_running,
+	.job_still_queued = pg_job_still_queued,
 	.job_start = pg_job_start,
 	.job_set_state = pg_job_set_state,
 	.job_finish = pg_job_finish,

@@ -377,6 +377,8 @@ int pg_job_insert(struct store *st, struct job_record *rec);
 int pg_job_get(struct store *st, int64_t id, struct job_record *ret);
 int pg_job_list(struct store *st, const struct job_filter *f, struct store_rows *rows);
 int pg_job_queued(struct store *st, struct store_rows *rows);
+int pg_job_still_queued(struct store *st, const int64_t *ids, size_t n,
+			struct store_rows *rows);
 int pg_job_running(struct store *st, struct store_rows *rows);
 int pg_job_start(struct store *st, int64_t id, const char *device, uint64_t when);
 int pg_job_set_state(struct store *st, int64_t id, enum job_state state);

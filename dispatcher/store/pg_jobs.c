@@ -87,6 +87,9 @@ static const char sql_count_matching[] = "SELECT count(*) FROM jobs WHERE " JOB_
 static const char sql_queued[] =
 	"SELECT " JOB_COLUMNS LAST_SEQ " FROM jobs WHERE state = 'queued'"
 	" ORDER BY priority DESC, submitted, id";
+static const char sql_still_queued[] =
+	"SELECT " JOB_COLUMNS " FROM jobs WHERE id = ANY($1::bigint[]) AND state = 'queued'"
+	" AND NOT session";
 /* this host's: the others recover their own (or are reaped, pg_hosts.c) */
 static const char sql_running[] =
 	"SELECT " JOB_COLUMNS LAST_SEQ " FROM jobs WHERE state IN ('running', 'canceling')"
@@ -291,6 +294,22 @@ static int list_jobs_seq(struct store *st, const char *op, const char *sql,
 	struct jobs_seq_read j = { { &job_reader, rows }, pg_of(st) };
 
 	return pg_call(pg_of(st), op, sql, a, read_jobs_seq, &j);
+}
+
+int pg_job_still_queued(struct store *st, const int64_t *ids, size_t n,
+			struct store_rows *rows)
+{
+	char text[STORE_STILL_QUEUED_MAX * 21 + 3];	/* "{id,id,...}" */
+	struct pg_args a = { 0 };
+	size_t off = 0, i;
+
+	for (i = 0; i < n; i++)
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "%c%lld", i ? ',' : '{',
+					(long long)ids[i]);
+	snprintf(text + off, sizeof(text) - off, "}");
+	pg_arg_text(&a, text);
+	return pg_list(pg_of(st), "read whether jobs are still queued", sql_still_queued, &a,
+		       &job_reader, rows);
 }
 
 int pg_job_queued(struct store *st, struct store_rows *rows)

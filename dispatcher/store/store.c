@@ -381,6 +381,53 @@ int store_job_queued(struct store *st, int (*cb)(const struct job_record *rec, v
 	return r < 0 ? r : 0;
 }
 
+/* A store without the op (one host): each job read, the queued ones kept. */
+static int still_queued_each(struct store *st, const int64_t *ids, size_t n,
+			     struct store_rows *rows)
+{
+	struct job_record rec, *row;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < n && r >= 0; i++) {
+		memset(&rec, 0, sizeof(rec));
+		r = st->ops->job_get(st, ids[i], &rec);
+		if (r == -ENOENT || (!r && (rec.state != JOB_STATE_QUEUED || rec.session))) {
+			job_record_release(&rec);
+			r = 0;
+			continue;
+		}
+		if (r < 0)
+			break;
+		row = store_rows_add(rows);
+		if (!row) {
+			job_record_release(&rec);
+			r = -ENOMEM;
+			break;
+		}
+		*row = rec;	/* the strings move to the row */
+	}
+	if (r < 0)
+		store_rows_release(rows);
+	return r;
+}
+
+int store_job_still_queued(struct store *st, const int64_t *ids, size_t n,
+			   int (*cb)(const struct job_record *rec, void *ud), void *ud)
+{
+	struct store_rows rows = { .type = &store_job_rows };
+	int r;
+
+	if (n > STORE_STILL_QUEUED_MAX || (n && !ids))
+		return -EINVAL;
+	if (!n)
+		return 0;
+	r = st->ops->job_still_queued ? st->ops->job_still_queued(st, ids, n, &rows) :
+					still_queued_each(st, ids, n, &rows);
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
+}
+
 int store_job_running(struct store *st, int (*cb)(const struct job_record *rec, void *ud),
 		      void *ud)
 {

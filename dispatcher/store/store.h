@@ -394,6 +394,18 @@ int store_job_count_matching(struct store *st, const struct job_filter *f, int64
 int store_job_queued(struct store *st, int (*cb)(const struct job_record *rec, void *ud),
 		     void *ud);
 
+/**
+ * store_job_still_queued() - of the @n jobs @ids (at most
+ * STORE_STILL_QUEUED_MAX), those still queued and not session jobs, to @cb
+ * (whole records, in no particular order).  One read: a host looks again at the
+ * jobs another host's NOTIFY left to that host (sched), in a read context
+ * (store_read_later()) when it must not wait.  -EINVAL for more than
+ * STORE_STILL_QUEUED_MAX ids.
+ */
+#define STORE_STILL_QUEUED_MAX 256
+int store_job_still_queued(struct store *st, const int64_t *ids, size_t n,
+			   int (*cb)(const struct job_record *rec, void *ud), void *ud);
+
 /** store_job_start() - mark @id running on @device at @when. */
 int store_job_start(struct store *st, int64_t id, const char *device, uint64_t when);
 

@@ -94,6 +94,9 @@ struct store_ops {
 	int (*job_list)(struct store *st, const struct job_filter *f, struct store_rows *rows);
 	int (*job_queued)(struct store *st, struct store_rows *rows);
 	int (*job_running)(struct store *st, struct store_rows *rows);
+	/* optional (NULL: store.c reads each job with ->job_get) */
+	int (*job_still_queued)(struct store *st, const int64_t *ids, size_t n,
+				struct store_rows *rows);
 	int (*job_start)(struct store *st, int64_t id, const char *device, uint64_t when);
 	int (*job_set_state)(struct store *st, int64_t id, enum job_state state);
 	int (*job_finish)(struct store *st, int64_t id, enum job_health health,
