@@ -18,6 +18,7 @@
 #include "core/http_client.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/strv.h"
 #include "drivers/power.h"
 #include "journal/events.h"
 #include "journal/retention.h"
@@ -481,14 +482,21 @@ static int open_store(struct daemon *d, struct diag *diag)
 		.fenced = on_store_fenced,
 		.changed_userdata = d,
 	};
-	int err;
+	char **boards = NULL;
+	size_t i;
+	int err = 0;
 
 	if (d->opts.listen && strncmp(d->opts.listen, "unix:", 5)) {
 		snprintf(url, sizeof(url), "http://%s", d->opts.listen);
 		p.host_url = url;
 	}
-	err = store_open(&p, &d->store, diag);
-
+	/* a board name another host has refuses this one before it registers */
+	for (i = 0; i < d->cfg->n_devices && !err; i++)
+		err = strv_push(&boards, d->cfg->devices[i]->name);
+	p.boards = boards;
+	if (!err)
+		err = store_open(&p, &d->store, diag);
+	strv_free(boards);
 	if (err < 0 && err != -EINVAL)
 		log_error("cannot open the store in '%s': %s", d->cfg->state_dir, strerror(-err));
 	return err;

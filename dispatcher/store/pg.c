@@ -456,7 +456,7 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 	if (!r)
 		r = pg_migrate(ps);
 	if (!r)
-		r = pg_host_open(ps);
+		r = pg_host_open(ps, p->boards);
 	if (!r && pg_writing_behind(ps))
 		r = pg_ids_fill(ps);
 	if (!r && ps->loop)

@@ -64,6 +64,11 @@ static const char sql_reap[] =
 	"  (SELECT count(*) FROM failed), (SELECT count(*) FROM boards),"
 	"  (SELECT count(*) FROM ended)";
 static const char sql_notify_queue[] = "NOTIFY " PG_CHANNEL_QUEUE;
+/* $1 boards (JSON array of names), $2 this host, $3 now: the first another live host has */
+static const char sql_boards_taken[] =
+	"SELECT d.name, d.host FROM devices d JOIN hosts h ON h.name = d.host"
+	" WHERE d.name IN (SELECT jsonb_array_elements_text($1::jsonb)) AND d.host <> $2"
+	" AND h.lease_until > $3 ORDER BY d.name LIMIT 1";
 
 static int64_t realtime_usec(void)
 {
@@ -100,7 +105,55 @@ static int take_name(struct pg_store *ps)
 	return 0;
 }
 
-int pg_host_open(struct pg_store *ps)
+/* The first of this host's boards that another live host has, and that host. */
+struct taken_read {
+	char board[128];
+	char host[128];
+};
+
+static int read_taken(PGresult *res, void *userdata)
+{
+	struct taken_read *t = userdata;
+
+	if (PQntuples(res)) {
+		snprintf(t->board, sizeof(t->board), "%s", pg_value(res, 0, 0));
+		snprintf(t->host, sizeof(t->host), "%s", pg_value(res, 0, 1));
+	}
+	return 0;
+}
+
+/* Refuse (-EADDRINUSE) before registering when another live host has one of @boards. */
+static int boards_free(struct pg_store *ps, char *const *boards, int64_t now)
+{
+	struct taken_read t = { "", "" };
+	struct pg_args a = { 0 };
+	json_t *names = json_array();
+	char *text = NULL;
+	int r = -ENOMEM;
+
+	STRV_FOREACH(b, boards)
+		if (!names || json_array_append_new(names, json_string(*b)) < 0)
+			goto cleanup;
+	text = names ? json_dumps(names, JSON_COMPACT) : NULL;
+	if (!text)
+		goto cleanup;
+	pg_arg_text(&a, text);
+	pg_arg_text(&a, ps->host);
+	pg_arg_int(&a, now);
+	r = pg_call(ps, "look for this host's boards on other hosts", sql_boards_taken, &a,
+		    read_taken, &t);
+	if (!r && t.board[0]) {
+		log_error("board '%s' is on host '%s' of this lab already: give this one another "
+			  "name", t.board, t.host);
+		r = -EADDRINUSE;
+	}
+cleanup:
+	free(text);
+	json_decref(names);
+	return r;
+}
+
+int pg_host_open(struct pg_store *ps, char *const *boards)
 {
 	struct pg_args a = { 0 };
 	int64_t now = realtime_usec(), applied = 0;
@@ -108,6 +161,8 @@ int pg_host_open(struct pg_store *ps)
 
 	r = take_name(ps);
 	if (r < 0)
+		return r;
+	if (boards && (r = boards_free(ps, boards, now)) < 0)
 		return r;
 	pg_arg_text(&a, ps->host);
 	pg_arg_text(&a, ps->url);

@@ -289,8 +289,12 @@ void pg_event_seq_note(struct pg_store *ps, int64_t job_id, int64_t seq);
 
 /* ---- hosts (pg_hosts.c) ---- */
 
-/* pg_host_open() - take this host's name and register it (at open, waiting). */
-int pg_host_open(struct pg_store *ps);
+/*
+ * pg_host_open() - take this host's name and register it (at open, waiting),
+ * unless a board of @boards (strv, may be NULL) is another live host's
+ * (-EADDRINUSE, logged): then nothing is written.
+ */
+int pg_host_open(struct pg_store *ps, char *const *boards);
 
 /* pg_board_register() - store_board_register() on PostgreSQL (waits: labd's start). */
 int pg_board_register(struct store *st, const char *name, const char *device_type,

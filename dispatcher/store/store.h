@@ -308,6 +308,14 @@ struct store_params {
 	/* several hosts (PostgreSQL): this host's API for the others, or NULL */
 	const char *host_url;
 	/*
+	 * several hosts: the names of this host's boards (strv), or NULL.  One
+	 * that another host that is alive has refuses the open (-EADDRINUSE,
+	 * logged) before this host is registered: a refused labd leaves no
+	 * trace in the lab (store_board_register() checks again, for two
+	 * hosts starting at once)
+	 */
+	char *const *boards;
+	/*
 	 * called from the loop when another host changed the queue in a way not
 	 * told by @queued (its jobs requeued as it was reaped, the database came
 	 * back): every free board claims; may be NULL
