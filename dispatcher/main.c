@@ -199,6 +199,7 @@ static int gc_open(const struct options *o, struct lab_config **cfg, struct stor
 		return err;
 	sp.settings = config_setting_get_member((*cfg)->root, "store");
 	sp.state_dir = (*cfg)->state_dir;
+	sp.tool = true;	/* beside this host's labd, which has its name */
 	return store_open(&sp, st, diag);
 }
 

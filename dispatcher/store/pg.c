@@ -455,7 +455,7 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 		r = pg_writer_open(ps, p->state_dir);
 	if (!r)
 		r = pg_migrate(ps);
-	if (!r)
+	if (!r && !p->tool)
 		r = pg_host_open(ps, p->boards);
 	if (!r && pg_writing_behind(ps))
 		r = pg_ids_fill(ps);

@@ -316,6 +316,12 @@ struct store_params {
 	 */
 	char *const *boards;
 	/*
+	 * a command run beside the lab's labd (labd gc): with several hosts it
+	 * neither takes this host's name nor registers it, so it runs beside the
+	 * labd of the same labd.conf and leaves no host for the others to reap
+	 */
+	bool tool;
+	/*
 	 * called from the loop when another host changed the queue in a way not
 	 * told by @queued (its jobs requeued as it was reaped, the database came
 	 * back): every free board claims; may be NULL
