@@ -4,7 +4,8 @@
 # besides the queue: every board of the lab listed by either host with its
 # host (GET /devices, labctl devices, a board of the other host shown); the
 # tokens made through the API (a token made on one host authenticates on
-# the other).
+# the other); a job queued through one host canceled through the other, its
+# events numbered from the job the cancel read, without a read of their own.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
@@ -13,7 +14,7 @@ pg_require 'hosts sharing a PostgreSQL store'
 pg_host_lab hA a 2
 pg_host_lab hB b 1
 pg_host_start hA
-pg_host_start hB
+pg_host_start hB -v -v	# logs each wait for the database in its loop
 
 # hosts_of URL: "board@host ..." as GET /devices of URL lists them.
 hosts_of() {
@@ -55,6 +56,33 @@ test_expect_success 'a token made on one host authenticates on the other' '
 		"$URL_hB/api/v1/whoami") && [ "$code" = 401 ] &&
 	! LABD_URL=$URL_hA labctl token-create "bad name" reader &&
 	! LABD_URL=$URL_hA labctl token-create bob superuser
+'
+
+test_expect_success 'a job queued through one host canceled through the other: its events numbered without a read' '
+	for b in a-01 a-02; do
+		curl -sf -X POST -d "{\"state\":\"maintenance\",\"reason\":\"t8020\"}" \
+			"$URL_hA/api/v1/devices/$b/state" >/dev/null
+	done
+	curl -sf -X POST -d "{\"state\":\"maintenance\",\"reason\":\"t8020\"}" \
+		"$URL_hB/api/v1/devices/b-01/state" >/dev/null
+	write_job "$TMP/j.yaml" <<-JOB
+	job_name: canceled elsewhere
+	device_type: sim-uboot
+	timeouts: {job: {minutes: 2}}
+	actions:
+	$(sim_minimal_boot)
+	JOB
+	id=$(LABD_URL=$URL_hA labctl submit -q "$TMP/j.yaml")
+	wait_for "[ \"\$(pg_sql \"SELECT count(*) FROM events WHERE job_id = $id\")\" = 1 ]" 10
+	LABD_URL=$URL_hB labctl cancel "$id"
+	[ "$(pg_sql "SELECT state || health FROM jobs WHERE id = $id")" = finishedcanceled ]
+	pg_sql "SELECT seq, kind FROM events WHERE job_id = $id ORDER BY seq" >"$TMP/events.txt"
+	cat "$TMP/events.txt"
+	[ "$(cut -d"|" -f1 "$TMP/events.txt" | tr "\n" " ")" = "1 2 3 " ]
+	grep -q "^2|cancel" "$TMP/events.txt"
+	# the cancel read the job (a POST that reads waits), and numbered its events from that
+	grep -q "store: waited .* to read a job" "$TMP/hB/labd.log"
+	if grep "store: waited .* to number an event" "$TMP/hB/labd.log"; then false; fi
 '
 
 test_expect_success 'a host started later knows the tokens made before' '

@@ -40,7 +40,7 @@ enum {
 	COL_HOST,
 	COL_LOG_REMOVED,
 	COL_HISTORY_REMOVED,
-	COL_LAST_SEQ,	/* sql_queued and sql_running only */
+	COL_LAST_SEQ,	/* sql_get, sql_queued and sql_running only */
 };
 
 #define TEXT(c, field) { c, offsetof(struct job_record, field) }
@@ -73,7 +73,6 @@ static const char sql_insert[] =
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
 	" $18, $19, $20, $21, COALESCE($22::bigint, nextval('jobs_id_seq')), $23) RETURNING id";
 /* the other hosts' free boards claim it (PG_CHANNEL_QUEUE) */
-static const char sql_get[] = "SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1";
 static const char sql_list[] =
 	"SELECT " JOB_COLUMNS " FROM jobs WHERE " JOB_MATCHES
 	" AND ($6 = 0 OR id < $6) ORDER BY id DESC LIMIT $7 OFFSET $8";
@@ -84,6 +83,8 @@ static const char sql_list_after[] =
 static const char sql_count_matching[] = "SELECT count(*) FROM jobs WHERE " JOB_MATCHES;
 /* with the number of each job's last event, for the events this host will add */
 #define LAST_SEQ ", (SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.job_id = jobs.id)"
+/* a job read before this host adds an event to it (a cancel) numbers that event */
+static const char sql_get[] = "SELECT " JOB_COLUMNS LAST_SEQ " FROM jobs WHERE id = $1";
 static const char sql_queued[] =
 	"SELECT " JOB_COLUMNS LAST_SEQ " FROM jobs WHERE state = 'queued'"
 	" ORDER BY priority DESC, submitted, id";
@@ -232,12 +233,33 @@ int pg_job_insert(struct store *st, struct job_record *rec)
 	return 0;
 }
 
+/*
+ * A job, and the number of its last event when this host may add one: the
+ * job is not finished and was read outside a read context (a POST handler
+ * such as a cancel, not the API's GETs, whose jobs would take the slots of
+ * the jobs this host runs).
+ */
+struct job_seq_read {
+	struct pg_one_read one;
+	struct pg_store *ps;
+};
+
+static int read_job_seq(PGresult *res, void *userdata)
+{
+	struct job_seq_read *j = userdata;
+
+	if (!j->ps->reading && PQntuples(res) && strcmp(pg_value(res, 0, COL_STATE), "finished"))
+		pg_event_seq_note(j->ps, pg_int(res, 0, COL_ID), pg_int(res, 0, COL_LAST_SEQ));
+	return pg_read_one(res, &j->one);
+}
+
 int pg_job_get(struct store *st, int64_t id, struct job_record *ret)
 {
+	struct job_seq_read j = { { &job_reader, ret }, pg_of(st) };
 	struct pg_args a = { 0 };
 
 	pg_arg_int(&a, id);
-	return pg_get(pg_of(st), "read a job", sql_get, &a, &job_reader, ret);
+	return pg_call(pg_of(st), "read a job", sql_get, &a, read_job_seq, &j);
 }
 
 /* $1 .. $5 of JOB_MATCHES; @buf holds the health text. */

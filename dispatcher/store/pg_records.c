@@ -211,7 +211,10 @@ static int event_next(struct pg_store *ps, int64_t job_id, int64_t *ret)
 	*ret = pg_event_seq_next(ps, job_id);
 	if (*ret)
 		return 0;
-	/* a job this host has not seen: ask (a short read; rare: cancels, reaping) */
+	/*
+	 * a job this host has not submitted, claimed, listed or read (a job
+	 * read is numbered with it, so a cancel is not): ask, a short read
+	 */
 	pg_arg_int(&a, job_id);
 	r = pg_call(ps, "number an event", sql_event_last, &a, pg_read_int, &last);
 	if (r < 0)
