@@ -271,6 +271,32 @@ TEST(test_store__queue_order)
 	store_close(st);
 }
 
+/* Which of some jobs are still queued: a started one and an unknown id are not. */
+TEST(test_store__still_queued)
+{
+	struct store *st = open_new("still.db");
+	int64_t ids[STORE_STILL_QUEUED_MAX + 1] = { 0 };
+	struct seen s = { 0 };
+
+	CHECK(st);
+	ids[0] = add_job(st, "a", 50);
+	ids[1] = add_job(st, "b", 50);
+	ids[2] = add_job(st, "c", 50);
+	ids[3] = ids[2] + 1000;
+	CHECK(ids[0] > 0 && ids[1] > 0 && ids[2] > 0);
+	CHECK(store_job_start(st, ids[1], "qemu-01", 5) == 0);
+	CHECK(store_job_still_queued(st, ids, 4, seen_job, &s) == 0);
+	CHECK_INT(s.n, ==, 2);
+	CHECK((s.ids[0] == ids[0] && s.ids[1] == ids[2]) ||
+	      (s.ids[0] == ids[2] && s.ids[1] == ids[0]));
+	memset(&s, 0, sizeof(s));
+	CHECK(store_job_still_queued(st, ids, 0, seen_job, &s) == 0);
+	CHECK_INT(s.n, ==, 0);
+	CHECK(store_job_still_queued(st, ids, STORE_STILL_QUEUED_MAX + 1, seen_job, &s) ==
+	      -EINVAL);
+	store_close(st);
+}
+
 struct starter {
 	struct store *st;
 	int started;
@@ -863,7 +889,7 @@ TEST(test_store__prune)
 }
 
 TEST_LIST(test_store__null_safe, test_store__drivers, test_store__job_insert_get,
-	  test_store__job_list, test_store__job_filter_count, test_store__queue_order,
+	  test_store__job_list, test_store__job_filter_count, test_store__queue_order, test_store__still_queued,
 	  test_store__callback_reentry_and_stop, test_store__lifecycle, test_store__running_and_counts, test_store__devices,
 	  test_store__results, test_store__result_texts, test_store__finish_counts,
 	  test_store__events, test_store__events_bulk, test_store__transactions,
