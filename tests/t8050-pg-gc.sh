@@ -22,7 +22,7 @@ job() {
 	sed -i "s/^          steps:\$/&\n          - lava-test-case first --result pass/" "$1"
 }
 job "$TMP/short.yaml" 1
-job "$TMP/long.yaml" 30
+job "$TMP/long.yaml" 50
 
 state() { pg_sql "SELECT state FROM jobs WHERE id = $1"; }
 # gc_conf NAME: NAME's labd.conf with a retention that removes every finished job's leftovers
@@ -47,17 +47,16 @@ test_expect_success 'finished jobs on both hosts, then others running and one qu
 	for id in $(cat "$TMP/done.ids"); do
 		[ "$(logs_of "$(pg_sql "SELECT host FROM jobs WHERE id = $id")" "$id")" -gt 0 ]
 	done
-	for h in hA hB; do
-		for i in 1 2; do
-			LABD_URL=$(eval echo \$URL_$h) labctl submit -q "$TMP/long.yaml" >>"$TMP/run.ids"
-		done
+	# five jobs for four boards: whichever the boards took run, one waits
+	for h in hA hB hA hB hA; do
+		LABD_URL=$(eval echo \$URL_$h) labctl submit -q "$TMP/long.yaml"
 	done
-	LABD_URL=$URL_hA labctl submit -q "$TMP/long.yaml" >"$TMP/queued.id"
-	for id in $(cat "$TMP/run.ids"); do
-		wait_for "[ \"\$(pg_sql \"SELECT count(*) FROM results WHERE job_id = $id\")\" -gt 0 ]" 60
-	done
-	[ "$(state "$(cat "$TMP/queued.id")")" = queued ]
+	wait_for "[ \"\$(pg_sql \"SELECT count(DISTINCT job_id) FROM results r JOIN jobs j
+		ON j.id = r.job_id WHERE j.state = \\\$\\\$running\\\$\\\$\")\" = 4 ]" 60
+	pg_sql "SELECT id FROM jobs WHERE state = \$\$running\$\$" >"$TMP/run.ids"
+	pg_sql "SELECT id FROM jobs WHERE state = \$\$queued\$\$" >"$TMP/queued.id"
 	pg_sql "SELECT id, state, host FROM jobs ORDER BY id"
+	[ "$(wc -l <"$TMP/run.ids")" = 4 ] && [ "$(wc -l <"$TMP/queued.id")" = 1 ]
 '
 
 test_expect_success 'labd gc of each host beside its running labd removes what it should' '
