@@ -16,6 +16,14 @@
  * stderr into a pipe read by the loop; the last CHILD_OUTPUT_MAX bytes are
  * kept so that a failure reason quotes the last line the command printed.  On
  * timeout or abort the whole process group is killed.
+ *
+ * A command that is plain words, nothing the shell would read otherwise (no
+ * quote, $, `, \, redirection, pipe, glob, ~, # or assignment), is run
+ * without the shell: its words are the program (looked up in $PATH) and its
+ * arguments, as the shell would have split them.  One exec instead of two:
+ * a lab of hundreds of boards switches two commands per job.  When such a
+ * program cannot be started, the command goes through the shell after all,
+ * so that the failure reads as it always did ("sh: 1: x: not found").
  */
 #include <errno.h>
 #include <signal.h>
@@ -29,6 +37,7 @@
 #include "core/diag.h"
 #include "core/loop.h"
 #include "core/strbuf.h"
+#include "core/strv.h"
 #include "drivers/power.h"
 #include "drivers/power/drivers.h"
 
@@ -36,8 +45,9 @@
 
 struct command {
 	char *cmds[POWER_CYCLE + 1];	/* by operation; [POWER_CYCLE] is `reset`, or NULL */
+	char **words[POWER_CYCLE + 1];	/* a plain command's words, or NULL: through the shell */
 	enum power_op op;		/* running */
-	pid_t pid;			/* the shell, leader of its process group */
+	pid_t pid;			/* the command (or its shell), leader of its process group */
 	struct loop_source *child;
 	struct child_output out;	/* what it prints, for the failure reason */
 	struct loop_source *timer;
@@ -73,6 +83,29 @@ static char *command_expand(const char *cmd, const char *device)
 	return strbuf_detach(&sb, NULL);
 }
 
+/* @cmd's words when the shell would only split it at blanks; NULL otherwise (or ENOMEM). */
+static char **command_words(const char *cmd)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789_-./:,+=@% \t";
+	char *copy, *word, *save = NULL, **words = NULL;
+
+	if (cmd[strspn(cmd, plain)] || cmd[strspn(cmd, " \t")] == '\0')
+		return NULL;
+	copy = strdup(cmd);
+	if (!copy)
+		return NULL;
+	for (word = strtok_r(copy, " \t", &save); word; word = strtok_r(NULL, " \t", &save)) {
+		/* NAME=value first is an assignment, '=' later an argument */
+		if ((!words && strchr(word, '=')) || strv_push(&words, word) < 0) {
+			words = strv_free(words);
+			break;
+		}
+	}
+	free(copy);
+	return words;
+}
+
 static int command_parse_one(struct power *p, const config_setting_t *s, enum power_op op,
 			     struct diag *diag)
 {
@@ -90,7 +123,10 @@ static int command_parse_one(struct power *p, const config_setting_t *s, enum po
 		return diag_add(diag, cfg_file(e), cfg_line(e), "'%s' must not be empty", key);
 	}
 	c->cmds[op] = command_expand(v, power_ctx(p)->device_name);
-	return c->cmds[op] ? 0 : -ENOMEM;
+	if (!c->cmds[op])
+		return -ENOMEM;
+	c->words[op] = command_words(c->cmds[op]);
+	return 0;
 }
 
 static int command_parse(struct power *p, const config_setting_t *s, struct diag *diag)
@@ -114,7 +150,7 @@ static void command_stop(struct command *c)
 {
 	if (c->child) {
 		kill(-c->pid, SIGKILL);
-		/* The loop kills the shell too and reaps it in the background. */
+		/* The loop kills the command (or its shell) and reaps it in the background. */
 		c->child = loop_source_free(c->child);
 	}
 	child_output_close(&c->out);
@@ -155,7 +191,7 @@ static int command_on_exit(struct loop_source *s, const siginfo_t *si, void *use
 	struct command *c = power_priv(p);
 
 	c->child = loop_source_free(c->child);
-	/* The shell has exited: what it printed is in the pipe already. */
+	/* The command has exited: what it printed is in the pipe already. */
 	child_output_drain(&c->out);
 	command_report(p, si->si_code, si->si_status);
 	return 0;
@@ -165,7 +201,7 @@ static int command_on_timeout(struct loop_source *s, uint64_t now, void *userdat
 {
 	struct command *c = userdata;
 
-	/* Kill the whole group; the exit of the shell reports the timeout. */
+	/* Kill the whole group; its leader's exit reports the timeout. */
 	c->timed_out = true;
 	kill(-c->pid, SIGKILL);
 	return 0;
@@ -196,8 +232,8 @@ static int command_watch(struct power *p)
 static int command_start(struct power *p, enum power_op op)
 {
 	struct command *c = power_priv(p);
-	char *argv[] = { "/bin/sh", "-c", c->cmds[op], NULL };
-	struct child_spawn how = { .argv = argv, .extra_fd = -1 };
+	char *shell[] = { "/bin/sh", "-c", c->cmds[op], NULL };
+	struct child_spawn how = { .argv = shell, .extra_fd = -1 };
 	int r;
 
 	if (!c->cmds[op])
@@ -207,7 +243,15 @@ static int command_start(struct power *p, enum power_op op)
 	r = child_output_open(&c->out, power_ctx(p)->loop, "power-command-output", &how.out_fd);
 	if (r < 0)
 		return r;
-	r = child_spawn(&how, &c->pid);
+	if (c->words[op]) {
+		struct child_spawn plain = how;
+
+		plain.argv = c->words[op];
+		plain.search_path = true;
+		r = child_spawn(&plain, &c->pid);
+	}
+	if (!c->words[op] || r < 0)
+		r = child_spawn(&how, &c->pid);
 	close(how.out_fd);
 	if (r < 0) {
 		child_output_close(&c->out);
@@ -234,8 +278,10 @@ static void command_release(struct power *p)
 	command_stop(c);
 	c->timer = loop_source_free(c->timer);
 	child_output_release(&c->out);
-	for (op = POWER_OFF; op <= POWER_CYCLE; op++)
+	for (op = POWER_OFF; op <= POWER_CYCLE; op++) {
 		free(c->cmds[op]);
+		strv_free(c->words[op]);
+	}
 }
 
 const struct power_driver power_command_driver = {

@@ -269,6 +269,33 @@ TEST(test_power__command_exit_status)
 	fixture_release(&f);
 }
 
+/*
+ * A command of plain words runs without the shell.  Told by `printenv PWD`
+ * with PWD unset in labd's environment: dash exports PWD to what it runs, so
+ * through the shell the command prints it and succeeds, without it fails.
+ */
+TEST(test_power__command_plain_words)
+{
+	struct fixture f;
+
+	unsetenv("PWD");
+	CHECK(fixture_new(&f, "command", "on = \"printenv PWD\"; off = \"printenv PWD; true\";"
+			  " reset = \"X=1 printenv X\";") == 0);
+	CHECK_INT(run_op(&f, POWER_ON), ==, -EIO);
+	CHECK_STR(f.msg, "power on command 'printenv PWD' exited with status 1");
+	/* a ';', an assignment: the shell's */
+	CHECK_INT(run_op(&f, POWER_OFF), ==, 0);
+	CHECK_INT(run_op(&f, POWER_CYCLE), ==, 0);
+	fixture_release(&f);
+	/* a program that is not there fails as the shell says it */
+	CHECK(fixture_new(&f, "command", "on = \"no-such-labd-power-tool on 3\"; off = \"true\";")
+	      == 0);
+	CHECK_INT(run_op(&f, POWER_ON), ==, -EIO);
+	CHECK_CONTAINS(f.msg, "power on command 'no-such-labd-power-tool on 3' exited with status 127");
+	CHECK_CONTAINS(f.msg, "not found");
+	fixture_release(&f);
+}
+
 /* The command is killed with its whole process group when it takes too long. */
 TEST(test_power__command_timeout_kills_group)
 {
@@ -570,7 +597,7 @@ TEST(test_power__without_loop)
 
 TEST_LIST(test_power__driver_table, test_power__command_emulated_cycle,
 	  test_power__command_native_reset, test_power__watched_cycle_steps,
-	  test_power__command_exit_status,
+	  test_power__command_exit_status, test_power__command_plain_words,
 	  test_power__command_timeout_kills_group, test_power__busy_and_abort,
 	  test_power__completion_from_loop, test_power__run_from_callback,
 	  test_power__fake_log_and_failure, test_power__core_timeout, test_power__request_timeout,
