@@ -100,7 +100,7 @@ $(BUILD)/labctl: $(LABCTL_OBJS)
 $(BUILD)/simboard: $(SIM_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lm
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libmicrohttpd) -lm
 
 # Objects before the archive: a test's stand-ins (tests/fakes/) replace library members.
 $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(BUILD)/liblabd.a

@@ -220,9 +220,18 @@ ${1:-}
 CONF
 }
 
-# sim_device NAME INDEX [TYPE] [EXTRA]: a board on simulated board sim<INDEX>.
+# sim_device NAME INDEX [TYPE] [EXTRA]: a board on simulated board sim<INDEX>, switched
+# by `simboard ctl` commands, or with SIM_PDU_PORT set through simboard's pdudaemon API.
 sim_device() {
-	local name=$1 i=$2 type=${3:-sim-uboot} extra=${4:-} conf
+	local name=$1 i=$2 type=${3:-sim-uboot} extra=${4:-} conf power
+	if [ -n "${SIM_PDU_PORT:-}" ]; then
+		power="driver = \"pdudaemon\"; url = \"http://127.0.0.1:$SIM_PDU_PORT\";
+		hostname = \"sim\"; port = $i; delay = 0;"
+	else
+		power="driver = \"command\";
+		on = \"$SIMBOARD ctl $LAB/sim power sim$i on\";
+		off = \"$SIMBOARD ctl $LAB/sim power sim$i off\";"
+	fi
 	# read and printf are builtins: thousands of boards (bench-scale) without a fork each
 	IFS= read -r -d '' conf <<CONF || true
 device = {
@@ -231,9 +240,7 @@ device = {
 	tags = [ "sim" ];
 	console = { driver = "pty"; path = "$LAB/sim/sim$i.pty"; };
 	power = {
-		driver = "command";
-		on = "$SIMBOARD ctl $LAB/sim power sim$i on";
-		off = "$SIMBOARD ctl $LAB/sim power sim$i off";
+		$power
 		timeout = 30;	# simboard ctl takes seconds on a loaded machine (ASan): no false "bad"
 	};
 	$extra

@@ -17,11 +17,15 @@
 # seconds through the APIs in turn, a lab with room for each: the latency of
 # the claim itself, not of a queue 1024 jobs deep on 2 cores.  The boards
 # power on without a pause after their power-off (power_on_delay 0): a
-# PDU's own delay is the board's, not the claim's.
+# PDU's own delay is the board's, not the claim's.  They are switched as
+# most labs switch theirs, through pdudaemon's HTTP API (the simulator
+# answers it, `simboard --pdu-port`); BENCH_MH_POWER=command runs a `simboard
+# ctl` command per switch instead (two processes per job on the same 2 cores).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../pg-lib.sh"
 
 HOSTS=${BENCH_MH_HOSTS:-4}
+POWER=${BENCH_MH_POWER:-pdudaemon}
 BOARDS=${BENCH_MH_BOARDS:-256}
 JOBS=$((HOSTS * BOARDS))
 STATS="$PY $(dirname "$0")/multihost-stats.py"
@@ -74,7 +78,13 @@ j = json.load(sys.stdin); print(len(j), min([x["id"] for x in j] or [0]))') || r
 host() {
 	local i port
 	LAB=$TMP/$1
-	sim_start "$3" --mode no-uboot
+	SIM_PDU_PORT=
+	if [ "$POWER" = pdudaemon ]; then
+		SIM_PDU_PORT=$(free_port)
+		sim_start "$3" --mode no-uboot --pdu-port "$SIM_PDU_PORT"
+	else
+		sim_start "$3" --mode no-uboot
+	fi
 	write_lab_conf "$2"
 	for i in $(seq 0 $(($3 - 1))); do
 		sim_device "$(printf '%s-%03d' "$1" "$i")" "$i" sim-minimal "power_on_delay = 0;"
@@ -145,8 +155,8 @@ for i in $(seq 1 "$HOSTS"); do
 	host "h$i" "$(pgconf "h$i")" "$BOARDS"
 	names+=("h$i")
 done
-rounds "$HOSTS hosts x $BOARDS boards, PostgreSQL" "${names[@]}"
+rounds "$HOSTS hosts x $BOARDS boards, PostgreSQL, power by $POWER" "${names[@]}"
 for p in $(cat "$TMP"/h*/sim/simboard.pid 2>/dev/null); do kill "$p" 2>/dev/null; done
 
 host one "" "$JOBS"
-rounds "1 host x $JOBS boards, SQLite" one
+rounds "1 host x $JOBS boards, SQLite, power by $POWER" one

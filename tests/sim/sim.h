@@ -111,6 +111,7 @@ struct sim_config {
 	unsigned int baud;
 	enum sim_mode mode;
 	bool powered;
+	unsigned int pdu_port;		/* --pdu-port, or 0 */
 	int count;
 };
 
@@ -194,7 +195,7 @@ struct board {
 };
 
 /* epoll tags: the first int of what an epoll event points to */
-enum { TAG_BOARD = 1, TAG_LISTEN, TAG_CLIENT, TAG_SIGNAL };
+enum { TAG_BOARD = 1, TAG_LISTEN, TAG_CLIENT, TAG_SIGNAL, TAG_PDU };
 
 /* sim_pty.c: ptys and the paced writer */
 int sim_pty_init(int epfd, int count);
@@ -211,6 +212,12 @@ void sim_board_event(struct board *b, uint32_t events);
 struct board *sim_board_find(const char *name);
 struct board *sim_board_at(int i);
 void sim_quit(void);
+
+/* sim_pdu.c: --pdu-port, pdudaemon's HTTP API in the loop */
+int sim_pdu_start(int epfd, unsigned int port);
+void sim_pdu_run(void);
+int sim_pdu_timeout_ms(void);	/* -1: none */
+void sim_pdu_stop(void);
 
 /* sim_ctl.c */
 void sim_ctl_command(char *line, char *reply, size_t size);

@@ -6,6 +6,7 @@
  *   simboard --dir DIR [--count N] [--name PREFIX] [--baud B] [--mode MODE] [--powered]
  *            [--user U --password P] [--prompt STR] [--hostname H]
  *            [--firmware u-boot|barebox|depthcharge] [--tftp-root DIR]
+ *            [--pdu-port PORT]
  *   simboard ctl DIR COMMAND...
  *
  * The first form plays N boards (default 1) named PREFIX0..PREFIX<N-1>
@@ -32,6 +33,8 @@
  *   quit                        end the process
  * "simboard ctl DIR power sim0 on" sends one command and prints the reply: exit
  * status 0 for ok, 1 for err, 2 when the socket cannot be reached.
+ * --pdu-port PORT also switches them through pdudaemon's HTTP API on
+ * 127.0.0.1:PORT, board N its outlet N (sim_pdu.c).
  *
  * A powered-on board runs U-Boot (banner, "Hit any key to stop autoboot"
  * countdown from $bootdelay, "=> " prompt, bootcmd: dhcp, tftp, booti), boots
@@ -208,6 +211,9 @@ static void dispatch(struct epoll_event *ev)
 		if (read(signal_fd, &si, sizeof(si)) > 0)
 			quitting = true;
 		break;
+	case TAG_PDU:
+		sim_pdu_run();
+		break;
 	}
 }
 
@@ -234,7 +240,7 @@ static void run_timers(void)
 static int next_timeout(void)
 {
 	uint64_t next = sim_pty_next_check(), now;
-	int i;
+	int i, pdu_ms = sim_pdu_timeout_ms(), ms;
 
 	for (i = 0; i < sim_cfg.count; i++) {
 		if (boards[i].wake_at && (!next || boards[i].wake_at < next))
@@ -243,11 +249,10 @@ static int next_timeout(void)
 			next = boards[i].tx_at;
 	}
 	if (!next)
-		return -1;
+		return pdu_ms;
 	now = sim_now();
-	if (next <= now)
-		return 0;
-	return (int)((next - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+	ms = next <= now ? 0 : (int)((next - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+	return pdu_ms >= 0 && pdu_ms < ms ? pdu_ms : ms;
 }
 
 static int run(void)
@@ -262,6 +267,8 @@ static int run(void)
 			return -errno;
 		for (i = 0; i < n; i++)
 			dispatch(&evs[i]);
+		if (!n)
+			sim_pdu_run();	/* its timeouts */
 	}
 	return 0;
 }
@@ -365,6 +372,8 @@ static int setup(void)
 			return ret;
 	}
 	ret = listen_ctl();
+	if (!ret && sim_cfg.pdu_port)
+		ret = sim_pdu_start(epfd, sim_cfg.pdu_port);
 	if (ret)
 		return ret;
 	return write_pidfile();
@@ -375,6 +384,7 @@ static void cleanup(void)
 	char path[PATH_MAX];
 	int i;
 
+	sim_pdu_stop();
 	while (clients)
 		client_close(clients);
 	for (i = 0; boards && i < sim_cfg.count; i++) {
@@ -402,6 +412,7 @@ static void usage(FILE *f)
 		   "                [--mode MODE] [--powered] [--user U] [--password P]\n"
 		   "                [--prompt STR] [--hostname H]\n"
 		   "                [--firmware u-boot|barebox|depthcharge] [--tftp-root DIR]\n"
+		   "                [--pdu-port PORT]\n"
 		   "       simboard ctl DIR COMMAND...\n"
 		   "modes:");
 	for (int m = 0; m < MODE_COUNT; m++)
@@ -437,6 +448,7 @@ static int parse_options(int argc, char **argv)
 		{ "hostname", required_argument, NULL, 'H' },
 		{ "firmware", required_argument, NULL, 'f' },
 		{ "tftp-root", required_argument, NULL, 't' },
+		{ "pdu-port", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -463,6 +475,11 @@ static int parse_options(int argc, char **argv)
 			if (parse_uint(optarg, MAX_BOARDS, &v) || !v)
 				return -EINVAL;
 			sim_cfg.count = (int)v;
+			break;
+		case 'D':
+			if (parse_uint(optarg, 65535, &v) || !v)
+				return -EINVAL;
+			sim_cfg.pdu_port = (unsigned int)v;
 			break;
 		case 'b':
 			if (parse_uint(optarg, 10000000, &v))

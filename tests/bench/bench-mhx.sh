@@ -1,0 +1,152 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# bench-multihost.sh -- several labd hosts sharing one PostgreSQL queue (of
+# the bench's own, tests/pg-lib.sh): 4 hosts x 256 simulated boards, 1024
+# jobs submitted through the four APIs at once; then one host on SQLite
+# driving the same 1024 boards, for comparison.  Figures: wall time from
+# the first submission to the last job's end, claims per second, the
+# latency from the submission (the client sending it) to the claim (the
+# job's first line in its log) and to the board's power-on (the simulated
+# board's own record of its power-on command; p50, p99: one clock, this
+# machine's CLOCK_REALTIME, in microseconds), duplicate runs (the boards'
+# own journal, simboard's `journal` command; must be 0), lost jobs (not
+# complete; must be 0), each labd's peak RSS (target: under 64 MiB), and the
+# machine's load average.  BENCH_MH_ROUNDS (1) runs each lab that many
+# times over, the figures of each round printed.  Then, on each lab, a
+# steady phase: BENCH_MH_STEADY (200) jobs, one every 1/BENCH_MH_RATE (20)
+# seconds through the APIs in turn, a lab with room for each: the latency of
+# the claim itself, not of a queue 1024 jobs deep on 2 cores.  The boards
+# power on without a pause after their power-off (power_on_delay 0): a
+# PDU's own delay is the board's, not the claim's.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../pg-lib.sh"
+
+HOSTS=${BENCH_MH_HOSTS:-4}
+BOARDS=${BENCH_MH_BOARDS:-256}
+JOBS=$((HOSTS * BOARDS))
+STATS="$PY $(dirname "$0")/multihost-stats.py"
+
+pg_start >"$TMP/pg-start.log" 2>&1 || { cat "$TMP/pg-start.log"; echo "bench-multihost: no PostgreSQL"; exit 1; }
+
+cat >"$TMP/job.yaml" <<'JOB'
+job_name: mh-JOBNUM
+device_type: sim-minimal
+timeouts: {job: {minutes: 15}, connection: {minutes: 10}}
+actions:
+- boot:
+    method: minimal
+    auto_login: {login_prompt: 'login:', username: root}
+    prompts: ['root@sim:~# ']
+- test:
+    interactive:
+    - name: t
+      prompts: ['root@sim:~# ']
+      script:
+      - {command: 'journal RUN-mh-JOBNUM', name: journal}
+JOB
+
+# cpu_s PID...: their CPU seconds so far (user + system, without their children)
+cpu_s() {
+	local p
+	for p; do awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null; done |
+		awk -v hz="$(getconf CLK_TCK)" '{ s += $1 } END { printf "%.1f", s / hz }'
+}
+# pg_pids: PostgreSQL's processes (its server and backends), when it runs
+pg_pids() {
+	local pm
+	pm=$(head -1 "$PG_DIR/data/postmaster.pid" 2>/dev/null) || return 0
+	echo "$pm" $(pgrep -P "$pm")
+}
+rss_mb() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+count_finished() {
+	local url=$1 n=0 before="" page
+	while :; do
+		page=$(curl -sf "$url/api/v1/jobs?state=finished&limit=1000$before" | $PY -c 'import json,sys
+j = json.load(sys.stdin); print(len(j), min([x["id"] for x in j] or [0]))') || return 1
+		n=$((n + ${page% *}))
+		[ "${page% *}" -lt 1000 ] && break
+		before="&before=${page#* }"
+	done
+	echo $n
+}
+
+# host NAME STORE N: $TMP/NAME with N simulated boards NAME-000.., labd started; PID_<NAME>, URL_<NAME>.
+host() {
+	local i port
+	LAB=$TMP/$1
+	sim_start "$3" --mode no-uboot
+	write_lab_conf "$2"
+	for i in $(seq 0 $(($3 - 1))); do
+		sim_device "$(printf '%s-%03d' "$1" "$i")" "$i" sim-minimal "power_on_delay = 0;"
+	done
+	port=$(free_port)
+	"$LABD" -c "$LAB/labd.conf" --listen "127.0.0.1:$port" >>"$LAB/labd.log" 2>&1 </dev/null &
+	echo "$!" >>"$TMP/labd.pids"
+	eval "PID_$1=$! URL_$1=http://127.0.0.1:$port"
+	wait_for "curl -sf http://127.0.0.1:$port/api/v1/health" 60 || { tail "$LAB/labd.log"; exit 1; }
+}
+
+# run LABEL N RATE NAMES...: submit N jobs through the hosts NAMES (RATE
+# per second, or "" for 16 clients at once), wait, print the figures.
+SUBMITTED=0
+run() {
+	local label=$1 n=$2 rate=$3 urls=() dirs=() sims=() pids=() h t0 t1 out rss="" c0 p0 c1 p1
+	shift 3
+	ROUND=$((ROUND + 1))
+	for h in "$@"; do
+		urls+=("$(eval echo \$URL_$h)")
+		dirs+=("$TMP/$h/state")
+		sims+=("$TMP/$h/sim")
+		pids+=("$(eval echo \$PID_$h)")
+	done
+	sleep 3	# the boards' consoles up
+	c0=$(cpu_s "${pids[@]}") p0=$(cpu_s $(pg_pids))
+	t0=$(date +%s.%N)
+	$STATS submit "$n" "$SUBMITTED" "$TMP/submitted-$label-$ROUND" ${rate:+--rate "$rate"} \
+		"${urls[@]}" <"$TMP/job.yaml" >"$TMP/submit-$label" || exit 1
+	SUBMITTED=$((SUBMITTED + n))
+	wait_for "[ \$(count_finished ${urls[0]}) -ge $SUBMITTED ]" 900 ||
+		echo "bench-multihost: $label: not all jobs finished"
+	t1=$(date +%s.%N)
+	c1=$(cpu_s "${pids[@]}") p1=$(cpu_s $(pg_pids))
+	out=$($STATS stats "$TMP/submitted-$label-$ROUND" "${dirs[@]}" -- "${sims[@]}" -- "${urls[@]}") || exit 1
+	for h in "$@"; do rss="$rss${rss:+ / }$(rss_mb "$(eval echo \$PID_$h)")"; done
+	v() { echo "$out" | sed -n "s/^$1 //p"; }
+	awk -v l="$label" -v w="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
+	    -v s="$(sed -n 's/^submit_s //p' "$TMP/submit-$label")" -v c="$(v claims_per_s)" \
+	    -v p50="$(v latency_p50_ms)" -v p99="$(v latency_p99_ms)" -v d="$(v duplicates)" \
+	    -v c50="$(v claim_p50_ms)" -v c99="$(v claim_p99_ms)" -v a99="$(v answer_p99_ms)" \
+	    -v o50="$(v power_p50_ms)" -v o99="$(v power_p99_ms)" -v mx="$(v latency_max_ms)" \
+	    -v lost="$(v lost)" -v ok="$(v complete)" -v rss="$rss" \
+	    -v cpu="$(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" \
+	    -v pgcpu="$(awk -v a="$p0" -v b="$p1" 'BEGIN { print b - a }')" \
+	    -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
+		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s, answer p99 %d ms); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms (max %d; claim to power-on p50 %d, p99 %d); duplicates %d, lost %d; CPU labd %.1f s, PostgreSQL %.1f s; peak RSS %s MiB; load average %s\n",
+			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, d, lost, cpu, pgcpu, rss, la }'
+}
+
+# rounds LABEL NAMES...: BENCH_MH_ROUNDS runs on the hosts NAMES, then the
+# steady phase, then they stop.
+rounds() {
+	local label=$1 h r
+	ROUND=0 SUBMITTED=0
+	for r in $(seq 1 "${BENCH_MH_ROUNDS:-1}"); do
+		run "$label" "$JOBS" "" "${@:2}"
+	done
+	run "$label, steady ${BENCH_MH_RATE:-20} jobs a second" "${BENCH_MH_STEADY:-200}" \
+		"${BENCH_MH_RATE:-20}" "${@:2}"
+	for h in "${@:2}"; do kill "$(eval echo \$PID_$h)"; done
+	sleep 2
+}
+
+pgconf() { echo "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"$1\"; timeout = 10; };"; }
+names=()
+for i in $(seq 1 "$HOSTS"); do
+	host "h$i" "$(pgconf "h$i")" "$BOARDS"
+	names+=("h$i")
+done
+rounds "$HOSTS hosts x $BOARDS boards, PostgreSQL" "${names[@]}"
+_pg_as "$PG_BIN/psql" -h "$PG_HOST" -p "$PG_PORT" -U labd -d labd -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" -c "SELECT calls, round(total_exec_time::numeric,0) ms, round(mean_exec_time::numeric,3) mean, rows, left(regexp_replace(query, E'\\s+', ' ', 'g'), 150) q FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 40" > /tmp/pgstat.txt; exit 0
+
+host one "" "$JOBS"
+rounds "1 host x $JOBS boards, SQLite" one
