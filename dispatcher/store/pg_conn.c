@@ -73,6 +73,8 @@ struct pg_conn {
 	void *notify_userdata;
 	pg_state_fn state_fn;
 	void *userdata;
+	void (*before_send)(void *userdata);	/* pg_conn_set_before_send() */
+	void *before_send_userdata;
 	PGconn *conn;
 	enum conn_state state;
 	int fd;			/* PQsocket() registered with the loop, or -1 */
@@ -659,6 +661,12 @@ void pg_conn_set_notify(struct pg_conn *c, pg_notify_fn fn, void *userdata)
 	c->notify_userdata = userdata;
 }
 
+void pg_conn_set_before_send(struct pg_conn *c, void (*fn)(void *userdata), void *userdata)
+{
+	c->before_send = fn;
+	c->before_send_userdata = userdata;
+}
+
 bool pg_conn_is_up(const struct pg_conn *c)
 {
 	return c->state == CONN_UP;
@@ -677,8 +685,11 @@ const char *pg_conn_last_error(const struct pg_conn *c)
 int pg_conn_send(struct pg_conn *c, const char *sql, int n, const char *const *params,
 		 unsigned flags, pg_done_fn done, void *userdata)
 {
-	struct pg_cmd *cmd = cmd_new(sql, n, params, flags, done, userdata);
+	struct pg_cmd *cmd;
 
+	if (c->before_send && !(flags & PG_CMD_IN_GROUP))
+		c->before_send(c->before_send_userdata);
+	cmd = cmd_new(sql, n, params, flags, done, userdata);
 	if (!cmd)
 		return -ENOMEM;
 	list_push(&c->unsent, cmd);
@@ -691,6 +702,8 @@ int pg_conn_send(struct pg_conn *c, const char *sql, int n, const char *const *p
 
 int pg_conn_sync(struct pg_conn *c)
 {
+	if (c->before_send)
+		c->before_send(c->before_send_userdata);
 	if (c->unsent.tail) {
 		c->unsent.tail->flags |= PG_CMD_SYNC;
 		return 0;

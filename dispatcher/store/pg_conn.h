@@ -45,6 +45,8 @@ struct pg_conn;
 
 /* The command ends a batch: a pipeline sync point, committing the batch. */
 #define PG_CMD_SYNC 0x1
+/* The command belongs to the batch the before-send hook closes: no hook for it. */
+#define PG_CMD_IN_GROUP 0x2
 
 /*
  * Completion of a command: @err 0 with @res (PGRES_COMMAND_OK or
@@ -82,6 +84,13 @@ struct pg_conn *pg_conn_free(struct pg_conn *c);
 
 /* pg_conn_set_notify() - where notifications go from now on. */
 void pg_conn_set_notify(struct pg_conn *c, pg_notify_fn fn, void *userdata);
+/*
+ * pg_conn_set_before_send() - @fn(@userdata) runs at each pg_conn_send()
+ * without PG_CMD_IN_GROUP, before its command is queued: the store's writer
+ * ends the batch of writes it keeps open (pg_writer.c), so a read or a claim
+ * sees them and never commits them half way.  @fn may send (PG_CMD_IN_GROUP).
+ */
+void pg_conn_set_before_send(struct pg_conn *c, void (*fn)(void *userdata), void *userdata);
 
 /* pg_conn_start() - begin connecting now (when not already up or connecting). */
 void pg_conn_start(struct pg_conn *c);

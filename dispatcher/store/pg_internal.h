@@ -92,6 +92,8 @@ struct pg_store {
 	int64_t seq;		/* of the last entry */
 	int64_t applied;	/* the database has every entry up to this one */
 	bool in_step;		/* the database's position is known: entries are sent */
+	unsigned group_len;	/* entries since the last marker */
+	struct loop_source *group_end;	/* ends the open group after this loop turn */
 	struct pg_ids job_ids, reservation_ids, result_ids;
 	struct pg_seq_slot event_seqs[PG_EVENT_SEQS];
 	/* the claims (pg_queue.c) */
@@ -262,6 +264,13 @@ bool pg_writing_behind(const struct pg_store *ps);
 
 /* pg_writer_mark() - close the group of writes since the last (store_commit()). */
 int pg_writer_mark(struct pg_store *ps);
+
+/*
+ * pg_writer_end_group() - close the group of writes made since the last
+ * outside a transaction (pg_writer_mark()), unless in one: before anything
+ * else is sent on the store's connection, and before a transaction starts.
+ */
+void pg_writer_end_group(struct pg_store *ps);
 
 /* pg_writer_open() - the journal of @state_dir, and what it still holds. */
 int pg_writer_open(struct pg_store *ps, const char *state_dir);

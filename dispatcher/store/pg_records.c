@@ -101,10 +101,17 @@ static const struct pg_text result_texts[] = {
 #undef TEXT
 
 /* A result without a measurement has measurement NULL. */
+/*
+ * A result or an event of a job that is not there (any more) is not
+ * inserted: no error, which would drop the writes grouped with it
+ * (pg_writer.c); without a loop the caller gets -ENOENT (no row returned).
+ */
 static const char sql_result_add[] =
 	"INSERT INTO results (job_id, suite, name, result, measurement, units, log_start,"
-	" log_end, extra, created, id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-	" COALESCE($11::bigint, nextval('results_id_seq'))) RETURNING id";
+	" log_end, extra, created, id) SELECT $1::bigint, $2::text, $3::text, $4::text,"
+	" $5::double precision, $6::text, $7::bigint, $8::bigint, $9::text, $10::bigint,"
+	" COALESCE($11::bigint, nextval('results_id_seq'))"
+	" WHERE EXISTS (SELECT 1 FROM jobs WHERE id = $1::bigint) RETURNING id";
 static const char sql_result_list[] =
 	"SELECT " RESULT_COLUMNS " FROM results WHERE job_id = $1 ORDER BY id";
 
@@ -180,9 +187,10 @@ static const struct pg_text event_texts[] = {
 
 /* $5: the number this host expects (or 0); another host's event before it moves it on */
 static const char sql_event_add[] =
-	"INSERT INTO events (job_id, seq, ts, kind, data) VALUES ($1,"
-	" GREATEST($5, COALESCE((SELECT MAX(seq) FROM events WHERE job_id = $1), 0) + 1), $2,"
-	" $3, $4) RETURNING seq";
+	"INSERT INTO events (job_id, seq, ts, kind, data) SELECT $1::bigint,"
+	" GREATEST($5::bigint, COALESCE((SELECT MAX(seq) FROM events WHERE job_id = $1::bigint),"
+	" 0) + 1), $2::bigint, $3::text, $4::text"
+	" WHERE EXISTS (SELECT 1 FROM jobs WHERE id = $1::bigint) RETURNING seq";
 static const char sql_event_last[] =
 	"SELECT COALESCE(MAX(seq), 0) FROM events WHERE job_id = $1";
 static const char sql_event_list[] =

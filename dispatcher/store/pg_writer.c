@@ -5,11 +5,16 @@
  * after it was away or labd restarted
  *
  * With a loop (labd), every write is an entry: its statement and text
- * parameters, numbered by a sequence of this host.  Each write, or each
- * store_begin()/store_commit() group, ends with a marker entry, `UPDATE
- * hosts SET journal_applied = <its seq>`, sent with a pipeline sync: the
- * statements and the marker commit together or not at all, so the database
- * itself knows which entries of this host it has.  Entries are appended to
+ * parameters, numbered by a sequence of this host.  The writes of one turn
+ * of the loop (at most PG_GROUP_MAX), or of one store_begin()/store_commit()
+ * transaction, are a group that ends with a marker entry, `UPDATE hosts SET
+ * journal_applied = <its seq>`, sent with a pipeline sync: the statements
+ * and the marker commit together or not at all, so the database itself
+ * knows which entries of this host it has.  One commit for the writes of a
+ * turn, not one each: a burst of jobs made 17 commits per job, the larger
+ * part of PostgreSQL's work.  The group ends early when anything else is
+ * sent on the connection (pg_conn_set_before_send()): a read sees the
+ * writes before it, and no other sync commits a group without its marker.  Entries are appended to
  * <state_dir>/pg-journal before they are sent (write(), no fsync: the
  * guarantee of SQLite's synchronous=NORMAL, a SIGKILL of labd loses
  * nothing) and kept in memory until their marker committed; the journal is
@@ -18,8 +23,11 @@
  * When the connection is lost, or at open with entries left in the journal
  * by a labd that stopped before the database had them, the writer reads
  * journal_applied and sends again every entry after it: each is applied
- * exactly once.  An entry the database refuses (a constraint: an event of a
- * job that is not there) is logged and dropped with the rest of its group.
+ * exactly once.  An entry the database refuses is logged and dropped with
+ * the rest of its group; the statements are written so that the database
+ * has no reason to (an event or result of a job that is gone is not
+ * inserted, pg_records.c).  A group cut by a crash of labd is sent whole
+ * when labd starts again, unless it was a transaction, which is dropped.
  *
  * Without a loop (`labd store migrate`, the unit tests) writes are calls:
  * pg_write() waits for the answer and returns the statement's error.
@@ -36,8 +44,12 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/loop.h"
 
 #define PG_JOURNAL_FILE "pg-journal"
+#define PG_GROUP_MAX 64		/* writes in one group outside a transaction */
+#define PG_JOURNAL_MARKER 0x1	/* a record's flags */
+#define PG_JOURNAL_TXN 0x2	/* written inside store_begin()/store_commit() */
 #define PG_JOURNAL_MAX_RECORD (64 * 1024 * 1024)
 
 /*
@@ -57,6 +69,7 @@ struct pg_entry {
 	int n;
 	char **params;
 	bool marker;
+	bool txn;		/* of an explicit transaction: all or nothing */
 	bool sent;
 	struct pg_entry *next;
 };
@@ -114,7 +127,8 @@ static int journal_append(struct pg_store *ps, const struct pg_entry *e)
 {
 	size_t size = sizeof(uint32_t) + sizeof(int64_t) + 2 * sizeof(int32_t) + 4 + strlen(e->sql);
 	char *buf, *p;
-	int32_t flag = e->marker, n = e->n;
+	int32_t flag = (e->marker ? PG_JOURNAL_MARKER : 0) | (e->txn ? PG_JOURNAL_TXN : 0);
+	int32_t n = e->n;
 	uint32_t total;
 	int i;
 	ssize_t w;
@@ -179,7 +193,8 @@ static struct pg_entry *journal_parse(const char *p, const char *end)
 	p += sizeof(flag);
 	memcpy(&n, p, sizeof(n));
 	p += sizeof(n);
-	e->marker = flag;
+	e->marker = flag & PG_JOURNAL_MARKER;
+	e->txn = flag & PG_JOURNAL_TXN;
 	if (n < 0 || n > PG_MAX_ARGS || get_field(&p, end, &e->sql) < 0 || !e->sql)
 		goto bad;
 	e->params = n ? calloc((size_t)n, sizeof(*e->params)) : NULL;
@@ -208,8 +223,15 @@ static void pending_push(struct pg_store *ps, struct pg_entry *e)
 	ps->pending_tail = e;
 }
 
-/* Drop entries after the last marker: a group labd never committed. */
-static void pending_trim_open_group(struct pg_store *ps)
+static int writer_add(struct pg_store *ps, const char *sql, int n, const char *const *v,
+		      bool marker);
+
+/*
+ * The entries after the last marker: a group labd did not close.  A
+ * transaction's is dropped (all or nothing); a loop turn's writes had
+ * returned, they get their marker now.
+ */
+static int pending_close_open_group(struct pg_store *ps)
 {
 	struct pg_entry *e, *last = NULL;
 
@@ -217,6 +239,8 @@ static void pending_trim_open_group(struct pg_store *ps)
 		if (e->marker)
 			last = e;
 	e = last ? last->next : ps->pending;
+	if (e && !e->txn)
+		return pg_writer_mark(ps);
 	if (last)
 		last->next = NULL;
 	else
@@ -228,6 +252,7 @@ static void pending_trim_open_group(struct pg_store *ps)
 		entry_free(e);
 		e = next;
 	}
+	return 0;
 }
 
 /* Read what a previous labd journaled into the pending entries. */
@@ -259,8 +284,13 @@ static int journal_load(struct pg_store *ps)
 		p += len;
 	}
 	free(buf);
-	pending_trim_open_group(ps);
-	return 0;
+	return pending_close_open_group(ps);
+}
+
+/* Something else goes on the connection: the writes before it commit first. */
+static void before_send(void *userdata)
+{
+	pg_writer_end_group(userdata);
 }
 
 int pg_writer_open(struct pg_store *ps, const char *state_dir)
@@ -268,6 +298,8 @@ int pg_writer_open(struct pg_store *ps, const char *state_dir)
 	char path[4096];
 
 	ps->journal_fd = -1;
+	if (ps->loop)
+		pg_conn_set_before_send(ps->conn, before_send, ps);
 	if (!ps->loop || !state_dir)
 		return 0;
 	snprintf(path, sizeof(path), "%s/%s", state_dir, PG_JOURNAL_FILE);
@@ -288,6 +320,7 @@ void pg_writer_close(struct pg_store *ps)
 		entry_free(e);
 	}
 	ps->pending_tail = NULL;
+	ps->group_end = loop_source_free(ps->group_end);
 	if (ps->journal_fd >= 0)
 		close(ps->journal_fd);
 	ps->journal_fd = -1;
@@ -321,7 +354,8 @@ static int entry_send(struct pg_store *ps, struct pg_entry *e)
 	int r;
 
 	r = pg_conn_send(ps->conn, e->sql, e->n, (const char *const *)e->params,
-			 e->marker ? PG_CMD_SYNC : 0, e->marker ? marker_done : entry_done, ps);
+			 PG_CMD_IN_GROUP | (e->marker ? PG_CMD_SYNC : 0),
+			 e->marker ? marker_done : entry_done, ps);
 	if (!r)
 		e->sent = true;
 	return r;
@@ -414,6 +448,8 @@ static int writer_add(struct pg_store *ps, const char *sql, int n, const char *c
 		return -ENOMEM;
 	e->seq = ++ps->seq;
 	e->marker = marker;
+	e->txn = ps->in_txn && !marker;
+	ps->group_len = marker ? 0 : ps->group_len + 1;
 	journal_append(ps, e);
 	pending_push(ps, e);
 	if (ps->in_step && entry_send(ps, e) < 0)
@@ -431,6 +467,31 @@ int pg_writer_mark(struct pg_store *ps)
 	pg_arg_text(&a, ps->host);
 	pg_arg_int(&a, ps->seq + 1);
 	return writer_add(ps, sql_marker, a.n, a.v, true);
+}
+
+void pg_writer_end_group(struct pg_store *ps)
+{
+	if (!ps->in_txn)
+		pg_writer_mark(ps);
+}
+
+static int group_end_now(struct loop_source *src, void *userdata)
+{
+	pg_writer_end_group(userdata);
+	return 0;
+}
+
+/* A write outside a transaction: its group ends after this turn, or now when full. */
+static int group_end_later(struct pg_store *ps)
+{
+	if (ps->group_len >= PG_GROUP_MAX)
+		return pg_writer_mark(ps);
+	if (!ps->group_end) {
+		if (loop_add_defer(ps->loop, &ps->group_end, group_end_now, ps) < 0)
+			return pg_writer_mark(ps);
+		loop_source_set_description(ps->group_end, "postgresql-writes");
+	}
+	return loop_defer_again(ps->group_end);
 }
 
 void pg_writer_drop(struct pg_store *ps)
@@ -451,7 +512,7 @@ int pg_write(struct pg_store *ps, const char *op, const char *sql, const struct 
 	r = writer_add(ps, sql, a ? a->n : 0, a ? a->v : NULL, false);
 	if (r < 0)
 		return r;
-	return ps->in_txn ? 0 : pg_writer_mark(ps);
+	return ps->in_txn ? 0 : group_end_later(ps);
 }
 
 int pg_write_notify(struct pg_store *ps, const char *op, const char *sql,
@@ -469,6 +530,8 @@ int pg_write_notify(struct pg_store *ps, const char *op, const char *sql,
 		r = pg_call(ps, op, sql, a, read, userdata);
 		return r < 0 ? r : pg_call(ps, "notify the other hosts", notify_sql, &n, NULL, NULL);
 	}
+	if (!txn)
+		pg_writer_end_group(ps);	/* a transaction is a group of its own */
 	ps->in_txn = true;	/* one group: both commit together */
 	r = pg_write(ps, op, sql, a, read, userdata);
 	if (!r)

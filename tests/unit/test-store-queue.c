@@ -6,7 +6,10 @@
  * PostgreSQL too when LABD_TEST_PG is set (tests/t1060-store-pg.sh).
  */
 #include <errno.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/loop.h"
 #include "store/store.h"
@@ -394,5 +397,130 @@ TEST(test_queue__batch_and_sync)
 	diag_release(&diag);
 }
 
+/* PostgreSQL: @sql's count in @dir's database, as another client sees it. */
+static int pg_count(const char *dir, const char *sql)
+{
+	char conninfo[512], db[64];
+	PGresult *res;
+	PGconn *c;
+	int n = -1;
+
+	pg_test_db(dir, db, sizeof(db));
+	snprintf(conninfo, sizeof(conninfo), "%s dbname=%s", pg_test_base(), db);
+	c = PQconnectdb(conninfo);
+	res = PQexec(c, sql);
+	if (PQresultStatus(res) == PGRES_TUPLES_OK)
+		n = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	PQfinish(c);
+	return n;
+}
+
+/* The jobs still queued (all of those a test inserts, until it changes one). */
+static int pg_committed_jobs(const char *dir)
+{
+	return pg_count(dir, "SELECT count(*) FROM jobs WHERE state = 'queued'");
+}
+
+/* Run @l until @dir has @n jobs committed, for 10 s at most; the count then. */
+static int pg_wait_committed(struct loop *l, const char *dir, int n)
+{
+	int i, seen = pg_committed_jobs(dir);
+
+	for (i = 0; i < 200 && seen != n; i++) {
+		loop_run_once(l, 50 * 1000);
+		seen = pg_committed_jobs(dir);
+	}
+	return seen;
+}
+
+static int open_with_loop(const char *dir, struct loop *l, struct store **ret)
+{
+	struct store_params p = { .state_dir = dir, .loop = l };
+	struct diag diag = DIAG_INIT;
+	config_t cfg;
+	int r;
+
+	p.settings = pg_test_conf(dir, &cfg);
+	r = store_open(&p, ret, &diag);
+	config_destroy(&cfg);
+	diag_release(&diag);
+	return r;
+}
+
+/* A child writes @n jobs with a loop it never runs, in a transaction or not, and is killed. */
+static void pg_write_and_die(const char *dir, int n, bool txn)
+{
+	struct store *st = NULL;
+	struct loop *l = NULL;
+	int i;
+
+	if (loop_new(&l) < 0 || open_with_loop(dir, l, &st) < 0 || (txn && store_begin(st) < 0))
+		_exit(1);
+	for (i = 0; i < n; i++)
+		if (job(st, "cut", "sim", NULL, 50, (uint64_t)i + 1) < 0)
+			_exit(1);
+	kill(getpid(), SIGKILL);
+	_exit(2);
+}
+
+/*
+ * PostgreSQL with a loop: the writes of a turn are one transaction, ended
+ * after the turn or by anything else sent on the connection (a read sees
+ * them); a turn's writes cut by a crash reach the database when labd is back,
+ * a transaction's do not.
+ */
+TEST(test_queue__pg_write_groups)
+{
+	const char *dir = state_dir("groups.db"), *cut = NULL;
+	struct job_record rec;
+	struct store *st = NULL;
+	struct loop *l = NULL;
+	int status, i;
+	pid_t pid;
+
+	if (!pg_test_base())
+		TEST_SKIP("PostgreSQL's write groups: SQLite's batch is test_queue__batch_and_sync");
+	CHECK(loop_new(&l) == 0);
+	CHECK(open_with_loop(dir, l, &st) == 0);
+	CHECK(pg_wait_committed(l, dir, 0) == 0);
+	CHECK(job(st, "one", "sim", NULL, 50, 1) == 1);
+	CHECK(job(st, "two", "sim", NULL, 50, 2) == 2);
+	CHECK_INT(pg_wait_committed(l, dir, 2), ==, 2);
+	/* the writes of one turn are one transaction (a job's insert is one of its own) */
+	CHECK(store_device_put(st, &(struct device_record){ .name = "a" }) == 0);
+	CHECK(store_device_put(st, &(struct device_record){ .name = "b" }) == 0);
+	CHECK(store_job_set_state(st, 1, JOB_STATE_CANCELING) == 0);
+	CHECK_INT(pg_count(dir, "SELECT count(*) FROM devices"), ==, 0);	/* not committed */
+	CHECK_INT(pg_wait_committed(l, dir, 1), ==, 1);
+	CHECK_INT(pg_count(dir, "SELECT count(*) FROM devices d, jobs j WHERE d.xmin = j.xmin"),
+		  ==, 2);
+	/* a read ends the group before it: what it reads is committed */
+	CHECK(store_device_put(st, &(struct device_record){ .name = "c" }) == 0);
+	CHECK(store_job_get(st, 2, &rec) == 0);
+	job_record_release(&rec);
+	CHECK_INT(pg_count(dir, "SELECT count(*) FROM devices"), ==, 3);
+	st = store_close(st);
+	/* a crash before the turn ended: sent when the host opens the store again */
+	for (i = 0; i < 2; i++) {
+		cut = state_dir(i ? "cut-txn.db" : "cut-turn.db");
+		pid = fork();
+		CHECK(pid >= 0);
+		if (!pid)
+			pg_write_and_die(cut, 3, i == 1);
+		CHECK(waitpid(pid, &status, 0) == pid);
+		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+		CHECK_INT(pg_committed_jobs(cut), ==, 0);
+		CHECK(open_with_loop(cut, l, &st) == 0);
+		CHECK_INT(pg_wait_committed(l, cut, i ? 0 : 3), ==, i ? 0 : 3);
+		/* ... once: the next turn adds nothing */
+		CHECK(job(st, "after", "sim", NULL, 50, 9) > 0);
+		CHECK_INT(pg_wait_committed(l, cut, i ? 1 : 4), ==, i ? 1 : 4);
+		st = store_close(st);
+	}
+	loop_free(l);
+}
+
 TEST_LIST(test_queue__claim_order, test_queue__claim_board_avoid_session, test_queue__position,
-	  test_queue__counts_and_summary, test_queue__list_cursors, test_queue__batch_and_sync);
+	  test_queue__counts_and_summary, test_queue__list_cursors, test_queue__batch_and_sync,
+	  test_queue__pg_write_groups);
