@@ -13,9 +13,10 @@
 # complete; must be 0), each labd's peak RSS (target: under 64 MiB), and the
 # machine's load average.  BENCH_MH_ROUNDS (1) runs each lab that many
 # times over, the figures of each round printed.  Then, on each lab, a
-# steady phase: BENCH_MH_STEADY (200) jobs, one every 1/BENCH_MH_RATE (20)
+# steady phase: BENCH_MH_STEADY (1024) jobs, one every 1/BENCH_MH_RATE (50)
 # seconds through the APIs in turn, a lab with room for each: the latency of
-# the claim itself, not of a queue 1024 jobs deep on 2 cores.  The boards
+# the claim itself, not of a queue 1024 jobs deep on 2 cores.  BENCH_MH_SQLITE=0
+# leaves the SQLite lab out.  The boards
 # power on without a pause after their power-off (power_on_delay 0): a
 # PDU's own delay is the board's, not the claim's.  They are switched as
 # most labs switch theirs, through pdudaemon's HTTP API (the simulator
@@ -143,8 +144,8 @@ rounds() {
 	for r in $(seq 1 "${BENCH_MH_ROUNDS:-1}"); do
 		run "$label" "$JOBS" "" "${@:2}"
 	done
-	run "$label, steady ${BENCH_MH_RATE:-20} jobs a second" "${BENCH_MH_STEADY:-200}" \
-		"${BENCH_MH_RATE:-20}" "${@:2}"
+	run "$label, steady ${BENCH_MH_RATE:-50} jobs a second" "${BENCH_MH_STEADY:-$JOBS}" \
+		"${BENCH_MH_RATE:-50}" "${@:2}"
 	for h in "${@:2}"; do kill "$(eval echo \$PID_$h)"; done
 	sleep 2
 }
@@ -158,5 +159,6 @@ done
 rounds "$HOSTS hosts x $BOARDS boards, PostgreSQL, power by $POWER" "${names[@]}"
 for p in $(cat "$TMP"/h*/sim/simboard.pid 2>/dev/null); do kill "$p" 2>/dev/null; done
 
+[ "${BENCH_MH_SQLITE:-1}" = 0 ] && exit 0	# the PostgreSQL lab only
 host one "" "$JOBS"
 rounds "1 host x $JOBS boards, SQLite, power by $POWER" one
