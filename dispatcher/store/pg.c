@@ -88,8 +88,9 @@ void pg_log_call_error(struct pg_store *ps, const char *op, int err, const char 
 			  msg ? msg : "error");
 }
 
-int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
-	    pg_read_fn read, void *userdata)
+/* pg_call(), its answer kept for a read context when @deferrable and pg_read_deferred(). */
+static int call(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
+		pg_read_fn read, void *userdata, bool deferrable)
 {
 	struct pg_wait *w = calloc(1, sizeof(*w));
 	uint64_t t0 = pg_now();
@@ -102,7 +103,7 @@ int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct p
 		pg_conn_start(ps->conn);
 		return -ENOTCONN;
 	}
-	if (ps->reading) {
+	if (deferrable && pg_read_deferred(ps)) {
 		free(w);
 		return pg_read_in_context(ps, op, sql, a, read, userdata);
 	}
@@ -127,6 +128,18 @@ int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct p
 	free(w->msg);
 	free(w);
 	return r;
+}
+
+int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
+	    pg_read_fn read, void *userdata)
+{
+	return call(ps, op, sql, a, read, userdata, true);
+}
+
+int pg_call_now(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
+		pg_read_fn read, void *userdata)
+{
+	return call(ps, op, sql, a, read, userdata, false);
 }
 
 /* ---- answers ---- */

@@ -56,7 +56,7 @@ static int ids_fetch_now(struct pg_store *ps, struct pg_ids *ids)
 		return -ENOTCONN;
 	pg_arg_text(&a, ids->sequence);
 	pg_arg_int(&a, PG_IDS_AHEAD);
-	return pg_call(ps, "fetch ids ahead", sql_fetch, &a, read_ids, ids);
+	return pg_call_now(ps, "fetch ids ahead", sql_fetch, &a, read_ids, ids);
 }
 
 int pg_ids_take(struct pg_store *ps, struct pg_ids *ids, int64_t *ret)

@@ -143,10 +143,19 @@ typedef int (*pg_read_fn)(PGresult *res, void *userdata);
  * joins it, else it is a transaction of its own.  Returns 0, @read's error,
  * the statement's (pg_conn.h: -ENOENT, -EEXIST, -EIO logged with @op and the
  * server's message), -ENOTCONN when the database cannot be reached (logged),
- * or -ETIMEDOUT after the store's timeout.
+ * or -ETIMEDOUT after the store's timeout.  Inside a read context that may
+ * answer it later (pg_read_deferred()): pg_read_in_context().
  */
 int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
 	    pg_read_fn read, void *userdata);
+
+/*
+ * pg_call_now() - pg_call() that is never answered later, also inside a read
+ * context: the read a write makes for itself (an event's number, ids when
+ * none are left), which the write cannot go on without.
+ */
+int pg_call_now(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
+		pg_read_fn read, void *userdata);
 
 /* pg_log_call_error() - log a failed call (-ENOTCONN, -ETIMEDOUT, -EIO with @msg). */
 void pg_log_call_error(struct pg_store *ps, const char *op, int err, const char *msg);
@@ -159,6 +168,22 @@ void pg_log_call_error(struct pg_store *ps, const char *op, int err, const char 
  */
 int pg_read_in_context(struct pg_store *ps, const char *op, const char *sql,
 		       const struct pg_args *a, pg_read_fn read, void *userdata);
+
+/*
+ * pg_read_deferred() - whether a read now goes in the read context (answered
+ * later, the run done again): there is one, and its current run wrote
+ * nothing yet.  A read after a write of the same run waits for its answer
+ * instead, so that the write is never made twice.
+ */
+bool pg_read_deferred(const struct pg_store *ps);
+
+/*
+ * pg_read_writing() - a write is being made: inside a read context whose
+ * current run sent a read, -EINPROGRESS (that run is dropped and done again:
+ * it must not act; the write is made by the run that has every answer);
+ * else 0, the run noted as one that wrote (pg_read_deferred()).
+ */
+int pg_read_writing(struct pg_store *ps, const char *op);
 
 /* The ops store_read_begin(), store_read_end(), store_read_pending(). */
 int pg_read_begin(struct store *st, store_done_fn done, void *userdata);

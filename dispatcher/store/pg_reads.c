@@ -12,6 +12,14 @@
  * run cheap; independent reads of one run go out pipelined.  A context
  * may open inside another (store_read_later() from a GET handler): the
  * outer one is the current one again when the inner one ends.
+ *
+ * A run may act (a POST handler) once every read it made is answered:
+ * its writes are made once, by the run that has every answer.  A write
+ * in a run that sent a read is refused (-EINPROGRESS: that run is done
+ * again anyway), and a read made after a write of the same run waits for
+ * its answer as outside a context, so that running it again can never
+ * repeat the write (the API answers after acting in a context of its own:
+ * api_answer_after()).
  */
 #include "store/pg_internal.h"
 
@@ -41,6 +49,7 @@ struct pg_reads {
 	size_t next;		/* the run's next read */
 	unsigned outstanding;	/* answers not in yet */
 	bool sent;		/* the current run sent a read */
+	bool wrote;		/* the current run made a write: its reads wait (pg_read_deferred()) */
 	bool forgotten;		/* freed when its last answer comes */
 	struct pg_reads *outer;	/* the context open when this one began (nested), or NULL */
 	struct pg_store *ps;
@@ -218,6 +227,7 @@ int pg_read_begin(struct store *st, store_done_fn done, void *userdata)
 	ctx->done = done;
 	ctx->next = 0;
 	ctx->sent = false;
+	ctx->wrote = false;
 	ctx->outer = ps->reading != ctx ? ps->reading : NULL;
 	ps->reading = ctx;
 	return 0;
@@ -235,6 +245,26 @@ int pg_read_end(struct store *st)
 	if (ctx->sent || ctx->outstanding)
 		return 1;
 	reads_free(ps, ctx);
+	return 0;
+}
+
+bool pg_read_deferred(const struct pg_store *ps)
+{
+	return ps->reading && !ps->reading->wrote;
+}
+
+int pg_read_writing(struct pg_store *ps, const char *op)
+{
+	struct pg_reads *ctx = ps->reading;
+
+	if (!ctx)
+		return 0;
+	if (ctx->sent) {
+		/* a caller acting before its reads are in: a bug, but never a write made twice */
+		log_error("store: cannot %s: a read before it waits for its answer", op);
+		return -EINPROGRESS;
+	}
+	ctx->wrote = true;
 	return 0;
 }
 

@@ -224,7 +224,7 @@ static int event_next(struct pg_store *ps, int64_t job_id, int64_t *ret)
 	 * read is numbered with it, so a cancel is not): ask, a short read
 	 */
 	pg_arg_int(&a, job_id);
-	r = pg_call(ps, "number an event", sql_event_last, &a, pg_read_int, &last);
+	r = pg_call_now(ps, "number an event", sql_event_last, &a, pg_read_int, &last);
 	if (r < 0)
 		return r;
 	*ret = last + 1;

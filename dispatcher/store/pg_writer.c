@@ -507,6 +507,9 @@ int pg_write(struct pg_store *ps, const char *op, const char *sql, const struct 
 
 	if (ps->fenced)
 		return 0;	/* the database refuses them: dropped (pg_host_fence()) */
+	r = pg_read_writing(ps, op);
+	if (r < 0)
+		return r;
 	if (!pg_writing_behind(ps))
 		return pg_call(ps, op, sql, a, read, userdata);
 	r = writer_add(ps, sql, a ? a->n : 0, a ? a->v : NULL, false);

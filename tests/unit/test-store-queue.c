@@ -521,6 +521,77 @@ TEST(test_queue__pg_write_groups)
 	loop_free(l);
 }
 
+static void on_answered(int err, void *ud)
+{
+	(*(int *)ud)++;
+}
+
+/* Run @l until *@calls is no longer 0 (at most 10 s). */
+static void run_until(struct loop *l, const int *calls)
+{
+	int i;
+
+	for (i = 0; i < 1000 && !*calls; i++)
+		loop_run_once(l, 10000);
+}
+
+/*
+ * A read context (PostgreSQL, in a loop): a run whose read went to the
+ * database may not write; the run with every answer writes, and a read it
+ * makes after its write waits for its answer instead of making the run
+ * again (which would repeat the write).
+ */
+TEST(test_queue__read_context_writes_once)
+{
+	const char *dir = state_dir("readctx.db");
+	struct store_params p = { .state_dir = dir };
+	struct job_record rec = { 0 };
+	struct diag diag = DIAG_INIT;
+	struct store *st = NULL;
+	struct loop *l = NULL;
+	int answered = 0, i;
+	int64_t id;
+	config_t cfg;
+
+	if (!pg_test_base())
+		TEST_SKIP("SQLite answers every read at once");
+	CHECK(loop_new(&l) == 0);
+	p.loop = l;
+	p.settings = pg_test_conf(dir, &cfg);
+	CHECK(store_open(&p, &st, &diag) == 0);
+	config_destroy(&cfg);
+	for (i = 0; i < 1000 && !store_available(st); i++)
+		loop_run_once(l, 10000);	/* the journal in step: reads see the writes */
+	CHECK(store_available(st));
+	id = add_job(st, "one", 50);
+	CHECK(id > 0);
+	/* the first run: its read is sent, its write refused */
+	CHECK(store_read_begin(st, on_answered, &answered) == 0);
+	CHECK(store_job_get(st, id, &rec) == -EINPROGRESS);
+	CHECK(store_read_pending(st));
+	CHECK(store_job_set_state(st, id, JOB_STATE_CANCELING) == -EINPROGRESS);
+	CHECK(store_read_end(st) == 1);
+	run_until(l, &answered);
+	CHECK_INT(answered, ==, 1);
+	CHECK(store_job_get(st, id, &rec) == 0);	/* outside the context: it waits */
+	CHECK_INT(rec.state, ==, JOB_STATE_QUEUED);	/* the refused write was not made */
+	job_record_release(&rec);
+	/* the run again: answered, it writes, then reads what it wrote at once */
+	CHECK(store_read_begin(st, on_answered, &answered) == 0);
+	CHECK(store_job_get(st, id, &rec) == 0);
+	CHECK_INT(rec.state, ==, JOB_STATE_QUEUED);
+	job_record_release(&rec);
+	CHECK(store_job_set_state(st, id, JOB_STATE_CANCELING) == 0);
+	CHECK(store_job_get(st, id, &rec) == 0);
+	CHECK_INT(rec.state, ==, JOB_STATE_CANCELING);
+	job_record_release(&rec);
+	CHECK(!store_read_pending(st));
+	CHECK(store_read_end(st) == 0);
+	store_close(st);
+	loop_free(l);
+	diag_release(&diag);
+}
+
 TEST_LIST(test_queue__claim_order, test_queue__claim_board_avoid_session, test_queue__position,
 	  test_queue__counts_and_summary, test_queue__list_cursors, test_queue__batch_and_sync,
-	  test_queue__pg_write_groups);
+	  test_queue__pg_write_groups, test_queue__read_context_writes_once);
