@@ -301,18 +301,11 @@ void sched_start_claimed(struct sched *s, const struct job_record *rec, struct b
 		sched_board_changed(s, b);	/* still free: its next entry */
 }
 
-int sched_start_session(struct sched *s, int64_t id, struct board *b)
+int sched_start_session(struct sched *s, const struct job_record *rec, struct board *b)
 {
-	struct job_record rec = { 0 };
-	int err;
-
-	err = store_job_get(s->deps.run.store, id, &rec);
-	if (!err && (!rec.session || rec.state != JOB_STATE_QUEUED))
-		err = -EINVAL;
-	if (!err && !start_on(s, &rec, b, false))
-		err = -EIO;
-	job_record_release(&rec);
-	return err;
+	if (!rec->session || rec->state != JOB_STATE_QUEUED)
+		return -EINVAL;
+	return start_on(s, rec, b, false) ? 0 : -EIO;
 }
 
 /* ---- cancel and recovery ---- */
@@ -323,10 +316,11 @@ int sched_cancel(struct sched *s, int64_t id, const char *why)
 	struct run *r = sched_run_of(s, id);
 	int err;
 
-	err = store_job_get(s->deps.run.store, id, &rec);
+	/* a job running here is not finished: no read (one that may wait, or run again) */
+	err = r ? 0 : store_job_get(s->deps.run.store, id, &rec);
 	if (err < 0)
 		return err;
-	if (rec.state == JOB_STATE_FINISHED) {
+	if (!r && rec.state == JOB_STATE_FINISHED) {
 		job_record_release(&rec);
 		return -EALREADY;
 	}

@@ -43,6 +43,7 @@
 
 struct board;
 struct diag;
+struct job_record;
 struct reservation_record;
 struct store_queued;
 struct lab;
@@ -142,7 +143,11 @@ int sched_recover(struct sched *s);
 /**
  * sched_cancel() - cancel a queued or running job
  *
- * Returns 0, -ENOENT (no such job) or -EALREADY (already finished).
+ * A job running here is canceled without reading the store; any other is
+ * read first (in a read context, store_read_begin(), that read may fail
+ * with -EINPROGRESS before anything is done: call again with its answer).
+ * Returns 0, -ENOENT (no such job), -EALREADY (already finished) or the
+ * read's error.
  */
 int sched_cancel(struct sched *s, int64_t id, const char *why);
 
@@ -155,12 +160,13 @@ int sched_cancel(struct sched *s, int64_t id, const char *why);
 int sched_position(struct sched *s, int64_t id, size_t *ret);
 
 /**
- * sched_start_session() - start stored session job @id on @b now
+ * sched_start_session() - start session job @rec on @b now: @rec as it was
+ * just stored (queued), so that starting it reads nothing
  *
  * Returns 0 when it runs, else a negative errno; the job is then finished
  * (incomplete) in the store.
  */
-int sched_start_session(struct sched *s, int64_t id, struct board *b);
+int sched_start_session(struct sched *s, const struct job_record *rec, struct board *b);
 
 /** sched_run_of() - the run of job @id while it runs, else NULL (borrowed). */
 struct run *sched_run_of(struct sched *s, int64_t id);

@@ -87,53 +87,65 @@ static enum job_format detect_format(const char *text, size_t len)
 	return JOB_FORMAT_YAML;
 }
 
+/* Free what insert_job() allocated in @rec (its other strings are borrowed). */
+static void inserted_release(struct job_record *rec)
+{
+	free(rec->tags);
+	free(rec->definition);
+}
+
+/*
+ * Store @job, queued; @rec is what was stored, its id filled (strings
+ * borrowed from @job and the arguments, but for its tags and definition:
+ * inserted_release()).
+ */
 static int insert_job(struct sched *s, const struct job *job, const char *text, size_t len,
 		      const char *filename, enum job_format fmt, const char *submitter,
-		      bool session, bool first, int64_t *ret_id)
+		      bool session, bool first, struct job_record *rec)
 {
 	json_t *tags = json_array();
-	struct job_record rec = { 0 };
 	int err;
 
 	STRV_FOREACH(t, job->tags)
 		json_array_append_new(tags, json_string(*t));
-	rec.name = job->name;
-	rec.device_type = job->device_type;
-	rec.tags = json_dumps(tags, JSON_COMPACT);
-	rec.priority = job->priority;
-	rec.submitted = loop_realtime(s->deps.run.loop);
-	rec.state = JOB_STATE_QUEUED;
-	/* never its secrets: they stay in memory (sched_keep.c) */
-	err = job_redact(job, text, len, fmt, &rec.definition, &(size_t){ 0 });
-	if (err < 0) {
-		free(rec.tags);
-		json_decref(tags);
-		return err;
-	}
-	rec.format = (char *)(fmt == JOB_FORMAT_JSON ? "json" : "yaml");
-	rec.filename = (char *)filename;
-	rec.submitter = (char *)(submitter ? submitter : "anonymous");
-	rec.attempt = 1;
-	rec.retries_left = session ? 0 : (int)job->infrastructure_retries;
-	rec.session = session;
-	rec.claimed_here_first = first;
-	err = rec.tags && rec.definition ? store_job_insert(s->deps.run.store, &rec) : -ENOMEM;
-	if (!err)
-		err = sched_keep_job(s, rec.id, job, rec.submitted);
-	if (!err)
-		*ret_id = rec.id;
-	free(rec.tags);
-	free(rec.definition);
+	*rec = (struct job_record){ 0 };
+	rec->name = job->name;
+	rec->device_type = job->device_type;
+	rec->tags = json_dumps(tags, JSON_COMPACT);
 	json_decref(tags);
+	rec->priority = job->priority;
+	rec->submitted = loop_realtime(s->deps.run.loop);
+	rec->state = JOB_STATE_QUEUED;
+	/* never its secrets: they stay in memory (sched_keep.c) */
+	err = job_redact(job, text, len, fmt, &rec->definition, &(size_t){ 0 });
+	if (err < 0)
+		goto err;
+	rec->format = (char *)(fmt == JOB_FORMAT_JSON ? "json" : "yaml");
+	rec->filename = (char *)filename;
+	rec->submitter = (char *)(submitter ? submitter : "anonymous");
+	rec->attempt = 1;
+	rec->retries_left = session ? 0 : (int)job->infrastructure_retries;
+	rec->session = session;
+	rec->claimed_here_first = first;
+	err = rec->tags && rec->definition ? store_job_insert(s->deps.run.store, rec) : -ENOMEM;
+	if (!err)
+		err = sched_keep_job(s, rec->id, job, rec->submitted);
+	if (err < 0)
+		goto err;
+	return 0;
+
+err:
+	inserted_release(rec);
 	return err;
 }
 
 int sched_submit(struct sched *s, const char *text, size_t len, const char *filename,
 		 enum job_format fmt, const char *submitter, int64_t *ret_id, struct diag *diag)
 {
+	struct job_record rec;
 	struct job *job;
 	bool first;
-	int64_t id = 0;
+	int64_t id;
 	int err;
 
 	if (fmt == JOB_FORMAT_AUTO)
@@ -144,8 +156,10 @@ int sched_submit(struct sched *s, const char *text, size_t len, const char *file
 	/* a board of this host claims it at once: the lab's other hosts need not try */
 	first = store_host_name(s->deps.run.store) &&
 		sched_may_claim_now(s, job->device_type, job->tags);
-	err = insert_job(s, job, text, len, filename, fmt, submitter, false, first, &id);
+	err = insert_job(s, job, text, len, filename, fmt, submitter, false, first, &rec);
 	if (!err) {
+		id = rec.id;
+		inserted_release(&rec);
 		log_info("job %lld '%s' queued for '%s' by %s", (long long)id, job->name,
 			 job->device_type, submitter ? submitter : "anonymous");
 		events_emit(s->deps.run.events, id, loop_realtime(s->deps.run.loop), "queued",
@@ -164,6 +178,7 @@ int sched_boot_session(struct sched *s, struct board *b, const char *text, size_
 		       int64_t *ret_id, struct diag *diag)
 {
 	const char *type = board_device(b)->type_name;
+	struct job_record rec = { 0 };
 	struct job *job;
 	int64_t id = 0;
 	int err;
@@ -179,14 +194,17 @@ int sched_boot_session(struct sched *s, struct board *b, const char *text, size_
 		err = diag_add(diag, filename, 0, "the job is for device type '%s', board '%s' is a '%s'",
 			       job->device_type, board_name(b), type);
 	if (!err)
-		err = insert_job(s, job, text, len, filename, fmt, holder, true, false, &id);
+		err = insert_job(s, job, text, len, filename, fmt, holder, true, false, &rec);
 	if (!err) {
+		id = rec.id;
 		log_info("job %lld '%s': %s boots board '%s'", (long long)id, job->name, holder,
 			 board_name(b));
 		events_emit(s->deps.run.events, id, loop_realtime(s->deps.run.loop), "queued",
 			    json_pack("{s:s, s:s, s:s, s:s}", "name", job->name, "device_type",
 				      type, "submitter", holder, "session", board_name(b)));
-		err = sched_start_session(s, id, b);
+		/* started from what was stored, not read back (a read that would wait) */
+		err = sched_start_session(s, &rec, b);
+		inserted_release(&rec);
 	}
 	job_free(job);
 	if (!err)
