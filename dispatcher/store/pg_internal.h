@@ -170,6 +170,13 @@ int pg_read_in_context(struct pg_store *ps, const char *op, const char *sql,
 		       const struct pg_args *a, pg_read_fn read, void *userdata);
 
 /*
+ * pg_read_answered() - what the current run of the current read context
+ * read with @sql and @a, answered (borrowed, valid until the context's
+ * end), or NULL: for a write of the run that goes on from what it read.
+ */
+PGresult *pg_read_answered(const struct pg_store *ps, const char *sql, const struct pg_args *a);
+
+/*
  * pg_read_deferred() - whether a read now goes in the read context (answered
  * later, the run done again): there is one, and its current run wrote
  * nothing yet.  A read after a write of the same run waits for its answer
@@ -320,6 +327,14 @@ int64_t pg_event_seq_next(struct pg_store *ps, int64_t job_id);
 
 /* pg_event_seq_note() - @job_id's events are numbered up to @seq. */
 void pg_event_seq_note(struct pg_store *ps, int64_t job_id, int64_t seq);
+
+/*
+ * pg_job_read_seq() - the number of job @id's last event, when the current
+ * run of a read context read the job (not finished): a POST handler that
+ * read the job (a cancel) numbers the events it adds without a read.
+ * Returns 0, or -ENOENT.
+ */
+int pg_job_read_seq(struct pg_store *ps, int64_t id, int64_t *ret);
 
 /* ---- hosts (pg_hosts.c) ---- */
 

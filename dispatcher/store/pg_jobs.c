@@ -235,9 +235,10 @@ int pg_job_insert(struct store *st, struct job_record *rec)
 
 /*
  * A job, and the number of its last event when this host may add one: the
- * job is not finished and was read outside a read context (a POST handler
- * such as a cancel, not the API's GETs, whose jobs would take the slots of
- * the jobs this host runs).
+ * job is not finished and was read outside a read context.  Inside one (the
+ * API's handlers) nothing is noted, or the GETs' jobs would take the slots
+ * of the jobs this host runs: the run that adds an event to the job it read
+ * (a cancel) takes the number from its answer (pg_job_read_seq()).
  */
 struct job_seq_read {
 	struct pg_one_read one;
@@ -251,6 +252,19 @@ static int read_job_seq(PGresult *res, void *userdata)
 	if (!j->ps->reading && PQntuples(res) && strcmp(pg_value(res, 0, COL_STATE), "finished"))
 		pg_event_seq_note(j->ps, pg_int(res, 0, COL_ID), pg_int(res, 0, COL_LAST_SEQ));
 	return pg_read_one(res, &j->one);
+}
+
+int pg_job_read_seq(struct pg_store *ps, int64_t id, int64_t *ret)
+{
+	struct pg_args a = { 0 };
+	PGresult *res;
+
+	pg_arg_int(&a, id);
+	res = pg_read_answered(ps, sql_get, &a);
+	if (!res || !PQntuples(res) || !strcmp(pg_value(res, 0, COL_STATE), "finished"))
+		return -ENOENT;
+	*ret = pg_int(res, 0, COL_LAST_SEQ);
+	return 0;
 }
 
 int pg_job_get(struct store *st, int64_t id, struct job_record *ret)

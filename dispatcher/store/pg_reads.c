@@ -248,6 +248,25 @@ int pg_read_end(struct store *st)
 	return 0;
 }
 
+PGresult *pg_read_answered(const struct pg_store *ps, const char *sql, const struct pg_args *a)
+{
+	const struct pg_reads *ctx = ps->reading;
+	const struct pg_answer *an;
+	size_t key_len = 0, i;
+	char *key;
+
+	if (!ctx || !(key = params_key(a, &key_len)))
+		return NULL;
+	for (i = 0; i < ctx->next && i < ctx->n; i++) {
+		an = ctx->answers[i];
+		if (an->done && !an->err && an->sql == sql && an->key_len == key_len &&
+		    !memcmp(an->key, key, key_len))
+			break;
+	}
+	free(key);
+	return i < ctx->next && i < ctx->n ? ctx->answers[i]->res : NULL;
+}
+
 bool pg_read_deferred(const struct pg_store *ps)
 {
 	return ps->reading && !ps->reading->wrote;

@@ -219,6 +219,11 @@ static int event_next(struct pg_store *ps, int64_t job_id, int64_t *ret)
 	*ret = pg_event_seq_next(ps, job_id);
 	if (*ret)
 		return 0;
+	/* the job read by the run of a read context that adds it (a cancel) */
+	if (!pg_job_read_seq(ps, job_id, &last)) {
+		*ret = last + 1;
+		return 0;
+	}
 	/*
 	 * a job this host has not submitted, claimed, listed or read (a job
 	 * read is numbered with it, so a cancel is not): ask, a short read
