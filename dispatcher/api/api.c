@@ -393,9 +393,9 @@ static void on_reads_answered(int err, void *ud)
 }
 
 /*
- * Run the handler; a GET's store reads that go to the database (PostgreSQL)
- * do not wait in the loop: the connection is suspended until their answers
- * are in, and the handler runs again, answered from them (store_read_begin()).
+ * Run the handler; its store reads that go to the database (PostgreSQL) do
+ * not wait in the loop: the connection is suspended until their answers are
+ * in, and the handler runs again, answered from them (store_read_begin()).
  */
 static enum MHD_Result run_reading(struct api_request *r, api_handler_fn fn)
 {
@@ -417,20 +417,42 @@ static enum MHD_Result run_reading(struct api_request *r, api_handler_fn fn)
 	return MHD_YES;
 }
 
+/* The answer of a handler that acted (api_answer_after()), made again. */
+static enum MHD_Result run_answer(struct api_request *r)
+{
+	return r->answer(r, r->answer_status, r->answer_id);
+}
+
+enum MHD_Result api_answer_after(struct api_request *r, api_answer_fn fn, unsigned status,
+				 int64_t id)
+{
+	struct store *st = api_deps_of(r)->store;
+
+	r->answer = fn;
+	r->answer_status = status;
+	r->answer_id = id;
+	if (r->reading) {
+		/* the run that acted is done: the answer's reads go in a context of their own */
+		store_read_end(st);
+		if (store_read_begin(st, on_reads_answered, r) < 0)
+			r->reading = false;	/* out of memory: its reads wait */
+	}
+	return fn(r, status, id);
+}
+
 static enum MHD_Result run_handler(struct api_request *r, api_handler_fn fn)
 {
 	const struct api_deps *d = api_deps_of(r);
 	struct store *st = d->store;
-	bool reads = !strcmp(r->method, MHD_HTTP_METHOD_GET);
 	api_handler_fn locate = r->locate;
 	enum MHD_Result ret;
 
 	r->rerun = false;
-	/* a board of another host: nothing here acts, its host answers */
-	if ((r->route_flags & (API_ROUTE_BOARD | API_ROUTE_BOARD_HERE)) && r->params[0] &&
-	    !lab_board(d->lab, r->params[0]) && store_host_name(st)) {
-		fn = api_board_elsewhere;
-		reads = true;
+	if (r->answer) {
+		fn = run_answer;	/* the handler acted: only its answer runs again */
+	} else if ((r->route_flags & (API_ROUTE_BOARD | API_ROUTE_BOARD_HERE)) && r->params[0] &&
+		   !lab_board(d->lab, r->params[0]) && store_host_name(st)) {
+		fn = api_board_elsewhere;	/* another host's board: its host answers */
 	} else if (locate && !r->located && store_host_name(st)) {
 		/* whose the request is, found out in read mode; then acted on here */
 		ret = store_read_begin(st, on_reads_answered, r) < 0 ? locate(r) :
@@ -438,7 +460,7 @@ static enum MHD_Result run_handler(struct api_request *r, api_handler_fn fn)
 		if (!r->located)
 			return ret;	/* answered (forwarded), or run again */
 	}
-	if (!reads || store_read_begin(st, on_reads_answered, r) < 0)
+	if (store_read_begin(st, on_reads_answered, r) < 0)
 		return fn(r);
 	return run_reading(r, fn);
 }

@@ -8,6 +8,15 @@
  * answers exactly once through one of the api_reply_*() functions and returns
  * what they return.  Handlers run on the loop thread and must not block.
  *
+ * Every handler (GET or POST) runs inside a read context of the store
+ * (store_read_begin()): a read that goes to the database (PostgreSQL) fails
+ * with -EINPROGRESS, the connection is suspended, and the handler runs again
+ * once the answers are in, answered from them.  So a handler reads first
+ * and acts (writes, cancels, powers) only after every read succeeded: a run
+ * whose read failed returns before acting (its answer is dropped).  After
+ * acting, an answer that reads again (the job as canceled) is made through
+ * api_answer_after(), so that only the answer runs again, never the act.
+ *
  * Only api/ includes this header (and microhttpd.h).
  */
 #ifndef LABD_API_INTERNAL_H
@@ -88,6 +97,11 @@ enum api_style {
 	API_STYLE_XMLRPC,
 };
 
+struct api_request;
+
+/* An answer made after the handler acted (api_answer_after()): @status, about @id. */
+typedef enum MHD_Result (*api_answer_fn)(struct api_request *r, unsigned status, int64_t id);
+
 struct api_request {
 	struct api_listener *listener;
 	struct MHD_Connection *conn;
@@ -114,9 +128,13 @@ struct api_request {
 	unsigned held_status;
 	bool held_ready;
 	struct api_request *held_next, **held_pprev;
-	/* a GET run whose store reads complete later (store_read_begin()): run again */
+	/* a run whose store reads complete later (store_read_begin()): run again */
 	bool reading;		/* inside the handler's run: api_reply() drops a pending run's answer */
 	bool rerun;		/* suspended until the answers are in, then run again */
+	/* the handler acted: what runs again is this answer (api_answer_after()) */
+	api_answer_fn answer;
+	unsigned answer_status;
+	int64_t answer_id;
 	unsigned route_flags;	/* of its route: API_ROUTE_* */
 	/*
 	 * Of a route whose board is named in the body (a shared store): run
@@ -223,6 +241,16 @@ struct MHD_Response *api_json_response(json_t *body);
  * the answer into a 503.
  */
 enum MHD_Result api_reply(struct api_request *r, unsigned status, struct MHD_Response *resp);
+
+/**
+ * api_answer_after() - answer with @fn(@r, @status, @id) once the handler
+ * acted: @fn reads what the act changed (a job canceled, a reservation made)
+ * in a read context of its own, and when those reads go to the database, the
+ * request is suspended and @fn alone runs again with their answers, not the
+ * handler that acted.  @fn only reads and answers.  Returns what @fn returns.
+ */
+enum MHD_Result api_answer_after(struct api_request *r, api_answer_fn fn, unsigned status,
+				 int64_t id);
 
 /** api_query() - the query argument @key, or NULL. */
 const char *api_query(const struct api_request *r, const char *key);

@@ -285,6 +285,19 @@ enum MHD_Result api_jobs_show(struct api_request *r)
 
 /* ---- POST /jobs/{id}/cancel ---- */
 
+/* The answer to a cancel: the job of the path as it is now (an api_answer_fn). */
+static enum MHD_Result reply_canceled(struct api_request *r, unsigned status, int64_t unused)
+{
+	struct job_record rec = { 0 };
+	enum MHD_Result ret;
+
+	if (get_job(r, &rec, &ret) < 0)
+		return ret;
+	ret = api_reply_json(r, status, job_summary(&rec));
+	job_record_release(&rec);
+	return ret;
+}
+
 enum MHD_Result api_jobs_cancel(struct api_request *r)
 {
 	const struct api_deps *d = api_deps_of(r);
@@ -312,11 +325,7 @@ enum MHD_Result api_jobs_cancel(struct api_request *r)
 	if (err < 0)
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				       "cannot cancel job %s: %s", r->params[0], strerror(-err));
-	if (get_job(r, &rec, &ret) < 0)
-		return ret;
-	ret = api_reply_json(r, MHD_HTTP_OK, job_summary(&rec));
-	job_record_release(&rec);
-	return ret;
+	return api_answer_after(r, reply_canceled, MHD_HTTP_OK, 0);
 }
 
 /* ---- GET /jobs/{id}/events ---- */

@@ -57,7 +57,16 @@ static json_t *reservation_json(const struct api_deps *d, const struct reservati
 	return o;
 }
 
-/* Reply with reservation @id as it is now. */
+/* Answer that reservation @id could not be read (404 or 500). */
+static enum MHD_Result reply_unread(struct api_request *r, int64_t id, int err)
+{
+	if (err == -ENOENT)
+		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no reservation %lld", (long long)id);
+	return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			       "cannot read reservation %lld: %s", (long long)id, strerror(-err));
+}
+
+/* Reply with reservation @id as it is now (also an api_answer_fn, after acting). */
 static enum MHD_Result reply_reservation(struct api_request *r, unsigned status, int64_t id)
 {
 	const struct api_deps *d = api_deps_of(r);
@@ -66,12 +75,8 @@ static enum MHD_Result reply_reservation(struct api_request *r, unsigned status,
 	int err;
 
 	err = store_reservation_get(d->store, id, &rec);
-	if (err == -ENOENT)
-		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no reservation %lld", (long long)id);
 	if (err < 0)
-		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				       "cannot read reservation %lld: %s", (long long)id,
-				       strerror(-err));
+		return reply_unread(r, id, err);
 	o = reservation_json(d, &rec);
 	reservation_record_release(&rec);
 	return api_reply_json(r, status, o);
@@ -239,7 +244,7 @@ enum MHD_Result api_reservations_create(struct api_request *r)
 		return ret;
 	if (e < 0)
 		return api_reply_error(r, refusal_status(e), "%s", err);
-	return reply_reservation(r, MHD_HTTP_CREATED, id);
+	return api_answer_after(r, reply_reservation, MHD_HTTP_CREATED, id);
 }
 
 enum MHD_Result api_reservations_locate(struct api_request *r)
@@ -283,7 +288,7 @@ enum MHD_Result api_reservations_cancel(struct api_request *r)
 				       r->params[0]);
 	err = store_reservation_get(d->store, id, &rec);
 	if (err < 0)
-		return reply_reservation(r, MHD_HTTP_OK, id);	/* 404 or 500 */
+		return reply_unread(r, id, err);
 	snprintf(what, sizeof(what), "cancel reservation %lld", (long long)id);
 	err = api_authorize_owner(r, rec.holder, what);
 	reservation_record_release(&rec);
@@ -298,7 +303,7 @@ enum MHD_Result api_reservations_cancel(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				       "cannot cancel reservation %lld: %s", (long long)id,
 				       strerror(-err));
-	return reply_reservation(r, MHD_HTTP_OK, id);
+	return api_answer_after(r, reply_reservation, MHD_HTTP_OK, id);
 }
 
 /* ---- POST /devices/{name}/release, /devices/{name}/renew ---- */
@@ -346,7 +351,7 @@ enum MHD_Result api_devices_release(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				       "cannot release board '%s': %s", r->params[0],
 				       strerror(-err));
-	return reply_reservation(r, MHD_HTTP_OK, id);
+	return api_answer_after(r, reply_reservation, MHD_HTTP_OK, id);
 }
 
 enum MHD_Result api_devices_renew(struct api_request *r)
@@ -383,5 +388,5 @@ enum MHD_Result api_devices_renew(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				       "cannot renew the reservation of '%s': %s", r->params[0],
 				       strerror(-err));
-	return reply_reservation(r, MHD_HTTP_OK, id);
+	return api_answer_after(r, reply_reservation, MHD_HTTP_OK, id);
 }

@@ -94,18 +94,23 @@
  *     pg_writer.c and pg_ids.c do so.
  *  3. Reads: the scheduler and the runner read nothing on their hot paths
  *     (the claim returns the whole job); sched_recover(), the backends'
- *     start-up and the API read.  The API's GET handlers run inside a read
- *     context (store_read_begin()): on PostgreSQL each read is sent, the
- *     handler's connection suspended, and the handler run again with the
- *     answers (pg_reads.c); code reacting to an event does the same through
- *     store_read_later() (the notify backend, /metrics' job durations); GET
- *     /health's job counts are counts kept at most a second old, refreshed
- *     without waiting.  Reads made elsewhere from the loop (POST handlers
- *     that read before they write, such as cancel; a job's end retried; a
- *     notify callback's body) still wait for their answer,
- *     bounded by the store's `timeout` (doc/multi-host.md lists them); at
- *     start-up (outside the loop's callbacks) every read waits.  SQLite
- *     answers every read at once.
+ *     start-up and the API read.  The API's handlers, POST as GET, run
+ *     inside a read context (store_read_begin()): on PostgreSQL each read is
+ *     sent, the handler's connection suspended, and the handler run again
+ *     with the answers (pg_reads.c).  A handler acts once every read is in:
+ *     a write in a run whose reads are not all in fails with -EINPROGRESS,
+ *     and a read after a write of the same run waits for its answer, so no
+ *     write is ever made twice; what a handler reads after acting, it
+ *     reads in a context of its own (api_answer_after()).  Code reacting to
+ *     an event does the same through store_read_later() (the notify
+ *     backend, /metrics' job durations); GET /health's job counts are
+ *     counts kept at most a second old, refreshed without waiting.  Reads
+ *     made elsewhere from the loop (a job's end retried; a notify
+ *     callback's body; the read a write needs for itself: an event's number
+ *     for a job this host never saw, ids when none are left) still wait for
+ *     their answer, bounded by the store's `timeout` (doc/multi-host.md
+ *     lists them); at start-up (outside the loop's callbacks) every read
+ *     waits.  SQLite answers every read at once.
  *  store_forget() drops the completions of a caller that goes away; the
  *  store_params.loop is where an asynchronous driver registers its socket
  *  and timers (SQLite: its commit at the next iteration).
@@ -691,7 +696,10 @@ int store_sync(struct store *st, store_done_fn done, void *userdata);
  *
  * Between the two, a read that an asynchronous store (PostgreSQL) cannot
  * answer at once is sent and fails with -EINPROGRESS, its answer kept for
- * @userdata.  store_read_end() returns 1 when reads were sent: @done is
+ * @userdata.  A write in a run that sent a read fails with -EINPROGRESS
+ * (that run must not act: the one with every answer does), and a read
+ * after a write of the same run waits for its answer (running the code
+ * again would repeat the write).  store_read_end() returns 1 when reads were sent: @done is
  * called once from the loop when every answer is in, and the caller then
  * runs the same code again between store_read_begin(@userdata) and
  * store_read_end(): the same reads, in the same order with the same
