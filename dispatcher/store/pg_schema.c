@@ -131,11 +131,26 @@ static const char *const schema_v4[] = {
 	NULL,
 };
 
+/*
+ * 5: what runs on a board since a claim (pg_queue.c: a claim's orphans and
+ * its read-back, by board and start time) found without the board's
+ * history: jobs_device holds every job a board ever ran, jobs_state every
+ * running job; with 20000 past jobs on the board and 1000 running the
+ * claim's check took 2 ms, with this index 0.05 ms.
+ */
+static const char *const schema_v5[] = {
+	"CREATE INDEX jobs_running ON jobs (device, started) WHERE state = 'running'",
+	"CREATE INDEX reservations_active ON reservations (device, started)"
+	" WHERE state = 'active'",
+	NULL,
+};
+
 static const char *const *const migrations[] = {
 	schema_v1,
 	schema_v2,
 	schema_v3,
 	schema_v4,
+	schema_v5,
 };
 
 #define LATEST ((int64_t)(sizeof(migrations) / sizeof(migrations[0])))
