@@ -4,7 +4,8 @@
 # SIGSTOPped for a few seconds) stalls nothing in labd's loop: a running
 # job's console keeps being logged at its pace, GET /health answers at once,
 # a job list asked meanwhile is answered once the database is back (the
-# request waits suspended, not the loop), the job ends complete; its JUnit
+# request waits suspended, not the loop), so does a cancel of a queued job
+# (a POST that reads the job first), the job ends complete; its JUnit
 # report and KCIDB document are built from the database's answers, not by
 # reads that wait in the loop.
 . "$(dirname "$0")/lib.sh"
@@ -40,10 +41,14 @@ test_expect_success 'a job runs on the board of a host on PostgreSQL' '
 ID=$(cat "$TMP/id" 2>/dev/null)
 
 test_expect_success 'the database stopped: the console goes on, /health answers at once' '
+	Q=$(labctl submit -q "$TMP/ticks.yaml") || return	# queued behind the running job
 	pg_signal STOP || return
 	before=$(ticks) slowest=0
 	curl -s -m 30 -o "$TMP/list.json" -w "%{http_code}" "$LABD_URL/api/v1/jobs" >"$TMP/list.code" &
 	list=$!
+	curl -s -m 30 -o "$TMP/cancel.json" -w "%{http_code}" -X POST \
+		"$LABD_URL/api/v1/jobs/$Q/cancel" >"$TMP/cancel.code" &
+	cancel=$!
 	for i in $(seq 1 10); do
 		t=$(curl -sf -m 2 -o /dev/null -w "%{time_total}" "$LABD_URL/api/v1/health") || {
 			echo "no /health answer in 2 s while the database is stopped"
@@ -53,11 +58,13 @@ test_expect_success 'the database stopped: the console goes on, /health answers 
 	done
 	after=$(ticks)
 	echo "ticks while stopped: $before -> $after; slowest /health: $slowest s"
-	kill -0 $list	# the job list waits for the database, suspended
+	kill -0 $list && kill -0 $cancel	# they wait for the database, suspended
 	pg_signal CONT
-	wait $list
-	[ "$(cat "$TMP/list.code")" = 200 ] &&
-	$PY -c "import json,sys; j = json.load(open(sys.argv[1])); assert j[0][\"id\"] == $ID, j" \
+	wait $list $cancel
+	[ "$(cat "$TMP/list.code")" = 200 ] && [ "$(cat "$TMP/cancel.code")" = 200 ] &&
+	$PY -c "import json,sys; j = json.load(open(sys.argv[1])); assert j[\"health\"] == \"canceled\", j" \
+		"$TMP/cancel.json" &&
+	$PY -c "import json,sys; j = json.load(open(sys.argv[1])); assert $ID in [x[\"id\"] for x in j], j" \
 		"$TMP/list.json" &&
 	[ $((after - before)) -ge 6 ] &&
 	awk "BEGIN { exit !($slowest < 0.5) }"
