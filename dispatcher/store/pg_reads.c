@@ -2,16 +2,18 @@
 /*
  * pg_reads.c -- reads in labd's loop that never wait for PostgreSQL
  *
- * A caller that can run its code again (an API GET handler) opens a read
+ * A caller that can run its code again (an API handler) opens a read
  * context (store_read_begin()): each read pg_call() gets in it is sent and
  * fails with -EINPROGRESS, its answer kept (a copy of the PGresult) in the
  * context; once every answer is in, the context's completion runs, the
  * caller runs again, and the same reads, in the same order and with the
  * same parameters, are answered from what was kept (one that differs is
  * sent again).  A handler with N dependent reads runs N + 1 times, each
- * run cheap; independent reads of one run go out pipelined.  A context
- * may open inside another (store_read_later() from a GET handler): the
- * outer one is the current one again when the inner one ends.
+ * run cheap; independent reads of one run go out pipelined; a read made
+ * again in the same run (a handler reads the job, then sched_cancel() does)
+ * is answered from the first.  A context may open inside another
+ * (store_read_later() from a handler): the outer one is the current one
+ * again when the inner one ends.
  *
  * A run may act (a POST handler) once every read it made is answered:
  * its writes are made once, by the run that has every answer.  A write
@@ -164,6 +166,22 @@ static int answer_send(struct pg_store *ps, struct pg_reads *ctx, const char *sq
 	return -EINPROGRESS;
 }
 
+/* The answer an earlier read of the current run got for the same statement and parameters. */
+static struct pg_answer *answer_of_run(const struct pg_reads *ctx, const char *sql,
+				       const char *key, size_t key_len)
+{
+	struct pg_answer *an;
+	size_t i;
+
+	for (i = 0; i < ctx->next && i < ctx->n; i++) {
+		an = ctx->answers[i];
+		if (an->done && an->sql == sql && an->key_len == key_len &&
+		    !memcmp(an->key, key, key_len))
+			return an;
+	}
+	return NULL;
+}
+
 int pg_read_in_context(struct pg_store *ps, const char *op, const char *sql,
 		       const struct pg_args *a, pg_read_fn read, void *userdata)
 {
@@ -175,6 +193,12 @@ int pg_read_in_context(struct pg_store *ps, const char *op, const char *sql,
 
 	if (!key)
 		return -ENOMEM;
+	/* read again in the same run (a handler, then the function it calls): one answer */
+	an = answer_of_run(ctx, sql, key, key_len);
+	if (an) {
+		free(key);
+		goto answered;
+	}
 	an = ctx->next < ctx->n ? ctx->answers[ctx->next] : NULL;
 	if (an && (an->sql != sql || an->key_len != key_len || memcmp(an->key, key, key_len))) {
 		if (!an->done)
@@ -192,6 +216,7 @@ int pg_read_in_context(struct pg_store *ps, const char *op, const char *sql,
 	free(key);
 	if (!an->done)
 		return -EINPROGRESS;
+answered:
 	r = an->err;
 	if (!r && read)
 		r = read(an->res, userdata);
@@ -250,21 +275,15 @@ int pg_read_end(struct store *st)
 
 PGresult *pg_read_answered(const struct pg_store *ps, const char *sql, const struct pg_args *a)
 {
-	const struct pg_reads *ctx = ps->reading;
 	const struct pg_answer *an;
-	size_t key_len = 0, i;
+	size_t key_len = 0;
 	char *key;
 
-	if (!ctx || !(key = params_key(a, &key_len)))
+	if (!ps->reading || !(key = params_key(a, &key_len)))
 		return NULL;
-	for (i = 0; i < ctx->next && i < ctx->n; i++) {
-		an = ctx->answers[i];
-		if (an->done && !an->err && an->sql == sql && an->key_len == key_len &&
-		    !memcmp(an->key, key, key_len))
-			break;
-	}
+	an = answer_of_run(ps->reading, sql, key, key_len);
 	free(key);
-	return i < ctx->next && i < ctx->n ? ctx->answers[i]->res : NULL;
+	return an && !an->err ? an->res : NULL;
 }
 
 bool pg_read_deferred(const struct pg_store *ps)

@@ -576,10 +576,13 @@ TEST(test_queue__read_context_writes_once)
 	CHECK(store_job_get(st, id, &rec) == 0);	/* outside the context: it waits */
 	CHECK_INT(rec.state, ==, JOB_STATE_QUEUED);	/* the refused write was not made */
 	job_record_release(&rec);
-	/* the run again: answered, it writes, then reads what it wrote at once */
+	/* the run again: answered (read twice, answered once), it writes, reads what it wrote */
 	CHECK(store_read_begin(st, on_answered, &answered) == 0);
 	CHECK(store_job_get(st, id, &rec) == 0);
 	CHECK_INT(rec.state, ==, JOB_STATE_QUEUED);
+	job_record_release(&rec);
+	CHECK(store_job_get(st, id, &rec) == 0);
+	CHECK(!store_read_pending(st));
 	job_record_release(&rec);
 	CHECK(store_job_set_state(st, id, JOB_STATE_CANCELING) == 0);
 	CHECK(store_job_get(st, id, &rec) == 0);
