@@ -241,4 +241,32 @@ test_expect_success 'autoboot not interrupted (wrong interrupt prompt): fails at
 	powered_off 3
 '
 
+# A firmware that announces itself before it reads keys (OVMF): the type waits
+# interrupt_delay between the interrupt prompt and its keys.  U-Boot counts
+# 2 s down: 1 s later still interrupts it.
+cat >"$LAB/devices/32-delayed-type.conf" <<CONF
+device_type = {
+	name = "sim-delayed";
+	extends = "sim-uboot";
+	u-boot = { interrupt_delay = 1; };
+};
+CONF
+
+test_expect_success 'interrupt_delay: the keys go that long after the interrupt prompt' '
+	rm "$LAB/devices/10-sim-nostop-01.conf" &&
+	sim_device sim-delayed-01 3 sim-delayed &&
+	boot_job "$TMP/delayed.yaml" sim-delayed u-boot "commands: ramdisk" &&
+	run_job "$TMP/delayed.yaml" 0 &&
+	grep -q "smoke.cmdline: pass" "$TMP/run.out" &&
+	stamp="\([0-9][0-9T:.-]*Z\)" &&
+	seen=$(sed -n "s/^[^0-9]*$stamp info .*u-boot: autoboot prompt seen, interrupting in 1 s$/\1/p" "$TMP/run.out") &&
+	sent=$(sed -n "/interrupting in 1 s/,\$ s/^[^0-9]*$stamp input .*/\1/p" "$TMP/run.out" | head -1) &&
+	echo "prompt $seen, keys $sent" &&
+	[ -n "$seen" ] && [ -n "$sent" ] &&
+	$PY -c "import datetime, sys
+t = [datetime.datetime.fromisoformat(a.replace(\"Z\", \"+00:00\")) for a in sys.argv[1:]]
+sys.exit((t[1] - t[0]).total_seconds() < 1.0)" "$seen" "$sent" &&
+	powered_off 3
+'
+
 test_done

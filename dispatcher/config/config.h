@@ -109,6 +109,7 @@ struct bootloader_params {
 	char *interrupt_char;	/* bytes that stop it: " ", "\x02" (Ctrl-B), "\x1b" (Esc) */
 	int interrupt_newline;	/* send "\n" after them: 0, 1, or -1 unset */
 	int needs_interrupt;	/* 0: the board stops at its prompt by itself; -1 unset */
+	uint64_t interrupt_delay;	/* after the interrupt prompt, before its keys; default 0 */
 	char *bootloader_prompt;	/* regex */
 	uint64_t char_delay;	/* between characters typed; default 0 */
 	char *final_message;	/* regex ending the bootloader stage; "" for none */

@@ -24,6 +24,7 @@ static const char *const bootloader_names[BOOTLOADER_COUNT] = CONFIG_BOOTLOADER_
 
 static const char *const group_keys[] = {
 	"interrupt_prompt", "interrupt_char", "interrupt_newline", "needs_interrupt",
+	"interrupt_delay",
 	"bootloader_prompt", "char_delay", "final_message", "error_messages",
 	"job_error_messages", "default_commands", "commands", "menu_item", "menu_down",
 	"menu_select", NULL
@@ -120,6 +121,8 @@ static int parse_group(struct bootloader_params *p, const config_setting_t *bg, 
 	    config_oom(config_set_str(&p->interrupt_char, bg, "interrupt_char", false, diag)) ||
 	    config_oom(set_flag(&p->interrupt_newline, bg, "interrupt_newline", diag)) ||
 	    config_oom(set_flag(&p->needs_interrupt, bg, "needs_interrupt", diag)) ||
+	    config_oom(cfg_get_duration(bg, "interrupt_delay", false, &p->interrupt_delay,
+					diag)) ||
 	    config_oom(config_set_str(&p->bootloader_prompt, bg, "bootloader_prompt", true,
 				      diag)) ||
 	    config_oom(cfg_get_duration(bg, "char_delay", false, &p->char_delay, diag)) ||
@@ -181,6 +184,7 @@ static int copy_one(struct bootloader_params *d, const struct bootloader_params 
 	d->interrupt_newline = s->interrupt_newline;
 	d->needs_interrupt = s->needs_interrupt;
 	d->char_delay = s->char_delay;
+	d->interrupt_delay = s->interrupt_delay;
 	d->configured = s->configured;
 	if (dup_str(&d->interrupt_prompt, s->interrupt_prompt) < 0 ||
 	    dup_str(&d->interrupt_char, s->interrupt_char) < 0 ||

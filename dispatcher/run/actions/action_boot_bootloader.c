@@ -41,6 +41,7 @@
 
 enum step {
 	STEP_INTERRUPT,		/* waiting for the interrupt prompt */
+	STEP_INTERRUPT_DELAY,	/* it came: the keys go at the wake (interrupt_delay) */
 	STEP_PROMPT,		/* waiting for the first prompt */
 	STEP_ECHO,		/* a command was typed, waiting for its echo */
 	STEP_ANSWER,		/* echo seen, waiting for the prompt */
@@ -391,6 +392,20 @@ static void interrupted(struct run *r, struct state *st)
 	expect_bootloader(r, st, st->c.bootloader_prompt);
 }
 
+/*
+ * The firmware says it may be interrupted before it listens (EDK II sets its
+ * screen mode, then connects its devices and only then reads keys): the keys
+ * wait interrupt_delay.  The board's errors are not watched meanwhile.
+ */
+static void interrupt_later(struct run *r, struct state *st)
+{
+	run_log(r, "info", "%s: %s seen, interrupting in %g s", name(st),
+		st->c.dialect->interrupt_what, (double)st->c.interrupt_delay / 1e6);
+	st->step = STEP_INTERRUPT_DELAY;
+	run_expect_stop(r);
+	run_wake_at(r, run_now(r) + st->c.interrupt_delay);
+}
+
 /* "a, b, c" of the entries seen on a menu page */
 static void menu_not_found(struct run *r, struct state *st)
 {
@@ -446,7 +461,10 @@ static void on_want(struct run *r, struct state *st)
 	switch (st->step) {
 	case STEP_INTERRUPT:
 		power_on_phase(r, st);
-		interrupted(r, st);
+		if (st->c.interrupt_delay)
+			interrupt_later(r, st);
+		else
+			interrupted(r, st);
 		break;
 	case STEP_PROMPT:
 		power_on_phase(r, st);
@@ -596,6 +614,10 @@ static void event(struct run *r, void *state, const struct run_event *ev)
 	switch (ev->kind) {
 	case RUN_EVENT_POWER:
 		after_power(r, st);
+		break;
+	case RUN_EVENT_WAKE:
+		if (st->step == STEP_INTERRUPT_DELAY)
+			interrupted(r, st);
 		break;
 	case RUN_EVENT_TIMEOUT:
 		on_timeout(r, st);

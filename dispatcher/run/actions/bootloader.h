@@ -82,6 +82,7 @@ struct bootloader_conf {
 	const char *interrupt_char;
 	bool interrupt_newline;
 	bool needs_interrupt;
+	uint64_t interrupt_delay;	/* usec from the interrupt prompt to its keys */
 	const char *bootloader_prompt;
 	uint64_t char_delay;
 	const char *final_message;	/* NULL: none */

@@ -47,6 +47,7 @@ void bootloader_conf_resolve(const struct bootloader_dialect *d, const struct bo
 		.bootloader_prompt = pick(context_str(context, "bootloader_prompt"),
 					  p->bootloader_prompt, d->bootloader_prompt),
 		.char_delay = p->char_delay,
+		.interrupt_delay = p->interrupt_delay,
 		.final_message = pick(NULL, p->final_message, d->final_message),
 		.error_messages = p->error_messages ? p->error_messages
 						    : (char *const *)d->error_messages,

@@ -4,7 +4,9 @@
  * Boot Manager), selected by the text of their entries: Esc enters the front
  * page, the highlighted entry is the one drawn white on black, cursor-down
  * moves the highlight, Enter chooses.  OVMF prints no text before its boot
- * timeout: the cue is its console setting the screen mode (ESC [=3h).  The
+ * timeout: the cue is its console setting the screen mode (ESC [=3h), which
+ * comes before the firmware reads keys: a type sets interrupt_delay (and F2,
+ * read at once where Esc waits 2 s for more, devices/qemu.conf).  The
  * command set is the list of entries to choose, page by page ("Boot Manager",
  * then "UEFI PXEv4"); what the last one boots must show the kernel start.
  * Tried on real firmware (Debian's OVMF, doc/qemu.md).
