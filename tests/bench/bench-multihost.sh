@@ -31,6 +31,9 @@ BOARDS=${BENCH_MH_BOARDS:-256}
 JOBS=$((HOSTS * BOARDS))
 STATS="$PY $(dirname "$0")/multihost-stats.py"
 
+# BENCH_MH_PGSTAT=1: PostgreSQL's statements by their time (pg_stat_statements) after its lab
+[ -z "${BENCH_MH_PGSTAT:-}" ] ||
+	PG_EXTRA_OPTS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
 pg_start >"$TMP/pg-start.log" 2>&1 || { cat "$TMP/pg-start.log"; echo "bench-multihost: no PostgreSQL"; exit 1; }
 
 cat >"$TMP/job.yaml" <<'JOB'
@@ -158,6 +161,12 @@ for i in $(seq 1 "$HOSTS"); do
 done
 rounds "$HOSTS hosts x $BOARDS boards, PostgreSQL, power by $POWER" "${names[@]}"
 for p in $(cat "$TMP"/h*/sim/simboard.pid 2>/dev/null); do kill "$p" 2>/dev/null; done
+[ -z "${BENCH_MH_PGSTAT:-}" ] ||
+	_pg_as "$PG_BIN/psql" -h "$PG_HOST" -p "$PG_PORT" -U labd -d labd -q -P pager=off \
+		-c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
+		-c "SELECT calls, round(total_exec_time::numeric) AS ms, rows,
+		    left(regexp_replace(query, '\s+', ' ', 'g'), 100) AS statement
+		    FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15" | sed 's/^/bench-multihost: postgresql: /'
 
 [ "${BENCH_MH_SQLITE:-1}" = 0 ] && exit 0	# the PostgreSQL lab only
 host one "" "$JOBS"
