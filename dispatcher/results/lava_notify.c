@@ -3,6 +3,7 @@
 #include "results/lava_notify.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ static json_t *str_or_null(const char *s)
 }
 
 /* The whole YAML log, or its first LAVA_NOTIFY_MAX_LOG bytes (whole records). */
-static json_t *whole_log(const char *dir, const struct job_record *rec)
+static json_t *whole_log(const char *dir)
 {
 	struct strbuf out = STRBUF_INIT;
 	struct lava_log *lg = NULL;
@@ -55,6 +56,11 @@ static json_t *whole_log(const char *dir, const struct job_record *rec)
 		v = json_stringn(out.buf, out.len);
 	strbuf_release(&out);
 	return v;
+}
+
+int lava_notify_add_log(json_t *data, const char *log_dir)
+{
+	return json_object_set_new(data, "log", whole_log(log_dir)) < 0 ? -ENOMEM : 0;
 }
 
 json_t *lava_notify_data(const struct job_record *rec, const json_t *metadata,
@@ -82,7 +88,7 @@ json_t *lava_notify_data(const struct job_record *rec, const json_t *metadata,
 		      "actual_device_id", str_or_null(rec->device),
 		      "definition", str_or_null(rec->definition),
 		      "metadata", meta, "health_check", 0);
-	if (o && log_dir && json_object_set_new(o, "log", whole_log(log_dir, rec)) < 0)
+	if (o && log_dir && lava_notify_add_log(o, log_dir) < 0)
 		o = (json_decref(o), NULL);
 	if (o && results && json_object_set_new(o, "results", lava_results_callback(results)) < 0)
 		o = (json_decref(o), NULL);

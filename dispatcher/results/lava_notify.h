@@ -43,6 +43,14 @@ struct lava_results;
 json_t *lava_notify_data(const struct job_record *rec, const json_t *metadata,
 			 const char *log_dir, const struct lava_results *results);
 
+/**
+ * lava_notify_add_log() - add the "log" of @data: the YAML log of @log_dir,
+ * read now (a callback's body carries the log as it is when sent)
+ *
+ * Returns 0, or -ENOMEM (out of memory, or the log cannot be read).
+ */
+int lava_notify_add_log(json_t *data, const char *log_dir);
+
 /** lava_notify_url() - @url with its {FIELD} placeholders from @data (caller frees). */
 char *lava_notify_url(const char *url, const json_t *data);
 
