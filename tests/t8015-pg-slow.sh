@@ -6,10 +6,11 @@
 # a job list asked meanwhile is answered once the database is back (the
 # request waits suspended, not the loop), so does a cancel of a queued job
 # (a POST that reads the job first), the job ends complete; its JUnit
-# report and KCIDB document are built from the database's answers, not by
-# reads that wait in the loop.
+# report, KCIDB document and LAVA notify callback (what KernelCI reads) are
+# built from the database's answers, not by reads that wait in the loop.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
+. "$(dirname "$0")/backend-lib.sh"
 
 pg_require 'a slow PostgreSQL store'
 
@@ -30,12 +31,27 @@ backends = (
 	{ type = "kcidb"; url = "http://127.0.0.1:1/submit"; origin = "test_lab"; poll = false; }
 );
 CONF
+CB_TOKEN=cb-token-$$-$RANDOM
+echo "notify = { tokens = { kernelci-callback = \"$CB_TOKEN\"; }; };" >>"$LAB/labd.conf"
+recorder_start cb
 pg_ticks_job "$TMP/ticks.yaml" 40	# 20 s: it ends after the stop
+# the running job: with KernelCI's callback (its body has the job's log and results)
+{ cat "$TMP/ticks.yaml"; cat <<JOB; } >"$TMP/ticks-cb.yaml"
+metadata: {api_config_name: staging, storage_config_name: staging-azure}
+notify:
+  criteria: {status: finished}
+  callback:
+    url: http://127.0.0.1:$REC_PORT_cb/node/6543?job={ID}
+    method: POST
+    token: kernelci-callback
+    dataset: all
+    content-type: json
+JOB
 ticks() { grep -c '^tick-[0-9]*.$' "$LAB/state/jobs/$ID/console.log" 2>/dev/null || echo 0; }
 
 labd_start -v -v	# debug: logs each read that waits for the database
 test_expect_success 'a job runs on the board of a host on PostgreSQL' '
-	ID=$(labctl submit -q "$TMP/ticks.yaml") && echo "$ID" >"$TMP/id" &&
+	ID=$(labctl submit -q "$TMP/ticks-cb.yaml") && echo "$ID" >"$TMP/id" &&
 	wait_for "[ \$(ticks) -ge 2 ]" 60
 '
 ID=$(cat "$TMP/id" 2>/dev/null)
@@ -82,6 +98,18 @@ test_expect_success 'the job'"'"'s JUnit report and KCIDB document: built withou
 	grep -q "\"test_lab:" "$LAB/state/jobs/$ID/kcidb.json"
 	# the report reads a job, its results and its events: none of them waited
 	if grep -E "store: waited .* to (list results|list events)" "$LAB/labd.log"; then false; fi
+'
+
+test_expect_success 'the job'"'"'s notify callback: what KernelCI reads, built without waiting in the loop' '
+	wait_for "grep -q /node/6543 $TMP/cb.jsonl" 30 &&
+	$PY "$TOP/tests/ci/kernelci-callback.py" "$TMP/cb.jsonl" "/node/6543?job=$ID" \
+		"$CB_TOKEN" >"$TMP/kernelci.out" &&
+	cat "$TMP/kernelci.out" &&
+	grep -q "lava: .*\"0_ticks\": \"pass\"" "$TMP/kernelci.out" &&
+	grep -q "tick-40" "$TMP/cb.jsonl" &&
+	# the callback reads its job, results and events: none of them waited
+	if grep -E "store: waited .* to (read a job|list results|list events)" "$LAB/labd.log"
+	then false; fi
 '
 
 test_done

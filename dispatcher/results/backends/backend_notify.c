@@ -10,9 +10,11 @@
  * (<state_dir>/spool/notify), delivered by upload.h: one request per
  * callback, retried with backoff while the receiver is down or answers
  * 5xx, 408 or 429, given up (and reported) on another 4xx, sent exactly
- * once across restarts of labd.  The body is built when it is sent, from
- * the store and the job's logs (lava_notify.h), so it is the job's final
- * state even for a callback sent hours later.
+ * once across restarts of labd.  The body (lava_notify.h) is read from the
+ * store when the callback is due, without waiting in the loop
+ * (store_read_later()), and spooled with it, so sending reads nothing from
+ * the store: it is the job as it was when the callback was due, as LAVA
+ * sends it.  Only the log, large, goes in when it is sent, read from disk.
  *
  * The request: the callback's method; its URL with LAVA's {FIELD}
  * placeholders filled; the token in the callback's header
@@ -91,12 +93,35 @@ static const char *dataset_name(enum notify_dataset d)
 	return names[d];
 }
 
-static int spool_callback(struct notify_backend *nb, int64_t id, const struct job_callback *cb)
+static bool wants_results(const struct job_callback *cb)
 {
-	json_t *rec = json_pack("{s:I, s:s, s:s, s:s?, s:s, s:s, s:b}", "job", (json_int_t)id,
-				"url", cb->url, "method", cb->post ? "POST" : "GET", "token",
-				cb->token, "header", cb->header ? cb->header : "Authorization",
-				"dataset", dataset_name(cb->dataset), "json", cb->json);
+	return cb->dataset == NOTIFY_DATASET_RESULTS || cb->dataset == NOTIFY_DATASET_ALL;
+}
+
+/*
+ * What the body of a job's callbacks carries, read from the store when they
+ * are spooled: its fields (lava_notify_data()) and, when one wants them, its
+ * results.  The log is not there: read from disk when sent (it is large).
+ */
+struct due_body {
+	json_t *data;
+	json_t *results;	/* or NULL */
+};
+
+/*
+ * A callback spooled: where and how it is sent, and its body but the log.
+ * The body is kept in the spool so that sending it reads nothing from the
+ * store (on PostgreSQL that would wait in the loop), and a restarted labd
+ * sends the same.
+ */
+static int spool_callback(struct notify_backend *nb, int64_t id, const struct job_callback *cb,
+			  const struct due_body *db)
+{
+	json_t *rec = json_pack("{s:I, s:s, s:s, s:s?, s:s, s:s, s:b, s:O, s:O?}", "job",
+				(json_int_t)id, "url", cb->url, "method", cb->post ? "POST" : "GET",
+				"token", cb->token, "header", cb->header ? cb->header : "Authorization",
+				"dataset", dataset_name(cb->dataset), "json", cb->json,
+				"data", db->data, "results", wants_results(cb) ? db->results : NULL);
 	char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
 	int err = text ? upload_append(nb->up, text, strlen(text)) : -ENOMEM;
 
@@ -111,6 +136,7 @@ struct notify_due {
 	int64_t job_id;
 	char kind[16];		/* "started" or "finished" */
 	char *health;		/* "finished": the job's health, or NULL */
+	bool spooled;		/* so a run after it (callback_data() read) spools none again */
 };
 
 static void due_free(void *userdata)
@@ -121,30 +147,84 @@ static void due_free(void *userdata)
 	free(d);
 }
 
-/* Spool the job's callbacks due now; nothing in a run whose read went to the database. */
-static void spool_due(void *userdata)
+/* The results of job @d->job_id, as a callback carries them; NULL if it has none. */
+static json_t *read_results(struct notify_due *d)
 {
-	struct notify_due *d = userdata;
 	struct backend *b = &d->nb->b;
-	struct job_record rec = { 0 };
-	struct job *job = NULL;
-	size_t i, n = 0;
-	int err;
+	struct lava_results *lr = NULL;
+	struct report *rep = NULL;
+	char *dir = backend_job_dir(b, d->job_id);
+	json_t *results = NULL;
 
-	if (store_job_get(b->deps->store, d->job_id, &rec) == 0)
-		job = report_parse_job(&rec);
-	for (i = 0; job && job->has_notify && i < job->notify.n_callbacks; i++) {
-		if (!wanted(job->notify.status, d->kind, d->health ? d->health : ""))
-			continue;
-		err = spool_callback(d->nb, d->job_id, &job->notify.callbacks[i]);
-		if (err < 0)
+	if (dir && report_load(b->deps->store, backend_config(b), d->job_id, NULL, &rep) == 0 &&
+	    lava_results_build(rep, dir, &lr) == 0)
+		results = lava_results_callback(lr);
+	lava_results_free(lr);
+	report_free(rep);
+	free(dir);
+	return results;
+}
+
+/* The body of @job's callbacks: reads the store, whose answers may be pending. */
+static int read_body(struct notify_due *d, const struct job_record *rec, const struct job *job,
+		     struct due_body *db)
+{
+	size_t i;
+
+	db->data = lava_notify_data(rec, job->metadata, NULL, NULL);
+	if (!db->data)
+		return -ENOMEM;
+	for (i = 0; i < job->notify.n_callbacks; i++)
+		if (wants_results(&job->notify.callbacks[i]))
+			break;
+	if (i < job->notify.n_callbacks)
+		db->results = read_results(d);
+	return 0;
+}
+
+/* Spool @job's callbacks with body @db, or report that @err (< 0) kept them from it. */
+static void spool_all(struct notify_due *d, const struct job *job, const struct due_body *db,
+		      int err)
+{
+	struct backend *b = &d->nb->b;
+	size_t i, n = 0;
+
+	for (i = 0; i < job->notify.n_callbacks; i++) {
+		const struct job_callback *cb = &job->notify.callbacks[i];
+		int r = err < 0 ? err : spool_callback(d->nb, d->job_id, cb, db);
+
+		if (r < 0)
 			backend_report(b, d->job_id, "cannot spool the callback to '%s': %s",
-				       job->notify.callbacks[i].url, strerror(-err));
+				       cb->url, strerror(-r));
 		else
 			n++;
 	}
 	if (n)
 		upload_kick(d->nb->up);
+}
+
+/* Spool the job's callbacks due now; nothing in a run whose reads went to the database. */
+static void spool_due(void *userdata)
+{
+	struct notify_due *d = userdata;
+	struct store *st = d->nb->b.deps->store;
+	struct job_record rec = { 0 };
+	struct due_body db = { 0 };
+	struct job *job = NULL;
+	int err;
+
+	if (store_job_get(st, d->job_id, &rec) == 0)
+		job = report_parse_job(&rec);
+	if (job && job->has_notify && !d->spooled &&
+	    wanted(job->notify.status, d->kind, d->health ? d->health : "")) {
+		err = read_body(d, &rec, job, &db);
+		if (!store_read_pending(st)) {
+			d->spooled = true;
+			spool_all(d, job, &db, err);
+		}
+	}
+	json_decref(db.data);
+	json_decref(db.results);
 	job_free(job);
 	job_record_release(&rec);
 }
@@ -178,7 +258,12 @@ struct composing {
 	int err;
 };
 
-/* The data the callback's dataset asks for. */
+/*
+ * The data the callback's dataset asks for, all read now: for a callback
+ * spooled by a labd that did not keep its body (callback_body()) only, as
+ * on PostgreSQL its reads wait in the loop.  NULL when they went to the
+ * database instead (composed from spool_due()'s read context): sent later.
+ */
 static json_t *callback_data(struct notify_backend *nb, int64_t id, const char *dataset)
 {
 	bool logs = !strcmp(dataset, "logs") || !strcmp(dataset, "all");
@@ -191,19 +276,47 @@ static json_t *callback_data(struct notify_backend *nb, int64_t id, const char *
 	json_t *data;
 
 	if (store_job_get(nb->b.deps->store, id, &rec) < 0)
-		return json_pack("{s:I}", "id", (json_int_t)id);	/* the job is gone */
+		return store_read_pending(nb->b.deps->store) ? NULL :
+		       json_pack("{s:I}", "id", (json_int_t)id);	/* the job is gone */
 	job = report_parse_job(&rec);
 	dir = backend_job_dir(&nb->b, id);
 	if (results && dir && report_load(nb->b.deps->store, backend_config(&nb->b), id, NULL,
 					  &rep) == 0)
 		lava_results_build(rep, dir, &lr);
-	data = lava_notify_data(&rec, job ? job->metadata : NULL, logs ? dir : NULL, lr);
+	data = store_read_pending(nb->b.deps->store) ? NULL :
+	       lava_notify_data(&rec, job ? job->metadata : NULL, logs ? dir : NULL, lr);
 	lava_results_free(lr);
 	report_free(rep);
 	free(dir);
 	job_free(job);
 	job_record_release(&rec);
 	return data;
+}
+
+/*
+ * The body of callback record @rec: the one spooled with it (spool_callback()),
+ * with the job's log read from disk now when the dataset has it.
+ */
+static json_t *callback_body(struct notify_backend *nb, json_t *rec)
+{
+	int64_t id = json_integer_value(json_object_get(rec, "job"));
+	const char *dataset = json_string_value(json_object_get(rec, "dataset")) ?: "";
+	json_t *data = json_object_get(rec, "data"), *results = json_object_get(rec, "results");
+	json_t *body;
+	char *dir;
+
+	if (!json_is_object(data))
+		return callback_data(nb, id, dataset);
+	body = json_incref(data);	/* @rec is dropped once composed */
+	if (!strcmp(dataset, "logs") || !strcmp(dataset, "all")) {
+		dir = backend_job_dir(&nb->b, id);
+		if (!dir || lava_notify_add_log(body, dir) < 0)
+			body = (json_decref(body), NULL);
+		free(dir);
+	}
+	if (body && results && json_object_set(body, "results", results) < 0)
+		body = (json_decref(body), NULL);
+	return body;
 }
 
 /* The token's secret: the one labd.conf maps its name to, else the name. */
@@ -223,8 +336,7 @@ static int compose_one(const void *data, size_t len, void *ud)
 	bool is_json = json_is_true(json_object_get(rec, "json"));
 	char *text = NULL;
 
-	body = rec ? callback_data(nb, json_integer_value(json_object_get(rec, "job")),
-				   json_string_value(json_object_get(rec, "dataset"))) : NULL;
+	body = rec ? callback_body(nb, rec) : NULL;
 	free(nb->url);
 	nb->url = body ? lava_notify_url(json_string_value(json_object_get(rec, "url")), body) : NULL;
 	nb->method = !strcmp(json_string_value(json_object_get(rec, "method")) ?: "", "POST") ?
@@ -239,7 +351,9 @@ static int compose_one(const void *data, size_t len, void *ud)
 	nb->headers[2] = NULL;
 	if (body && !strcmp(nb->method, "POST"))
 		text = is_json ? json_dumps(body, JSON_COMPACT) : lava_notify_urlencoded(body);
-	if (!nb->url || (!strcmp(nb->method, "POST") && !text))
+	if (!body && store_read_pending(nb->b.deps->store))
+		cp->err = -EAGAIN;	/* callback_data(): retried out of the read context */
+	else if (!nb->url || (!strcmp(nb->method, "POST") && !text))
 		cp->err = -ENOMEM;
 	else if (text)
 		strbuf_addstr(cp->body, text);
