@@ -105,12 +105,13 @@
  *     an event does the same through store_read_later() (the notify
  *     backend, /metrics' job durations); GET /health's job counts are
  *     counts kept at most a second old, refreshed without waiting.  Reads
- *     made elsewhere from the loop (a job's end retried; a notify
- *     callback's body; the read a write needs for itself: an event's number
- *     for a job this host never saw, ids when none are left) still wait for
- *     their answer, bounded by the store's `timeout` (doc/multi-host.md
- *     lists them); at start-up (outside the loop's callbacks) every read
- *     waits.  SQLite answers every read at once.
+ *     made elsewhere from the loop (a job's end retried; the body of a
+ *     notify callback an older labd spooled without it; the read a write
+ *     needs for itself: an event's number for a job this host never saw,
+ *     ids when none are left) still wait for their answer, bounded by the
+ *     store's `timeout` (doc/multi-host.md lists them); at start-up
+ *     (outside the loop's callbacks) every read waits.  SQLite answers
+ *     every read at once.
  *  store_forget() drops the completions of a caller that goes away; the
  *  store_params.loop is where an asynchronous driver registers its socket
  *  and timers (SQLite: its commit at the next iteration).
