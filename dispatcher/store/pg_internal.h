@@ -93,6 +93,8 @@ struct pg_store {
 	int64_t applied;	/* the database has every entry up to this one */
 	bool in_step;		/* the database's position is known: entries are sent */
 	unsigned group_len;	/* entries since the last marker */
+	struct pg_sync_wait *sync_waits;	/* store_sync() callers, in seq order */
+	struct loop_source *sync_timer;	/* the first wait's PG_SYNC_WAIT_MAX */
 	struct loop_source *group_end;	/* ends the open group after this loop turn */
 	struct pg_ids job_ids, reservation_ids, result_ids;
 	struct pg_seq_slot event_seqs[PG_EVENT_SEQS];
@@ -310,6 +312,16 @@ void pg_writer_close(struct pg_store *ps);
 
 /* pg_writer_state() - the connection came up (resend what the database lacks) or went down. */
 void pg_writer_state(struct pg_store *ps, bool up);
+
+/*
+ * pg_writer_sync() - store_sync(): 0 when every write so far is in the
+ * database (or only journaled: the database is away), else 1 and @done is
+ * called once the database committed them, or after PG_SYNC_WAIT_MAX
+ * (pg_writer.c) when it is slow: they are journaled.
+ */
+int pg_writer_sync(struct pg_store *ps, store_done_fn done, void *userdata);
+/* pg_writer_forget() - drop @userdata's pg_writer_sync() waits, never calling them. */
+void pg_writer_forget(struct pg_store *ps, void *userdata);
 
 /* pg_writer_backlog() - entries the database does not have yet. */
 unsigned pg_writer_backlog(const struct pg_store *ps);

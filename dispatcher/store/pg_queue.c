@@ -428,7 +428,7 @@ int pg_queue_summary(struct store *st, struct store_rows *rows)
  */
 int pg_sync(struct store *st, store_done_fn done, void *userdata)
 {
-	return 0;
+	return pg_writer_sync(pg_of(st), done, userdata);
 }
 
 void pg_forget(struct store *st, void *userdata)
@@ -439,4 +439,5 @@ void pg_forget(struct store *st, void *userdata)
 		if (cl->userdata == userdata)
 			cl->forgotten = true;
 	pg_reads_forget(pg_of(st), userdata);
+	pg_writer_forget(pg_of(st), userdata);
 }

@@ -50,6 +50,7 @@
 #define PG_GROUP_MAX 64		/* writes in one group outside a transaction */
 #define PG_JOURNAL_MARKER 0x1	/* a record's flags */
 #define PG_JOURNAL_TXN 0x2	/* written inside store_begin()/store_commit() */
+#define PG_SYNC_WAIT_MAX (1 * USEC_PER_SEC)	/* a store_sync() waits for a slow database */
 #define PG_JOURNAL_MAX_RECORD (64 * 1024 * 1024)
 
 /*
@@ -62,6 +63,15 @@ static const char sql_marker[] =
 	"UPDATE hosts SET journal_applied = CASE WHEN lease_until > 0 THEN $2::bigint"
 	" ELSE ('host ' || name || ' " PG_FENCED "')::bigint END WHERE name = $1";
 static const char sql_applied[] = "SELECT journal_applied FROM hosts WHERE name = $1";
+
+/* A store_sync() caller waiting for the database to commit up to @seq. */
+struct pg_sync_wait {
+	int64_t seq;
+	uint64_t deadline;	/* loop time: then journaled is durable enough */
+	store_done_fn done;
+	void *userdata;
+	struct pg_sync_wait *next;
+};
 
 struct pg_entry {
 	int64_t seq;
@@ -320,6 +330,13 @@ void pg_writer_close(struct pg_store *ps)
 		entry_free(e);
 	}
 	ps->pending_tail = NULL;
+	while (ps->sync_waits) {	/* labd is stopping: dropped, never called */
+		struct pg_sync_wait *w = ps->sync_waits;
+
+		ps->sync_waits = w->next;
+		free(w);
+	}
+	ps->sync_timer = loop_source_free(ps->sync_timer);
 	ps->group_end = loop_source_free(ps->group_end);
 	if (ps->journal_fd >= 0)
 		close(ps->journal_fd);
@@ -330,6 +347,28 @@ void pg_writer_close(struct pg_store *ps)
 
 static void marker_done(int err, PGresult *res, const char *msg, void *userdata);
 static void entry_done(int err, PGresult *res, const char *msg, void *userdata);
+
+/* The store_sync() callers whose writes are in, or who waited long enough (all: @all). */
+static void sync_waits_done(struct pg_store *ps, bool all)
+{
+	uint64_t now = ps->loop ? loop_now(ps->loop) : 0;
+	struct pg_sync_wait *w;
+
+	while ((w = ps->sync_waits) && (all || w->seq <= ps->applied || w->deadline <= now)) {
+		ps->sync_waits = w->next;
+		w->done(0, w->userdata);
+		free(w);
+	}
+	if (ps->sync_timer)
+		loop_timer_set(ps->sync_timer, ps->sync_waits ? ps->sync_waits->deadline
+							      : USEC_INFINITY);
+}
+
+static int sync_timed_out(struct loop_source *s, uint64_t now, void *userdata)
+{
+	sync_waits_done(userdata, false);
+	return 0;
+}
 
 /* The database has every entry up to @seq: forget them; empty the journal when all are in. */
 static void applied_up_to(struct pg_store *ps, int64_t seq)
@@ -347,6 +386,7 @@ static void applied_up_to(struct pg_store *ps, int64_t seq)
 		if (ps->journal_fd >= 0 && ftruncate(ps->journal_fd, 0) < 0)
 			log_warning("cannot empty the store's journal: %s", strerror(errno));
 	}
+	sync_waits_done(ps, false);
 }
 
 static int entry_send(struct pg_store *ps, struct pg_entry *e)
@@ -432,6 +472,7 @@ void pg_writer_state(struct pg_store *ps, bool up)
 	const char *v[1] = { ps->host };
 
 	ps->in_step = false;
+	sync_waits_done(ps, true);	/* journaled: as durable as it gets while away */
 	if (!up || !ps->loop || !ps->opened)
 		return;
 	if (pg_conn_send(ps->conn, sql_applied, 1, v, PG_CMD_SYNC, applied_read, ps) < 0)
@@ -492,6 +533,54 @@ static int group_end_later(struct pg_store *ps)
 		loop_source_set_description(ps->group_end, "postgresql-writes");
 	}
 	return loop_defer_again(ps->group_end);
+}
+
+/*
+ * The API answers once what a request wrote is durable (api_reply()): here,
+ * once the database committed it, so that another host asked right after
+ * (a job submitted through this host, shown through that one) finds it.
+ * While the database is away the journal is all there is: at once.
+ */
+int pg_writer_sync(struct pg_store *ps, store_done_fn done, void *userdata)
+{
+	struct pg_sync_wait *w, **pp;
+
+	if (!ps->loop)
+		return 0;
+	pg_writer_end_group(ps);
+	if (!ps->in_step || !ps->pending || ps->applied >= ps->seq)
+		return 0;
+	if (!ps->sync_timer &&
+	    loop_add_timer(ps->loop, &ps->sync_timer, USEC_INFINITY, sync_timed_out, ps) < 0)
+		return 0;	/* journaled: durable on this host */
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return 0;
+	loop_source_set_description(ps->sync_timer, "postgresql-sync");
+	w->deadline = loop_now(ps->loop) + PG_SYNC_WAIT_MAX;
+	if (!ps->sync_waits)
+		loop_timer_set(ps->sync_timer, w->deadline);
+	w->seq = ps->seq;
+	w->done = done;
+	w->userdata = userdata;
+	for (pp = &ps->sync_waits; *pp; pp = &(*pp)->next)
+		;
+	*pp = w;
+	return 1;
+}
+
+void pg_writer_forget(struct pg_store *ps, void *userdata)
+{
+	struct pg_sync_wait **pp = &ps->sync_waits, *w;
+
+	while ((w = *pp)) {
+		if (w->userdata == userdata) {
+			*pp = w->next;
+			free(w);
+		} else {
+			pp = &w->next;
+		}
+	}
 }
 
 void pg_writer_drop(struct pg_store *ps)

@@ -80,8 +80,11 @@
  *     - store_sync(): called back once every write made before it is
  *       durable.  The API suspends the request's connection meanwhile
  *       (api/api.c), the events wait in journal/events.c.  PostgreSQL's
- *       writes are journaled locally before they return (pg_writer.c), so
- *       pg_sync() says "durable" at once.
+ *       writes are journaled locally before they return (pg_writer.c);
+ *       pg_sync() waits for the database's commit all the same (a job
+ *       submitted through one host and shown through another at once is
+ *       found there), for 1 s at most, and not at all while the database
+ *       is away: the journal is durable on this host.
  *  2. Writes that return at once (write-behind): every other function that
  *     changes something (job_insert, job_start, job_set_state, job_finish,
  *     job_requeue, device_put, result_add, event_add, reservation_insert /
