@@ -4,9 +4,12 @@
  *
  * An event reaches its listeners once the store says it is durable
  * (store_sync()): with SQLite's batching that is the start of the next loop
- * iteration.  A listener thus never announces (to a backend's spool, a
- * follower, KCIDB) what a crash could take back, and the events keep their
- * order.
+ * iteration, with PostgreSQL the database's commit.  A listener thus never
+ * announces (to a backend's spool, a follower, KCIDB) what a crash could
+ * take back, nor what another host of the lab cannot read yet (a follower
+ * told "finished" asks another host for the job), and the events keep their
+ * order.  A sync covers the events stored before it was asked for: the
+ * events stored while it was on its way wait for the next one.
  */
 #include "journal/events.h"
 
@@ -39,6 +42,7 @@ struct events {
 	unsigned dispatching;
 	struct pending *pending, **pending_tail;
 	bool waiting;		/* for store_sync()'s completion */
+	size_t covered;		/* pending events stored before that sync was asked for */
 };
 
 int events_new(struct store *st, struct events **ret)
@@ -110,24 +114,57 @@ static void broadcast(struct events *e, const struct event *ev)
 }
 
 /* The store committed: hand out what waited for it, in order. */
+static size_t pending_count(const struct events *e)
+{
+	const struct pending *p;
+	size_t n = 0;
+
+	for (p = e->pending; p; p = p->next)
+		n++;
+	return n;
+}
+
+/* Hand out the first @n pending events. */
+static void broadcast_pending(struct events *e, size_t n)
+{
+	struct pending *p;
+
+	while (n-- && (p = e->pending)) {
+		e->pending = p->next;
+		if (!e->pending)
+			e->pending_tail = &e->pending;
+		broadcast(e, &p->ev);
+		pending_free(p);
+	}
+}
+
+static void on_durable(int err, void *ud);
+
+/* Wait for the store to make the pending events durable; 0 when they are already. */
+static int sync_pending(struct events *e)
+{
+	int r = store_sync(e->st, on_durable, e);
+
+	if (r < 0)
+		log_error("cannot wait for the store: %s", strerror(-r));
+	e->waiting = r > 0;
+	e->covered = e->waiting ? pending_count(e) : 0;
+	return r;
+}
+
 static void on_durable(int err, void *ud)
 {
 	struct events *e = ud;
-	struct pending *p = e->pending;
 
 	if (err < 0)
 		log_error("job events may be lost: the store could not commit them: %s",
 			  strerror(-err));
-	e->pending = NULL;
-	e->pending_tail = &e->pending;
 	e->waiting = false;
-	while (p) {
-		struct pending *next = p->next;
-
-		broadcast(e, &p->ev);
-		pending_free(p);
-		p = next;
-	}
+	broadcast_pending(e, e->covered);
+	e->covered = 0;
+	/* stored while that sync was on its way: the next one covers them */
+	if (e->pending && sync_pending(e) <= 0)
+		broadcast_pending(e, SIZE_MAX);
 }
 
 /* Keep @ev (its data's reference and data_text stolen) until the store's commit. */
@@ -179,9 +216,10 @@ int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind,
 		if (r < 0)
 			log_error("cannot wait for the store: %s", strerror(-r));
 		e->waiting = r > 0;
+		e->covered = e->waiting;	/* this event, the only one pending */
 	}
 	if (e->waiting)
-		return hold(e, &ev);
+		return hold(e, &ev);	/* until a sync asked for after it completes */
 	broadcast(e, &ev);
 	json_decref(data);
 	free(text);
