@@ -146,7 +146,7 @@ test_expect_success 'the console of a board host B holds, through host A' '
 	$PY "$TOP/tests/helper/ws-check.py" "$PORT_hA" /api/v1/devices/b-01/console?replay=65536 tick-6
 '
 
-test_expect_success 'a board of host B released, reserved, powered, renewed and set through host A' '
+test_expect_success 'a board of host B released, reserved, powered, renewed, booted and set through host A' '
 	"$LABCTL_BIN" --url "$URL_hA" release b-01
 	[ "$(pg_sql "SELECT count(*) FROM reservations WHERE device = \$\$b-01\$\$
 		AND state = \$\$active\$\$")" = 0 ]
@@ -159,6 +159,13 @@ test_expect_success 'a board of host B released, reserved, powered, renewed and 
 	"$LABCTL_BIN" --url "$URL_hA" power b-01 off
 	grep -q "board .b-01.: power off by" "$TMP/hB/labd.log"
 	"$LABCTL_BIN" --url "$URL_hA" reserve b-01 --renew --for 20m
+	# a held board booted through host A: its session job runs on host B
+	"$LABCTL_BIN" --url "$URL_hA" boot b-01 --job "$TMP/j.yaml" --no-console >"$TMP/boot-A.out"
+	cat "$TMP/boot-A.out"
+	bid=$(sed -n "s/^job \([0-9]*\) boots b-01.*/\1/p" "$TMP/boot-A.out")
+	grep -q "^job $bid: complete" "$TMP/boot-A.out"
+	[ "$(pg_sql "SELECT host FROM jobs WHERE id = $bid")" = hB ]
+	grep -q "job $bid .*boots board .b-01." "$TMP/hB/labd.log"
 	"$LABCTL_BIN" --url "$URL_hA" device set-state b-01 maintenance --reason t8005
 	[ "$(pg_sql "SELECT state FROM devices WHERE name = \$\$b-01\$\$")" = maintenance ]
 	"$LABCTL_BIN" --url "$URL_hA" device set-state b-01 idle
