@@ -113,7 +113,6 @@ static void broadcast(struct events *e, const struct event *ev)
 		reap(e);
 }
 
-/* The store committed: hand out what waited for it, in order. */
 static size_t pending_count(const struct events *e)
 {
 	const struct pending *p;
@@ -140,18 +139,22 @@ static void broadcast_pending(struct events *e, size_t n)
 
 static void on_durable(int err, void *ud);
 
-/* Wait for the store to make the pending events durable; 0 when they are already. */
-static int sync_pending(struct events *e)
+/*
+ * Ask the store to say when the @covered events stored so far are durable;
+ * 0 when they are already (nothing waits then).
+ */
+static int sync_events(struct events *e, size_t covered)
 {
 	int r = store_sync(e->st, on_durable, e);
 
 	if (r < 0)
 		log_error("cannot wait for the store: %s", strerror(-r));
 	e->waiting = r > 0;
-	e->covered = e->waiting ? pending_count(e) : 0;
+	e->covered = e->waiting ? covered : 0;
 	return r;
 }
 
+/* The store committed: hand out what waited for it, in order. */
 static void on_durable(int err, void *ud)
 {
 	struct events *e = ud;
@@ -163,7 +166,7 @@ static void on_durable(int err, void *ud)
 	broadcast_pending(e, e->covered);
 	e->covered = 0;
 	/* stored while that sync was on its way: the next one covers them */
-	if (e->pending && sync_pending(e) <= 0)
+	if (e->pending && sync_events(e, pending_count(e)) <= 0)
 		broadcast_pending(e, SIZE_MAX);
 }
 
@@ -211,13 +214,8 @@ int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind,
 	}
 	ev.data = data;
 	ev.data_text = text;	/* listeners that send the event as JSON need not dump it again */
-	if (!e->waiting) {
-		r = store_sync(e->st, on_durable, e);
-		if (r < 0)
-			log_error("cannot wait for the store: %s", strerror(-r));
-		e->waiting = r > 0;
-		e->covered = e->waiting;	/* this event, the only one pending */
-	}
+	if (!e->waiting)
+		sync_events(e, 1);	/* this event, the only one pending */
 	if (e->waiting)
 		return hold(e, &ev);	/* until a sync asked for after it completes */
 	broadcast(e, &ev);
