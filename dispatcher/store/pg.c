@@ -263,7 +263,7 @@ static int pg_begin(struct store *st)
 	struct pg_store *ps = pg_of(st);
 	int r;
 
-	if (pg_writing_behind(ps) && !ps->in_txn)
+	if (pg_writing_behind(ps))
 		pg_writer_end_group(ps);	/* the writes before it are not part of it */
 	ps->in_txn = true;
 	if (pg_writing_behind(ps))
@@ -291,7 +291,7 @@ static void pg_close(struct store *st)
 	struct pg_store *ps = pg_of(st);
 
 	/* what is queued goes out first (a bounded wait: labd is stopping); the rest stays journaled */
-	if (ps->loop && !ps->in_txn)
+	if (ps->loop)
 		pg_writer_end_group(ps);
 	if (ps->conn && pg_conn_is_up(ps->conn) && ps->in_step && pg_writer_backlog(ps))
 		pg_call(ps, "send the last writes", "SELECT 1", NULL, NULL, NULL);

@@ -14,11 +14,11 @@
  * turn, not one each: a burst of jobs made 17 commits per job, the larger
  * part of PostgreSQL's work.  The group ends early when anything else is
  * sent on the connection (pg_conn_set_before_send()): a read sees the
- * writes before it, and no other sync commits a group without its marker.  Entries are appended to
- * <state_dir>/pg-journal before they are sent (write(), no fsync: the
- * guarantee of SQLite's synchronous=NORMAL, a SIGKILL of labd loses
- * nothing) and kept in memory until their marker committed; the journal is
- * emptied whenever every entry is in.
+ * writes before it, and no other sync commits a group without its marker.
+ * Entries are appended to <state_dir>/pg-journal before they are sent
+ * (write(), no fsync: the guarantee of SQLite's synchronous=NORMAL, a
+ * SIGKILL of labd loses nothing) and kept in memory until their marker
+ * committed; the journal is emptied whenever every entry is in.
  *
  * When the connection is lost, or at open with entries left in the journal
  * by a labd that stopped before the database had them, the writer reads
@@ -550,13 +550,14 @@ int pg_writer_sync(struct pg_store *ps, store_done_fn done, void *userdata)
 	pg_writer_end_group(ps);
 	if (!ps->in_step || !ps->pending || ps->applied >= ps->seq)
 		return 0;
-	if (!ps->sync_timer &&
-	    loop_add_timer(ps->loop, &ps->sync_timer, USEC_INFINITY, sync_timed_out, ps) < 0)
-		return 0;	/* journaled: durable on this host */
+	if (!ps->sync_timer) {
+		if (loop_add_timer(ps->loop, &ps->sync_timer, USEC_INFINITY, sync_timed_out, ps) < 0)
+			return 0;	/* journaled: durable on this host */
+		loop_source_set_description(ps->sync_timer, "postgresql-sync");
+	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return 0;
-	loop_source_set_description(ps->sync_timer, "postgresql-sync");
 	w->deadline = loop_now(ps->loop) + PG_SYNC_WAIT_MAX;
 	if (!ps->sync_waits)
 		loop_timer_set(ps->sync_timer, w->deadline);
@@ -622,8 +623,7 @@ int pg_write_notify(struct pg_store *ps, const char *op, const char *sql,
 		r = pg_call(ps, op, sql, a, read, userdata);
 		return r < 0 ? r : pg_call(ps, "notify the other hosts", notify_sql, &n, NULL, NULL);
 	}
-	if (!txn)
-		pg_writer_end_group(ps);	/* a transaction is a group of its own */
+	pg_writer_end_group(ps);	/* a transaction is a group of its own (none: in one) */
 	ps->in_txn = true;	/* one group: both commit together */
 	r = pg_write(ps, op, sql, a, read, userdata);
 	if (!r)
