@@ -46,44 +46,46 @@ def post_job(conn, body):
     return json.loads(data)["id"], t, time.time()
 
 
+def post_retrying(conn, body):
+    """post_job(), tried 20 times (the connection opened again) before its error is raised."""
+    for _ in range(20):
+        try:
+            return post_job(conn, body)
+        except Exception as e:  # noqa: BLE001 -- retried, then reported
+            err = e
+            conn.close()
+            time.sleep(0.5)
+    raise err
+
+
+def connection(url):
+    return http.client.HTTPConnection(urllib.parse.urlsplit(url).netloc, timeout=60)
+
+
 def submit_worker(args):
     """Client @k of 16, a process of its own (no GIL shared with the others), one
     keep-alive connection per host: its jobs k, k + 16, ..."""
     k, n, first, urls, job = args
-    conns = [http.client.HTTPConnection(urllib.parse.urlsplit(u).netloc, timeout=60)
-             for u in urls]
+    conns = [connection(u) for u in urls]
     sent, errors = {}, []
     for i in range(k, n, 16):
-        body = job.replace(b"JOBNUM", b"%d" % (first + i))
-        for _ in range(20):
-            conn = conns[i % len(urls)]
-            try:
-                sent[first + i] = post_job(conn, body)
-                break
-            except Exception as e:  # noqa: BLE001 -- retried, then reported
-                err = e
-                conn.close()
-                time.sleep(0.5)
-        else:
-            errors.append(str(err))
+        try:
+            sent[first + i] = post_retrying(conns[i % len(urls)],
+                                            job.replace(b"JOBNUM", b"%d" % (first + i)))
+        except Exception as e:  # noqa: BLE001 -- reported
+            errors.append(str(e))
     return sent, errors
 
 
 def submit_one(url, job, i, first, sent, errors, lock):
-    req = urllib.request.Request(url + "/api/v1/jobs", method="POST",
-                                 data=job.replace(b"JOBNUM", b"%d" % (first + i)))
-    for _ in range(20):
-        try:
-            t = time.time()
-            jid = json.load(urllib.request.urlopen(req, timeout=60))["id"]
-            with lock:
-                sent[first + i] = (jid, t, time.time())
-            return
-        except Exception as e:  # noqa: BLE001 -- retried, then reported
-            err = e
-            time.sleep(0.5)
-    with lock:
-        errors.append(str(err))
+    """Job @i on a connection of its own (the steady phase: a thread per job)."""
+    try:
+        r = post_retrying(connection(url), job.replace(b"JOBNUM", b"%d" % (first + i)))
+        with lock:
+            sent[first + i] = r
+    except Exception as e:  # noqa: BLE001 -- reported
+        with lock:
+            errors.append(str(e))
 
 
 def submit(n, first, out, urls, job, rate=None):
