@@ -2,8 +2,8 @@
 /*
  * pg_ids.c -- what a write returning at once must know at once: the ids of
  * new jobs, reservations and results (PostgreSQL sequences, fetched ahead
- * in blocks and refilled from the loop), and the number of a job's next
- * event (kept for the jobs this host writes events for)
+ * in blocks and refilled from the loop); the numbers of events are
+ * pg_event_seqs.c's
  */
 #include "store/pg_internal.h"
 
@@ -91,26 +91,4 @@ int pg_ids_fill(struct pg_store *ps)
 			return r;
 	}
 	return 0;
-}
-
-static struct pg_seq_slot *seq_slot(struct pg_store *ps, int64_t job_id)
-{
-	return &ps->event_seqs[(uint64_t)job_id % PG_EVENT_SEQS];
-}
-
-int64_t pg_event_seq_next(struct pg_store *ps, int64_t job_id)
-{
-	struct pg_seq_slot *s = seq_slot(ps, job_id);
-
-	return s->job_id == job_id ? s->seq + 1 : 0;
-}
-
-void pg_event_seq_note(struct pg_store *ps, int64_t job_id, int64_t seq)
-{
-	struct pg_seq_slot *s = seq_slot(ps, job_id);
-
-	if (s->job_id != job_id || seq > s->seq) {
-		s->job_id = job_id;
-		s->seq = seq;
-	}
 }

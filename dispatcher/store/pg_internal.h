@@ -326,13 +326,15 @@ void pg_writer_forget(struct pg_store *ps, void *userdata);
 /* pg_writer_backlog() - entries the database does not have yet. */
 unsigned pg_writer_backlog(const struct pg_store *ps);
 
-/* ---- ids and event numbers ahead (pg_ids.c) ---- */
+/* ---- ids ahead (pg_ids.c) ---- */
 
 /* pg_ids_take() - the next id of @ids: 0, or -ENOTCONN when none is left (refilled from the loop). */
 int pg_ids_take(struct pg_store *ps, struct pg_ids *ids, int64_t *ret);
 
 /* pg_ids_fill() - fetch ids ahead for every sequence, waiting (at open). */
 int pg_ids_fill(struct pg_store *ps);
+
+/* ---- event numbers (pg_event_seqs.c) ---- */
 
 /* pg_event_seq_next() - the number of @job_id's next event, or 0 when unknown. */
 int64_t pg_event_seq_next(struct pg_store *ps, int64_t job_id);
