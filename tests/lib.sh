@@ -23,6 +23,22 @@ SIMBOARD=${SIMBOARD:-$BUILD/simboard}
 PY=/usr/bin/python3
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/labd-test.XXXXXX")
 LAB=$TMP/lab
+# LABD_VERBOSE=1: every labd daemon the test starts logs at debug level (-v
+# -v), so its log has each read that waited for the database in the loop
+# ("store: waited N us for the database to ...", doc/multi-host.md); labd's
+# commands (check-config, gc, store, run-job, import-lava-device) run as
+# they are.
+if [ -n "${LABD_VERBOSE:-}" ]; then
+	cat >"$TMP/labd-verbose" <<SH
+#!/bin/sh
+for a; do
+	case "\$a" in check-config|gc|store|run-job|import-lava-device) exec "$LABD" "\$@";; esac
+done
+exec "$LABD" -v -v "\$@"
+SH
+	chmod 755 "$TMP/labd-verbose"
+	LABD=$TMP/labd-verbose
+fi
 test_count=0
 test_failed=0
 _cleanup_cmds=()
