@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # t1060-store-pg.sh -- the store's unit tests (test-store, test-store-queue, test-retention) on PostgreSQL: a
-# server of the test's own (tests/pg-lib.sh), one database per test case.
+# server of the test's own (tests/pg-lib.sh), one database per test case; and
+# test-sched-finish, a job's end the store refused tried again without waiting.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
@@ -37,6 +38,15 @@ test_expect_success 'test-retention on PostgreSQL: every case passes' '
 		{ cat "$TMP/retention.out"; false; }
 	cat "$TMP/retention.out"
 	! grep -q "^not ok" "$TMP/retention.out"
+'
+
+# a job's end the store refused: tried again, its reads in a read context (none waits)
+test_expect_success 'test-sched-finish on PostgreSQL: every case passes' '
+	LABD_TEST_PG="host=127.0.0.1 port=$PG_PORT user=labd" \
+		"$BUILD/tests/unit/test-sched-finish" >"$TMP/finish.out" 2>&1 ||
+		{ cat "$TMP/finish.out"; false; }
+	cat "$TMP/finish.out"
+	! grep -q "^not ok" "$TMP/finish.out"
 '
 
 test_done

@@ -9,7 +9,10 @@
  * more after a restart (sched_recover()), and must not have announced its
  * end yet.  When the store cannot record the end (its disk is full), the end
  * is kept and tried again every SCHED_FINISH_RETRY until it is recorded,
- * then announced: the job is not left running.
+ * then announced: the job is not left running.  Each try first reads the
+ * jobs whose end waits (one of them may have been canceled meanwhile), in a
+ * read context (store_read_later()): on PostgreSQL the loop does not wait
+ * for those reads, the try is made once their answers are in.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,6 +37,13 @@ struct sched_end {
 	char *msg;		/* or NULL */
 	char *device;		/* or NULL */
 	int results_fail;	/* < 0: not counted */
+	bool finished;		/* the store has the job finished (a try's read) */
+};
+
+/* One try of the ends kept when the retry timer fired (store_read_later()). */
+struct retry_round {
+	struct sched *sched;
+	struct sched_end *ends;	/* taken from sched->ends; what is left goes back */
 };
 
 static void end_free(struct sched_end *e)
@@ -41,6 +51,16 @@ static void end_free(struct sched_end *e)
 	free(e->msg);
 	free(e->device);
 	free(e);
+}
+
+static void ends_free(struct sched_end *e)
+{
+	struct sched_end *next;
+
+	for (; e; e = next) {
+		next = e->next;
+		end_free(e);
+	}
 }
 
 /* Record @e in the store, then announce it; -errno when the store refused. */
@@ -62,24 +82,49 @@ static int record(struct sched *s, const struct sched_end *e)
 	return 0;
 }
 
-/* Whether the store has @id finished already (canceled while its end waited): announced then. */
-static bool finished_meanwhile(struct sched *s, int64_t id)
+/* Whether the store has @e's job finished already (canceled while its end waited). */
+static void read_finished(struct sched *s, struct sched_end *e)
 {
 	struct job_record rec = { 0 };
-	bool done = store_job_get(s->deps.run.store, id, &rec) == 0 &&
-		    rec.state == JOB_STATE_FINISHED;
 
+	e->finished = store_job_get(s->deps.run.store, e->id, &rec) == 0 &&
+		      rec.state == JOB_STATE_FINISHED;
 	job_record_release(&rec);
-	return done;
 }
 
-static int on_retry(struct loop_source *src, uint64_t now, void *ud)
+/* Give the ends @r did not record back to the scheduler, and try them again later. */
+static void round_give_back(struct retry_round *r)
 {
-	struct sched *s = ud;
-	struct sched_end **pp = &s->ends, *e;
+	struct sched *s = r->sched;
+	struct sched_end **pp = &s->ends;
 
-	while ((e = *pp)) {
-		if (!finished_meanwhile(s, e->id) && record(s, e) < 0) {
+	if (!r->ends)
+		return;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = r->ends;
+	r->ends = NULL;
+	if (!loop_timer_is_armed(s->retry_ends))
+		loop_timer_set_rel(s->retry_ends, SCHED_FINISH_RETRY);
+}
+
+/*
+ * A try: read every job of the round, then, once every answer is in (not in
+ * a run whose reads went to the database), record each end not recorded
+ * meanwhile.  Only the last run writes, so no end is recorded twice.
+ */
+static void round_run(void *userdata)
+{
+	struct retry_round *r = userdata;
+	struct store *st = r->sched->deps.run.store;
+	struct sched_end **pp, *e;
+
+	for (e = r->ends; e; e = e->next)
+		read_finished(r->sched, e);
+	if (store_read_pending(st))
+		return;
+	for (pp = &r->ends; (e = *pp);) {
+		if (!e->finished && record(r->sched, e) < 0) {
 			pp = &e->next;
 			continue;
 		}
@@ -87,8 +132,34 @@ static int on_retry(struct loop_source *src, uint64_t now, void *ud)
 		*pp = e->next;
 		end_free(e);
 	}
-	if (s->ends)
+	round_give_back(r);
+}
+
+/* After the last run, or when dropped (labd stops): what is left is freed. */
+static void round_free(void *userdata)
+{
+	struct retry_round *r = userdata;
+
+	ends_free(r->ends);
+	free(r);
+}
+
+static int on_retry(struct loop_source *src, uint64_t now, void *ud)
+{
+	struct sched *s = ud;
+	struct retry_round *r;
+
+	if (!s->ends)
+		return 0;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
 		loop_timer_set_rel(s->retry_ends, SCHED_FINISH_RETRY);
+		return 0;
+	}
+	r->sched = s;
+	r->ends = s->ends;
+	s->ends = NULL;
+	store_read_later(s->deps.run.store, &s->ends, round_run, round_free, r);
 	return 0;
 }
 
@@ -115,7 +186,8 @@ static bool keep(struct sched *s, const struct sched_end *e)
 void sched_finish_job(struct sched *s, int64_t id, enum job_health health, enum error_type type,
 		      const char *msg, const char *device, int results_fail)
 {
-	struct sched_end e = { NULL, id, health, type, (char *)msg, (char *)device, results_fail };
+	struct sched_end e = { NULL, id, health, type, (char *)msg, (char *)device, results_fail,
+				false };
 	int err;
 
 	sched_keep_drop(s, id);
@@ -131,11 +203,9 @@ void sched_finish_job(struct sched *s, int64_t id, enum job_health health, enum 
 
 void sched_finish_free(struct sched *s)
 {
-	struct sched_end *e;
-
-	while ((e = s->ends)) {
-		s->ends = e->next;
-		end_free(e);
-	}
+	if (s->deps.run.store)
+		store_read_later_forget(s->deps.run.store, &s->ends);	/* tries not done */
+	ends_free(s->ends);
+	s->ends = NULL;
 	s->retry_ends = loop_source_free(s->retry_ends);
 }

@@ -107,8 +107,9 @@
  *     reads in a context of its own (api_answer_after()).  Code reacting to
  *     an event does the same through store_read_later() (the notify
  *     backend, /metrics' job durations); GET /health's job counts are
- *     counts kept at most a second old, refreshed without waiting.  Reads
- *     made elsewhere from the loop (a job's end retried; the body of a
+ *     counts kept at most a second old, refreshed without waiting; a
+ *     job's end the store refused is tried again the same way
+ *     (sched_finish.c).  Reads made elsewhere from the loop (the body of a
  *     notify callback an older labd spooled without it; the read a write
  *     needs for itself: an event's number for a job this host never saw,
  *     ids when none are left) still wait for their answer, bounded by the
