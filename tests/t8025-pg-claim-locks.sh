@@ -128,4 +128,25 @@ test_expect_success 'a job left to a host killed before it claimed: another host
 	wait_for "[ \"\$(job_state $id)\" = finished ]" 60
 '
 
+unfinished() { pg_sql "SELECT count(*) FROM jobs WHERE state <> \$\$finished\$\$"; }
+test_expect_success 'a burst of 300 jobs left to the killed host: host B looks at each of them' '
+	first=$(pg_sql "SELECT min(id) FROM jobs")
+	# more than one read looks at (256): each kept, none makes every free board claim
+	ids=$(pg_sql "INSERT INTO jobs (name, device_type, tags, priority, submitted, state,
+		definition, format, filename, submitter) SELECT \$\$burst left to hA\$\$,
+		device_type, tags, priority, submitted, \$\$queued\$\$, definition, format,
+		filename, \$\$psql\$\$ FROM jobs, generate_series(1, 300) WHERE id = $first
+		RETURNING id")
+	last=$(echo "$ids" | sort -n | tail -1)
+	pg_sql "SELECT pg_notify(\$\$labd_queue\$\$, json_build_object(\$\$job\$\$, id,
+		\$\$type\$\$, device_type, \$\$tags\$\$, tags, \$\$first\$\$, \$\$hA\$\$)::text)
+		FROM jobs WHERE name = \$\$burst left to hA\$\$ ORDER BY id" >/dev/null
+	wait_for "grep -q \"job $last, left to another host, is still queued\" \"$TMP/hB/labd.log\"" 20
+	n=$(grep -c "left to another host, is still queued" "$TMP/hB/labd.log")
+	pg_sql "UPDATE jobs SET state = \$\$finished\$\$, health = \$\$canceled\$\$
+		WHERE name = \$\$burst left to hA\$\$ AND state = \$\$queued\$\$" >/dev/null
+	[ "$n" -ge 301 ]	# the 300, and the job of the case before
+	wait_for "[ \$(unfinished) = 0 ]" 60
+'
+
 test_done

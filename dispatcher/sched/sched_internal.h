@@ -51,8 +51,8 @@ struct sched {
 	json_t *deadlines;		/* "<id>" -> realtime usec its queue wait ends */
 	struct loop_source *queue_timer;
 	/* sched_left.c: jobs another host's NOTIFY left to it, looked at again */
-	struct sched_left *left;	/* SCHED_LEFT_MAX slots, the oldest first */
-	size_t n_left;
+	struct sched_left *left;	/* grown up to SCHED_LEFT_MAX, the oldest first */
+	size_t n_left, cap_left;
 	bool left_overflow;		/* one more than fits: every free board claims */
 	struct loop_source *left_timer;
 };

@@ -14,9 +14,14 @@
  * not wait) are placed as any other host's entry, if a board of this host
  * is still free for them.  A job its host claimed meanwhile, the usual case,
  * costs its share of one read and no claim.  One timer for every such job;
- * they are looked at in batches, at most one read per SCHED_LEFT_DELAY / 2.
- * A host without a free board for the job keeps nothing: a board of it
- * freed later claims from the queue anyway.
+ * they are looked at in batches of STORE_STILL_QUEUED_MAX, the due ones at
+ * most every SCHED_LEFT_DELAY / 2.  A burst leaves thousands of jobs to
+ * the other hosts within seconds: the list grows up to SCHED_LEFT_MAX, and
+ * only past that does every free board claim once instead (a claim per
+ * free board of every host at once is what a burst must not cost: each
+ * host's claims queue behind each other on its connection).  A host
+ * without a free board for the job keeps nothing: a board of it freed
+ * later claims from the queue anyway.
  */
 #include "sched/sched.h"
 
@@ -31,7 +36,8 @@
 #include "store/store.h"
 
 #define SCHED_LEFT_DELAY (2 * USEC_PER_SEC)
-#define SCHED_LEFT_MAX STORE_STILL_QUEUED_MAX	/* kept at once; more: every free board claims */
+#define SCHED_LEFT_MAX 16384	/* kept at once; more: every free board claims */
+#define SCHED_LEFT_BATCH STORE_STILL_QUEUED_MAX	/* looked at in one read */
 
 /* A job left to another host, looked at again at @due (loop time). */
 struct sched_left {
@@ -45,7 +51,7 @@ struct sched_left {
 struct left_look {
 	struct sched *sched;
 	size_t n;
-	int64_t ids[SCHED_LEFT_MAX];
+	int64_t ids[SCHED_LEFT_BATCH];
 };
 
 static void left_release(struct sched_left *l)
@@ -79,13 +85,14 @@ static void look(void *ud)
 			    lk->n, strerror(-err));
 }
 
-/* The batch due by @now (and a little later): the ids of those a free board still fits. */
+/* A batch due by @now (and a little later): the ids of those a free board still fits. */
 static struct left_look *take_due(struct sched *s, uint64_t now)
 {
 	struct left_look *lk = calloc(1, sizeof(*lk));
 	size_t i;
 
-	for (i = 0; i < s->n_left && s->left[i].due <= now + SCHED_LEFT_DELAY / 2; i++) {
+	for (i = 0; i < s->n_left && i < SCHED_LEFT_BATCH &&
+		    s->left[i].due <= now + SCHED_LEFT_DELAY / 2; i++) {
 		if (lk && sched_may_claim_now(s, s->left[i].device_type, s->left[i].tags))
 			lk->ids[lk->n++] = s->left[i].job;
 		left_release(&s->left[i]);
@@ -97,6 +104,12 @@ static struct left_look *take_due(struct sched *s, uint64_t now)
 	return lk;
 }
 
+/* Whether the oldest job kept is due by @now (and a little later). */
+static bool left_due(const struct sched *s, uint64_t now)
+{
+	return s->n_left && s->left[0].due <= now + SCHED_LEFT_DELAY / 2;
+}
+
 static int on_left(struct loop_source *src, uint64_t now, void *ud)
 {
 	struct sched *s = ud;
@@ -106,17 +119,37 @@ static int on_left(struct loop_source *src, uint64_t now, void *ud)
 		s->left_overflow = false;
 		sched_kick(s);	/* too many to keep: every free board claims once */
 	}
-	lk = take_due(s, now);
+	while (left_due(s, now)) {
+		lk = take_due(s, now);
+		if (!lk)
+			log_warning("cannot look whether jobs left to another host are still "
+				    "queued: %s", strerror(ENOMEM));
+		else if (!lk->n)
+			free(lk);
+		else if (store_read_later(s->deps.run.store, s, look, free, lk) < 0)
+			log_warning("jobs left to another host: looked at waiting for the database");
+	}
 	if (s->n_left)
 		loop_timer_set(src, s->left[0].due);
-	if (!lk)
-		log_warning("cannot look whether jobs left to another host are still queued: %s",
-			    strerror(ENOMEM));
-	else if (!lk->n)
-		free(lk);
-	else if (store_read_later(s->deps.run.store, s, look, free, lk) < 0)
-		log_warning("jobs left to another host: looked at waiting for the database");
 	return 0;
+}
+
+/* Room for one more job kept: false past SCHED_LEFT_MAX (or out of memory). */
+static bool left_room(struct sched *s)
+{
+	size_t cap = s->cap_left ? 2 * s->cap_left : 64;
+	struct sched_left *grown;
+
+	if (s->n_left < s->cap_left)
+		return true;
+	if (cap > SCHED_LEFT_MAX)
+		return false;
+	grown = realloc(s->left, cap * sizeof(*s->left));
+	if (!grown)
+		return false;
+	s->left = grown;
+	s->cap_left = cap;
+	return true;
 }
 
 void sched_left_add(struct sched *s, const struct store_queued *q)
@@ -131,7 +164,7 @@ void sched_left_add(struct sched *s, const struct store_queued *q)
 		strv_free(tags);
 		return;
 	}
-	l = s->n_left < SCHED_LEFT_MAX ? &s->left[s->n_left] : NULL;
+	l = left_room(s) ? &s->left[s->n_left] : NULL;
 	if (!l || !(l->device_type = strdup(q->device_type))) {
 		strv_free(tags);
 		s->left_overflow = true;
@@ -150,9 +183,6 @@ int sched_left_init(struct sched *s)
 {
 	int err;
 
-	s->left = calloc(SCHED_LEFT_MAX, sizeof(*s->left));
-	if (!s->left)
-		return -ENOMEM;
 	err = loop_add_timer(s->deps.run.loop, &s->left_timer, USEC_INFINITY, on_left, s);
 	if (err < 0)
 		return err;
@@ -171,5 +201,6 @@ void sched_left_release(struct sched *s)
 	free(s->left);
 	s->left = NULL;
 	s->n_left = 0;
+	s->cap_left = 0;
 	s->left_timer = loop_source_free(s->left_timer);
 }
