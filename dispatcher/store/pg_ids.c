@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * pg_ids.c -- what a write returning at once must know at once: the ids of
- * new jobs, reservations and results (PostgreSQL sequences, fetched ahead
- * in blocks and refilled from the loop); the numbers of events are
- * pg_event_seqs.c's
+ * new jobs and reservations (PostgreSQL sequences, fetched ahead in blocks
+ * and refilled from the loop); the numbers of events are pg_event_seqs.c's.
+ * A result needs no id at once: the database numbers it as it commits
+ * (pg_result_add())
  */
 #include "store/pg_internal.h"
 
@@ -74,14 +75,13 @@ int pg_ids_take(struct pg_store *ps, struct pg_ids *ids, int64_t *ret)
 
 int pg_ids_fill(struct pg_store *ps)
 {
-	struct pg_ids *all[] = { &ps->job_ids, &ps->reservation_ids, &ps->result_ids };
+	struct pg_ids *all[] = { &ps->job_ids, &ps->reservation_ids };
 	struct pg_args a;
 	size_t i;
 	int r;
 
 	ps->job_ids.sequence = "jobs_id_seq";
 	ps->reservation_ids.sequence = "reservations_id_seq";
-	ps->result_ids.sequence = "results_id_seq";
 	for (i = 0; i < ARRAY_SIZE(all); i++) {
 		memset(&a, 0, sizeof(a));
 		pg_arg_text(&a, all[i]->sequence);

@@ -96,7 +96,7 @@ struct pg_store {
 	struct pg_sync_wait *sync_waits;	/* store_sync() callers, in seq order */
 	struct loop_source *sync_timer;	/* the first wait's PG_SYNC_WAIT_MAX */
 	struct loop_source *group_end;	/* ends the open group after this loop turn */
-	struct pg_ids job_ids, reservation_ids, result_ids;
+	struct pg_ids job_ids, reservation_ids;
 	struct pg_seq_slot event_seqs[PG_EVENT_SEQS];
 	/* the claims (pg_queue.c) */
 	struct pg_claim *claims;	/* on their way */

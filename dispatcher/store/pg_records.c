@@ -157,15 +157,15 @@ int pg_result_insert(struct pg_store *ps, const struct result_record *rec, int64
 	return pg_write(ps, "add a result", sql_result_add, &a, pg_read_int, ret_id);
 }
 
+/*
+ * The database numbers a result as it commits: in the order the results were
+ * added (one connection, the journal's order), with nothing to fetch ahead
+ * and nothing to wait for, however many a console gives in one turn.  Written
+ * behind (a loop), the caller gets 0 in rec->id: nobody needs it at once.
+ */
 int pg_result_add(struct store *st, struct result_record *rec)
 {
-	struct pg_store *ps = pg_of(st);
-	int64_t id = 0;
-
-	/* no id left: the database numbers it, and the caller gets 0 */
-	if (pg_writing_behind(ps) && pg_ids_take(ps, &ps->result_ids, &id) < 0)
-		id = 0;
-	return pg_result_insert(ps, rec, id, &rec->id);
+	return pg_result_insert(pg_of(st), rec, 0, &rec->id);
 }
 
 int pg_result_list(struct store *st, int64_t job_id, struct store_rows *rows)

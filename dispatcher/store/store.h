@@ -93,8 +93,9 @@
  *     one connection, or queued while the database is away) and a later
  *     read on the same store sees them.  What they return must be known at
  *     once: job and reservation ids (fetch a block of the sequence ahead),
- *     event sequence numbers (count them per running job), result ids;
- *     pg_writer.c and pg_ids.c do so.
+ *     event sequence numbers (count them per running job); pg_writer.c and
+ *     pg_ids.c do so.  A result's id is not needed at once: PostgreSQL
+ *     numbers results as it commits them, in the order they were added.
  *  3. Reads: the scheduler and the runner read nothing on their hot paths
  *     (the claim returns the whole job); sched_recover(), the backends'
  *     start-up and the API read.  The API's handlers, POST as GET, run
@@ -574,7 +575,11 @@ void token_record_release(struct token_record *rec);
 
 /* ---- results ---- */
 
-/** store_result_add() - append a result; fills rec->id. */
+/**
+ * store_result_add() - append a result; fills rec->id, but for a store that
+ * writes behind (PostgreSQL in labd's loop), which numbers it as it
+ * commits, in the order results were added: 0 then.
+ */
 int store_result_add(struct store *st, struct result_record *rec);
 
 /** store_result_list() - results of a job in the order they were added. */
