@@ -28,7 +28,8 @@
 #define PG_MAX_ARGS 32
 #define PG_DEFAULT_TIMEOUT 10	/* seconds a call waits for the database */
 #define PG_DEFAULT_LEASE 30	/* seconds: host_lease */
-#define PG_IDS_AHEAD 64		/* ids fetched ahead per sequence */
+#define PG_IDS_AHEAD 64		/* ids fetched ahead per sequence, at first */
+#define PG_IDS_MAX 1024		/* ... and at most, after bursts outran the refill */
 #define PG_EVENT_SEQS 1024	/* jobs whose last event number is kept */
 #define PG_COUNTS_AGE (1000 * 1000ULL)	/* usec: kept job counts asked again after */
 #define PG_COUNTED_STATES JOB_STATE_FINISHED	/* the states whose counts are kept */
@@ -55,9 +56,15 @@ struct pg_doubt;
 /* Ids of a sequence fetched ahead, for inserts that return at once (pg_ids.c). */
 struct pg_ids {
 	const char *sequence;	/* "jobs_id_seq" ... */
-	int64_t v[PG_IDS_AHEAD];
-	unsigned n;
-	bool fetching;
+	struct pg_store *ps;
+	int64_t v[PG_IDS_MAX];	/* v[first] .. v[first + n - 1] */
+	unsigned first, n;
+	unsigned block;		/* a refill tops the pool up to this many */
+	bool fetching;		/* a refill is on its way */
+	bool ran_out;		/* none was left for a taker while it was */
+	int err;		/* the last refill failed: told to the next taker that finds none */
+	struct pg_reads **waits;	/* read contexts held until the refill is in */
+	unsigned n_waits, alloc_waits;
 };
 
 /* The last event sequence number of the jobs this host writes events for. */
@@ -153,8 +160,8 @@ int pg_call(struct pg_store *ps, const char *op, const char *sql, const struct p
 
 /*
  * pg_call_now() - pg_call() that is never answered later, also inside a read
- * context: the read a write makes for itself (an event's number, ids when
- * none are left), which the write cannot go on without.
+ * context: the read a write makes for itself (an event's number for a job
+ * this host never saw), which the write cannot go on without.
  */
 int pg_call_now(struct pg_store *ps, const char *op, const char *sql, const struct pg_args *a,
 		pg_read_fn read, void *userdata);
@@ -193,6 +200,21 @@ bool pg_read_deferred(const struct pg_store *ps);
  * else 0, the run noted as one that wrote (pg_read_deferred()).
  */
 int pg_read_writing(struct pg_store *ps, const char *op);
+
+/*
+ * pg_read_hold() - the current read context's run waits for something else
+ * than a read of its own (the refill of ids: pg_ids.c): the run counts as
+ * one that sent a read (api_reply() drops its answer, its writes are
+ * refused) and the context completes once pg_read_release() was called for
+ * each hold and every read is answered.  Returns the context, kept valid
+ * until its release (also when store_forget() dropped it meanwhile), or
+ * NULL when no run may wait (pg_read_deferred() is false: no context, or
+ * its run wrote already).
+ */
+struct pg_reads *pg_read_hold(struct pg_store *ps);
+
+/* pg_read_release() - what @ctx held for came (or failed); may complete or free @ctx. */
+void pg_read_release(struct pg_reads *ctx);
 
 /* The ops store_read_begin(), store_read_end(), store_read_pending(). */
 int pg_read_begin(struct store *st, store_done_fn done, void *userdata);
@@ -328,7 +350,16 @@ unsigned pg_writer_backlog(const struct pg_store *ps);
 
 /* ---- ids ahead (pg_ids.c) ---- */
 
-/* pg_ids_take() - the next id of @ids: 0, or -ENOTCONN when none is left (refilled from the loop). */
+/*
+ * pg_ids_take() - the next id of @ids in *@ret, never waiting for the
+ * database: 0, or when none is left ahead (a refill is sent from the loop)
+ * -EINPROGRESS inside a read context, held until the refill is in
+ * (pg_read_hold(): the caller runs again and takes one then); -EAGAIN
+ * when the caller cannot run again (no read context, or its run wrote
+ * already); -ENOTCONN while the database is away; the refill's error
+ * once when it failed.  -EINPROGRESS, taking nothing, in a run that sent a
+ * read (its write is refused anyway: pg_read_writing()).
+ */
 int pg_ids_take(struct pg_store *ps, struct pg_ids *ids, int64_t *ret);
 
 /* pg_ids_fill() - fetch ids ahead for every sequence, waiting (at open). */

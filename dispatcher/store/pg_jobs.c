@@ -210,8 +210,9 @@ int pg_job_insert(struct store *st, struct job_record *rec)
 	int64_t id = 0;
 	int r;
 
+	/* none left ahead: the request runs again once the refill is in (pg_ids_take()) */
 	if (pg_writing_behind(ps) && (r = pg_ids_take(ps, &ps->job_ids, &id)) < 0)
-		return r;	/* no id left: the database has been away for a while */
+		return r;
 	/* without an id yet (no loop: nobody listens), the payload says only "plan again" */
 	if (notify && !(payload = pg_queue_payload("job", id, rec->device_type, rec->tags, NULL,
 						   rec->claimed_here_first ? ps->host : NULL)))

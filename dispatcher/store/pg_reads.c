@@ -22,6 +22,10 @@
  * its answer as outside a context, so that running it again can never
  * repeat the write (the API answers after acting in a context of its own:
  * api_answer_after()).
+ *
+ * A run may also wait for something that is not one of its reads (ids of a
+ * sequence, when none is left ahead: pg_ids.c): pg_read_hold() counts it
+ * as an answer not in yet, pg_read_release() as one that came.
  */
 #include "store/pg_internal.h"
 
@@ -108,6 +112,27 @@ static void reads_free(struct pg_store *ps, struct pg_reads *ctx)
 	free(ctx);
 }
 
+void pg_read_release(struct pg_reads *ctx)
+{
+	if (--ctx->outstanding)
+		return;
+	if (ctx->forgotten)
+		reads_free(ctx->ps, ctx);
+	else
+		ctx->done(0, ctx->userdata);
+}
+
+struct pg_reads *pg_read_hold(struct pg_store *ps)
+{
+	struct pg_reads *ctx = ps->reading;
+
+	if (!pg_read_deferred(ps))
+		return NULL;
+	ctx->outstanding++;
+	ctx->sent = true;	/* the run is done again: its reply dropped, its writes refused */
+	return ctx;
+}
+
 static void answered(int err, PGresult *res, const char *msg, void *userdata)
 {
 	struct pg_answer *an = userdata;
@@ -119,12 +144,7 @@ static void answered(int err, PGresult *res, const char *msg, void *userdata)
 		an->err = -ENOMEM;
 	if (msg)
 		an->msg = strdup(msg);
-	if (--ctx->outstanding)
-		return;
-	if (ctx->forgotten)
-		reads_free(ctx->ps, ctx);
-	else
-		ctx->done(0, ctx->userdata);
+	pg_read_release(ctx);
 }
 
 /* Drop the answers from @i on: the run asks something else there. */

@@ -92,7 +92,9 @@
  *     return; they are applied in the order they were made (pipelined on
  *     one connection, or queued while the database is away) and a later
  *     read on the same store sees them.  What they return must be known at
- *     once: job and reservation ids (fetch a block of the sequence ahead),
+ *     once: job and reservation ids (fetch a block of the sequence ahead,
+ *     refilled from the loop; a request that finds none left is held in its
+ *     read context until the refill is in, never a wait in the loop) and
  *     event sequence numbers (count them per running job); pg_writer.c and
  *     pg_ids.c do so.  A result's id is not needed at once: PostgreSQL
  *     numbers results as it commits them, in the order they were added.
@@ -112,11 +114,10 @@
  *     job's end the store refused is tried again the same way
  *     (sched_finish.c).  Reads made elsewhere from the loop (the body of a
  *     notify callback an older labd spooled without it; the read a write
- *     needs for itself: an event's number for a job this host never saw,
- *     ids when none are left) still wait for their answer, bounded by the
- *     store's `timeout` (doc/multi-host.md lists them); at start-up
- *     (outside the loop's callbacks) every read waits.  SQLite answers
- *     every read at once.
+ *     needs for itself: an event's number for a job this host never saw)
+ *     still wait for their answer, bounded by the store's `timeout`
+ *     (doc/multi-host.md lists them); at start-up (outside the loop's
+ *     callbacks) every read waits.  SQLite answers every read at once.
  *  store_forget() drops the completions of a caller that goes away; the
  *  store_params.loop is where an asynchronous driver registers its socket
  *  and timers (SQLite: its commit at the next iteration).
@@ -383,6 +384,13 @@ struct store *store_close(struct store *st);
 
 /**
  * store_job_insert() - add a job; fills rec->id.
+ *
+ * A store that writes behind (PostgreSQL in labd's loop) takes the id from
+ * a block fetched ahead.  When none is left it never waits: inside a read
+ * context that has not written yet it fails with -EINPROGRESS (the caller
+ * runs again once ids are in: store_read_begin()); elsewhere, or after a
+ * write of the same run, with -EAGAIN (refused: try again).  The same for
+ * store_reservation_insert().
  *
  * Every field is stored as given (a zeroed record is queued, health unknown,
  * error none), except id and the results counts; an attempt below 1 is
@@ -709,7 +717,9 @@ int store_sync(struct store *st, store_done_fn done, void *userdata);
  * @userdata.  A write in a run that sent a read fails with -EINPROGRESS
  * (that run must not act: the one with every answer does), and a read
  * after a write of the same run waits for its answer (running the code
- * again would repeat the write).  store_read_end() returns 1 when reads were sent: @done is
+ * again would repeat the write).  An insert that needs an id when none is
+ * left ahead (store_job_insert()) is held the same way, as a read whose
+ * answer is the refill.  store_read_end() returns 1 when reads were sent: @done is
  * called once from the loop when every answer is in, and the caller then
  * runs the same code again between store_read_begin(@userdata) and
  * store_read_end(): the same reads, in the same order with the same

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/loop.h"
+#include "core/strbuf.h"
 #include "store/store.h"
 #include "storebed.h"
 #include "tap.h"
@@ -595,6 +596,103 @@ TEST(test_queue__read_context_writes_once)
 	diag_release(&diag);
 }
 
+/* Jobs inserted each in a read context of its own (an API request), until one is held. */
+static void burst(struct store *st, int *answered, int *ret_n)
+{
+	int n;
+
+	for (n = 0; n < 4096; n++) {
+		CHECK(store_read_begin(st, on_answered, answered) == 0);
+		if (job(st, "burst", "sim", NULL, 50, (uint64_t)n + 1) < 0)
+			break;
+		CHECK(store_read_end(st) == 0);
+	}
+	*ret_n = n;
+	CHECK(store_read_pending(st));
+	CHECK(store_read_end(st) == 1);
+}
+
+/* The results of job @id in the order the store lists them: their names joined. */
+static int result_name(const struct result_record *rec, void *ud)
+{
+	return strbuf_addf(ud, "%s,", rec->name) < 0 ? -ENOMEM : 0;
+}
+
+static void add_results(struct store *st, int64_t job_id, int n, struct strbuf *names)
+{
+	struct result_record rec = { .job_id = job_id, .suite = "s", .result = "pass" };
+	char name[16];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "r%d", i);
+		rec.name = name;
+		rec.id = -1;
+		CHECK(store_result_add(st, &rec) == 0);
+		CHECK_INT(rec.id, ==, 0);	/* numbered by the database: nothing to wait for */
+		strbuf_addf(names, "%s,", name);
+	}
+}
+
+/*
+ * PostgreSQL in a loop: a burst of inserts that takes every id fetched
+ * ahead before the refill is in (the loop does not run) never waits for
+ * the database.  The request that finds none is held (-EINPROGRESS) until
+ * the refill's answer, then takes one; one that cannot run again is
+ * refused (-EAGAIN); the next burst finds a bigger block.  Results never
+ * take an id ahead: hundreds in one turn, listed in the order added.
+ */
+TEST(test_queue__pg_ids_never_wait)
+{
+	const char *dir = state_dir("ids.db");
+	struct strbuf want = STRBUF_INIT, got = STRBUF_INIT;
+	int answered = 0, forgotten = 0, first = 0, second = 0, i;
+	struct store *st = NULL;
+	struct loop *l = NULL;
+	struct job_record rec = { 0 };
+	int64_t id, with_results;
+
+	if (!pg_test_base())
+		TEST_SKIP("SQLite numbers rows as it inserts them");
+	CHECK(loop_new(&l) == 0);
+	CHECK(open_with_loop(dir, l, &st) == 0);
+	for (i = 0; i < 1000 && !store_available(st); i++)
+		loop_run_once(l, 10000);
+	with_results = job(st, "results", "sim", NULL, 50, 1);
+	CHECK(with_results > 0);
+	burst(st, &answered, &first);
+	CHECK(first > 0 && first < 4096);
+	CHECK(job(st, "outside", "sim", NULL, 50, 1) == -1);	/* no context: -EAGAIN */
+	/* a client gone while held: its context is dropped when the refill comes */
+	CHECK(store_read_begin(st, on_answered, &forgotten) == 0);
+	CHECK(job(st, "gone", "sim", NULL, 50, 1) == -1);
+	CHECK(store_read_end(st) == 1);
+	store_forget(st, &forgotten);
+	add_results(st, with_results, 300, &want);
+	run_until(l, &answered);
+	CHECK_INT(answered, ==, 1);
+	/* the held request again: it takes an id */
+	CHECK(store_read_begin(st, on_answered, &answered) == 0);
+	id = job(st, "held", "sim", NULL, 50, 1);
+	CHECK(id > 0);
+	CHECK(store_read_end(st) == 0);
+	CHECK_INT(pg_wait_committed(l, dir, first + 2), ==, first + 2);
+	CHECK_INT(forgotten, ==, 0);
+	/* a read outside a context waits: what was sent before it is answered, the refills too */
+	CHECK(store_job_get(st, id, &rec) == 0);
+	job_record_release(&rec);
+	/* the block grew: the next burst takes more before it is held */
+	burst(st, &answered, &second);
+	CHECK_INT(second, >, first);
+	CHECK(store_result_list(st, with_results, result_name, &got) == 0);
+	CHECK_STR(got.buf, want.buf);
+	strbuf_release(&want);
+	strbuf_release(&got);
+	store_close(st);
+	loop_free(l);
+}
+
 TEST_LIST(test_queue__claim_order, test_queue__claim_board_avoid_session, test_queue__position,
 	  test_queue__counts_and_summary, test_queue__list_cursors, test_queue__batch_and_sync,
-	  test_queue__pg_write_groups, test_queue__read_context_writes_once);
+	  test_queue__pg_write_groups, test_queue__read_context_writes_once,
+	  test_queue__pg_ids_never_wait);
