@@ -381,13 +381,14 @@ static void on_conn_state(bool up, void *userdata)
 	pg_host_state(ps, up);
 }
 
-static const char *const pg_keys[] = { "conninfo", "host", "url", "timeout", "host_lease", NULL };
+static const char *const pg_keys[] = { "conninfo", "host", "url", "timeout", "host_lease",
+				       "ids_ahead", NULL };
 
 /* The settings of the `store` group, checked (@ps NULL: only checked). */
 static int pg_settings(const config_setting_t *s, struct pg_store *ps, struct diag *diag)
 {
 	const char *conninfo = NULL, *host = NULL, *url = NULL;
-	long long timeout = PG_DEFAULT_TIMEOUT, lease = PG_DEFAULT_LEASE;
+	long long timeout = PG_DEFAULT_TIMEOUT, lease = PG_DEFAULT_LEASE, ahead = PG_IDS_AHEAD;
 	int r;
 	char *err = NULL;
 	PQconninfoOption *opts;
@@ -397,7 +398,8 @@ static int pg_settings(const config_setting_t *s, struct pg_store *ps, struct di
 	    cfg_get_string(s, "host", false, &host, diag) == -EINVAL ||
 	    cfg_get_string(s, "url", false, &url, diag) == -EINVAL ||
 	    cfg_get_int(s, "timeout", false, 1, 3600, &timeout, diag) == -EINVAL ||
-	    cfg_get_int(s, "host_lease", false, 3, 86400, &lease, diag) == -EINVAL)
+	    cfg_get_int(s, "host_lease", false, 3, 86400, &lease, diag) == -EINVAL ||
+	    cfg_get_int(s, "ids_ahead", false, 2, PG_IDS_MAX, &ahead, diag) == -EINVAL)
 		return -EINVAL;
 	opts = PQconninfoParse(conninfo, &err);
 	if (!opts) {
@@ -418,6 +420,7 @@ static int pg_settings(const config_setting_t *s, struct pg_store *ps, struct di
 			return -ENOMEM;
 	}
 	ps->host_lease = (unsigned)lease;
+	ps->ids_ahead = (unsigned)ahead;
 	if (host) {
 		ps->host = strdup(host);
 	} else {

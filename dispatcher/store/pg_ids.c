@@ -22,7 +22,8 @@ static const char sql_fetch[] = "SELECT nextval($1::regclass) FROM generate_seri
  * is used, for what tops the pool up to the block.  A burst that takes
  * the rest before the refill is in doubles the block (up to PG_IDS_MAX),
  * so that the next burst finds enough; a refill that comes while more than
- * a quarter of the block is left halves it again (down to PG_IDS_AHEAD).
+ * a quarter of the block is left halves it again (down to the store's
+ * `ids_ahead`, PG_IDS_AHEAD by default).
  * A taker that finds none never waits in the loop: inside a read context it
  * is held until the refill is in (pg_ids_take()).
  */
@@ -48,7 +49,7 @@ static void ids_adapt(struct pg_ids *ids)
 {
 	if (ids->ran_out && ids->block < PG_IDS_MAX)
 		ids->block *= 2;
-	else if (!ids->ran_out && ids->n > ids->block / 4 && ids->block > PG_IDS_AHEAD)
+	else if (!ids->ran_out && ids->n > ids->block / 4 && ids->block / 2 >= ids->ps->ids_ahead)
 		ids->block /= 2;
 	ids->ran_out = false;
 }
@@ -149,10 +150,10 @@ int pg_ids_fill(struct pg_store *ps)
 	ps->reservation_ids.sequence = "reservations_id_seq";
 	for (i = 0; i < ARRAY_SIZE(all); i++) {
 		all[i]->ps = ps;
-		all[i]->block = PG_IDS_AHEAD;
+		all[i]->block = ps->ids_ahead;
 		memset(&a, 0, sizeof(a));
 		pg_arg_text(&a, all[i]->sequence);
-		pg_arg_int(&a, PG_IDS_AHEAD);
+		pg_arg_int(&a, ps->ids_ahead);
 		r = pg_call(ps, "fetch ids ahead", sql_fetch, &a, read_ids, all[i]);
 		if (r < 0)
 			return r;

@@ -28,7 +28,7 @@
 #define PG_MAX_ARGS 32
 #define PG_DEFAULT_TIMEOUT 10	/* seconds a call waits for the database */
 #define PG_DEFAULT_LEASE 30	/* seconds: host_lease */
-#define PG_IDS_AHEAD 64		/* ids fetched ahead per sequence, at first */
+#define PG_IDS_AHEAD 64		/* ids fetched ahead per sequence, at first (ids_ahead) */
 #define PG_IDS_MAX 1024		/* ... and at most, after bursts outran the refill */
 #define PG_EVENT_SEQS 1024	/* jobs whose last event number is kept */
 #define PG_COUNTS_AGE (1000 * 1000ULL)	/* usec: kept job counts asked again after */
@@ -89,6 +89,7 @@ struct pg_store {
 	struct loop_source *lease_timer;
 	uint64_t timeout;	/* usec a call waits */
 	unsigned host_lease;	/* seconds */
+	unsigned ids_ahead;	/* the smallest block of ids fetched ahead (pg_ids.c) */
 	uint64_t up_since;	/* loop time the connection is up since: reaping waits a lease */
 	bool in_txn;		/* inside store_begin() .. store_commit() */
 	bool patient;		/* pg_call() retries connecting until the timeout */
