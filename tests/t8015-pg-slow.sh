@@ -7,7 +7,9 @@
 # request waits suspended, not the loop), so does a cancel of a queued job
 # (a POST that reads the job first), the job ends complete; its JUnit
 # report, KCIDB document and LAVA notify callback (what KernelCI reads) are
-# built from the database's answers, not by reads that wait in the loop.
+# built from the database's answers, not by reads that wait in the loop; so
+# are the callbacks an older labd spooled without their body, once labd is
+# restarted.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 . "$(dirname "$0")/backend-lib.sh"
@@ -109,6 +111,39 @@ test_expect_success 'the job'"'"'s notify callback: what KernelCI reads, built w
 	grep -q "tick-40" "$TMP/cb.jsonl" &&
 	# the callback reads its job, results and events: none of them waited
 	if grep -E "store: waited .* to (read a job|list results|list events)" "$LAB/labd.log"
+	then false; fi
+'
+
+# the spool of an older labd: callbacks without their body (read as they are sent)
+old_spool() {
+	rm -f "$LAB/state/spool/notify/"*.seg "$LAB/state/spool/notify/ack" &&
+	$PY - "$LAB/state/spool/notify/0000000000000000.seg" "$ID" "$REC_PORT_cb" <<'PY'
+import hashlib, json, struct, sys
+path, job, port = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+url = "http://127.0.0.1:%s/node/%%d?job={ID}" % port
+recs = [{"job": job, "url": url % 7001, "method": "POST", "token": "kernelci-callback",
+         "header": "Authorization", "dataset": "all", "json": True},
+        {"job": job, "url": url % 7002, "method": "GET", "header": "Authorization",
+         "dataset": "minimal", "json": False}]
+with open(path, "wb") as f:
+    for r in recs:
+        payload = json.dumps(r).encode()
+        n = struct.pack("<I", len(payload))
+        f.write(b"LSR1" + n + hashlib.sha256(n + payload).digest()[:8] + payload)
+PY
+}
+
+test_expect_success 'callbacks an older labd spooled without their body: sent whole, nothing waited' '
+	labd_stop && old_spool && wc -c <"$LAB/labd.log" >"$TMP/mark" &&
+	labd_restart -v -v &&
+	wait_for "grep -q /node/7001 $TMP/cb.jsonl && grep -q /node/7002 $TMP/cb.jsonl" 30 &&
+	$PY "$TOP/tests/ci/kernelci-callback.py" "$TMP/cb.jsonl" "/node/7001?job=$ID" \
+		"$CB_TOKEN" >"$TMP/kernelci-old.out" &&
+	grep -q "lava: .*\"0_ticks\": \"pass\"" "$TMP/kernelci-old.out" &&
+	grep -q "\"GET\".*/node/7002?job=$ID\"" "$TMP/cb.jsonl" &&
+	# their bodies read the job, its results and events: none of them waited
+	if tail -c +$(($(cat "$TMP/mark") + 1)) "$LAB/labd.log" |
+		grep -E "store: waited .* to (read a job|list results|list events)"
 	then false; fi
 '
 

@@ -112,12 +112,13 @@
  *     backend, /metrics' job durations); GET /health's job counts are
  *     counts kept at most a second old, refreshed without waiting; a
  *     job's end the store refused is tried again the same way
- *     (sched_finish.c).  Reads made elsewhere from the loop (the body of a
- *     notify callback an older labd spooled without it; the read a write
- *     needs for itself: an event's number for a job this host never saw)
- *     still wait for their answer, bounded by the store's `timeout`
- *     (doc/multi-host.md lists them); at start-up (outside the loop's
- *     callbacks) every read waits.  SQLite answers every read at once.
+ *     (sched_finish.c), and so is the body of a notify callback an older
+ *     labd spooled without it.  Reads made elsewhere from the loop (the
+ *     read a write needs for itself: an event's number for a job this
+ *     host never saw) still wait for their answer, bounded by the store's
+ *     `timeout` (doc/multi-host.md lists them); at start-up (outside the
+ *     loop's callbacks) every read waits.  SQLite answers every read at
+ *     once.
  *  store_forget() drops the completions of a caller that goes away; the
  *  store_params.loop is where an asynchronous driver registers its socket
  *  and timers (SQLite: its commit at the next iteration).

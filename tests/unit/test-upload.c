@@ -210,9 +210,14 @@ static int add_record(const void *data, size_t len, void *ud)
 	return strbuf_add(body, data, len);
 }
 
+static bool not_yet;	/* compose() cannot compose yet: -EAGAIN */
+
 static int compose(struct upload *u, struct strbuf *body, void *ud)
 {
 	int r = upload_take(u, 1 << 20, add_record, body);
+
+	if (not_yet)
+		return -EAGAIN;
 
 	return r < 0 ? r : 0;
 }
@@ -355,5 +360,36 @@ TEST(test_upload__retry_and_restart_exactly_once)
 	teardown();
 }
 
+/*
+ * A request its backend cannot compose yet (-EAGAIN: a notify callback's
+ * body being read): nothing is sent and nothing is a failure (no backoff)
+ * until the backend kicks again.
+ */
+TEST(test_upload__compose_not_yet)
+{
+	struct spool *sp = NULL;
+	struct upload *u = NULL;
+
+	CHECK(setup() == 0);
+	CHECK(start(1, &sp, &u) == 0);
+	CHECK(append(u, 0, 1) == 0);
+	not_yet = true;
+	upload_kick(u);
+	spin(300 * USEC_PER_MSEC);	/* past a backoff of retry_max_ms (100 ms) */
+	not_yet = false;
+	CHECK_INT(n_reqs, ==, 0);
+	CHECK(!upload_failing(u));
+	CHECK(upload_busy(u));
+	upload_kick(u);
+	CHECK(wait_unanswered(1));
+	CHECK_STR(reqs[0].body, "0.1");
+	CHECK(answer(0, 200) == 0);
+	spin(100 * USEC_PER_MSEC);
+	CHECK(!upload_busy(u));
+	upload_free(u);
+	spool_close(sp);
+	teardown();
+}
+
 TEST_LIST(test_upload__in_flight_keeps_stream_order,
-	  test_upload__retry_and_restart_exactly_once);
+	  test_upload__retry_and_restart_exactly_once, test_upload__compose_not_yet);

@@ -15,6 +15,9 @@
  * (store_read_later()), and spooled with it, so sending reads nothing from
  * the store: it is the job as it was when the callback was due, as LAVA
  * sends it.  Only the log, large, goes in when it is sent, read from disk.
+ * A callback an older labd spooled without its body has it read when it is
+ * sent, also without waiting: the request is composed once the answers are
+ * in (old_body()).
  *
  * The request: the callback's method; its URL with LAVA's {FIELD}
  * placeholders filled; the token in the callback's header
@@ -58,6 +61,13 @@ struct notify_backend {
 	uint64_t spool_max;
 	struct spool *sp;
 	struct upload *up;
+	/*
+	 * The bodies of callbacks an older labd spooled without one, read as
+	 * they are sent (old_body()): "<job>/<results>" -> true while their
+	 * reads are on their way, the body once in, false when they failed.
+	 */
+	json_t *old_bodies;
+	bool composing;		/* in compose() */
 	/* the request being composed */
 	char *url;
 	const char *method;
@@ -147,16 +157,15 @@ static void due_free(void *userdata)
 	free(d);
 }
 
-/* The results of job @d->job_id, as a callback carries them; NULL if it has none. */
-static json_t *read_results(struct notify_due *d)
+/* The results of job @id, as a callback carries them; NULL if it has none. */
+static json_t *read_results(struct backend *b, int64_t id)
 {
-	struct backend *b = &d->nb->b;
 	struct lava_results *lr = NULL;
 	struct report *rep = NULL;
-	char *dir = backend_job_dir(b, d->job_id);
+	char *dir = backend_job_dir(b, id);
 	json_t *results = NULL;
 
-	if (dir && report_load(b->deps->store, backend_config(b), d->job_id, NULL, &rep) == 0 &&
+	if (dir && report_load(b->deps->store, backend_config(b), id, NULL, &rep) == 0 &&
 	    lava_results_build(rep, dir, &lr) == 0)
 		results = lava_results_callback(lr);
 	lava_results_free(lr);
@@ -178,7 +187,7 @@ static int read_body(struct notify_due *d, const struct job_record *rec, const s
 		if (wants_results(&job->notify.callbacks[i]))
 			break;
 	if (i < job->notify.n_callbacks)
-		db->results = read_results(d);
+		db->results = read_results(&d->nb->b, d->job_id);
 	return 0;
 }
 
@@ -259,64 +268,125 @@ struct composing {
 };
 
 /*
- * The data the callback's dataset asks for, all read now: for a callback
- * spooled by a labd that did not keep its body (callback_body()) only, as
- * on PostgreSQL its reads wait in the loop.  NULL when they went to the
- * database instead (composed from spool_due()'s read context): sent later.
+ * A callback an older labd spooled without its body (spool_callback()):
+ * its job, and its results when @results, read when it is sent, in a read
+ * context (store_read_later()) so that the loop does not wait for them.
  */
-static json_t *callback_data(struct notify_backend *nb, int64_t id, const char *dataset)
-{
-	bool logs = !strcmp(dataset, "logs") || !strcmp(dataset, "all");
-	bool results = !strcmp(dataset, "results") || !strcmp(dataset, "all");
-	struct job_record rec = { 0 };
-	struct lava_results *lr = NULL;
-	struct report *rep = NULL;
-	struct job *job = NULL;
-	char *dir = NULL;
-	json_t *data;
+struct old_read {
+	struct notify_backend *nb;
+	int64_t id;
+	bool results;
+	char key[32];		/* in nb->old_bodies */
+};
 
-	if (store_job_get(nb->b.deps->store, id, &rec) < 0)
-		return store_read_pending(nb->b.deps->store) ? NULL :
-		       json_pack("{s:I}", "id", (json_int_t)id);	/* the job is gone */
-	job = report_parse_job(&rec);
-	dir = backend_job_dir(&nb->b, id);
-	if (results && dir && report_load(nb->b.deps->store, backend_config(&nb->b), id, NULL,
-					  &rep) == 0)
-		lava_results_build(rep, dir, &lr);
-	data = store_read_pending(nb->b.deps->store) ? NULL :
-	       lava_notify_data(&rec, job ? job->metadata : NULL, logs ? dir : NULL, lr);
-	lava_results_free(lr);
-	report_free(rep);
-	free(dir);
+/* Read the body; once every answer is in, keep it (or false) for compose(). */
+static void old_body_run(void *userdata)
+{
+	struct old_read *o = userdata;
+	struct store *st = o->nb->b.deps->store;
+	struct job_record rec = { 0 };
+	json_t *body = NULL, *results = NULL, *data = NULL;
+	struct job *job = NULL;
+	int r = store_job_get(st, o->id, &rec);
+
+	if (!r)
+		job = report_parse_job(&rec);
+	if (!r && o->results)
+		results = read_results(&o->nb->b, o->id);
+	if (store_read_pending(st))
+		goto out;
+	if (r == -ENOENT)	/* the job is gone: its id only, as an older labd sent it */
+		body = json_pack("{s:{s:I}, s:b}", "data", "id", (json_int_t)o->id, "gone", 1);
+	else if (!r && (data = lava_notify_data(&rec, job ? job->metadata : NULL, NULL, NULL)))
+		body = json_pack("{s:o, s:O?}", "data", data, "results", results);
+	json_object_set_new(o->nb->old_bodies, o->key, body ? body : json_false());
+out:
+	json_decref(results);
 	job_free(job);
 	job_record_release(&rec);
-	return data;
+}
+
+/* Its reads are done (or dropped): the callback can be composed again. */
+static void old_body_done(void *userdata)
+{
+	struct old_read *o = userdata;
+	struct notify_backend *nb = o->nb;
+
+	free(o);
+	if (nb->up && !nb->composing)
+		upload_kick(nb->up);
 }
 
 /*
- * The body of callback record @rec: the one spooled with it (spool_callback()),
- * with the job's log read from disk now when the dataset has it.
+ * The body of callback record @id (@results: its dataset has them) that an
+ * older labd spooled without it: 0 and a reference in *@ret once read,
+ * -EAGAIN while its reads are on their way (upload_kick() once they are
+ * in), another negative errno when they failed (read again the next time).
  */
-static json_t *callback_body(struct notify_backend *nb, json_t *rec)
+static int old_body(struct notify_backend *nb, int64_t id, bool results, json_t **ret)
+{
+	struct old_read *o;
+	json_t *v;
+	char key[32];
+
+	snprintf(key, sizeof(key), "%lld/%d", (long long)id, results);
+	if (!json_object_get(nb->old_bodies, key)) {
+		o = calloc(1, sizeof(*o));
+		if (!o || json_object_set_new(nb->old_bodies, key, json_true()) < 0) {
+			free(o);
+			return -ENOMEM;
+		}
+		*o = (struct old_read){ nb, id, results, "" };
+		snprintf(o->key, sizeof(o->key), "%s", key);
+		store_read_later(nb->b.deps->store, nb, old_body_run, old_body_done, o);
+	}
+	v = json_object_get(nb->old_bodies, key);
+	if (json_is_true(v))
+		return -EAGAIN;
+	*ret = json_is_object(v) ? json_incref(v) : NULL;
+	json_object_del(nb->old_bodies, key);	/* read again if sent again */
+	return *ret ? 0 : -EIO;
+}
+
+/*
+ * The body of callback record @rec in *@ret: the one spooled with it
+ * (spool_callback()), or read now for a record an older labd spooled
+ * (old_body(): may be -EAGAIN), with the job's log read from disk now when
+ * the dataset has it.
+ */
+static int callback_body(struct notify_backend *nb, json_t *rec, json_t **ret)
 {
 	int64_t id = json_integer_value(json_object_get(rec, "job"));
 	const char *dataset = json_string_value(json_object_get(rec, "dataset")) ?: "";
+	bool logs = !strcmp(dataset, "logs") || !strcmp(dataset, "all");
 	json_t *data = json_object_get(rec, "data"), *results = json_object_get(rec, "results");
-	json_t *body;
+	json_t *old = NULL, *body = NULL;
 	char *dir;
+	int r = 0;
 
-	if (!json_is_object(data))
-		return callback_data(nb, id, dataset);
+	if (!json_is_object(data)) {
+		r = old_body(nb, id, !strcmp(dataset, "results") || !strcmp(dataset, "all"), &old);
+		if (r < 0)
+			return r;
+		data = json_object_get(old, "data");
+		results = json_object_get(old, "results");
+		logs = logs && !json_is_true(json_object_get(old, "gone"));
+	}
 	body = json_incref(data);	/* @rec is dropped once composed */
-	if (!strcmp(dataset, "logs") || !strcmp(dataset, "all")) {
+	if (logs) {
 		dir = backend_job_dir(&nb->b, id);
 		if (!dir || lava_notify_add_log(body, dir) < 0)
-			body = (json_decref(body), NULL);
+			r = -ENOMEM;
 		free(dir);
 	}
-	if (body && results && json_object_set(body, "results", results) < 0)
-		body = (json_decref(body), NULL);
-	return body;
+	if (!r && results && json_object_set(body, "results", results) < 0)
+		r = -ENOMEM;
+	json_decref(old);
+	if (r < 0)
+		json_decref(body);
+	else
+		*ret = body;
+	return r;
 }
 
 /* The token's secret: the one labd.conf maps its name to, else the name. */
@@ -335,8 +405,8 @@ static int compose_one(const void *data, size_t len, void *ud)
 	const char *token = json_string_value(json_object_get(rec, "token"));
 	bool is_json = json_is_true(json_object_get(rec, "json"));
 	char *text = NULL;
+	int err = rec ? callback_body(nb, rec, &body) : -ENOMEM;
 
-	body = rec ? callback_body(nb, rec) : NULL;
 	free(nb->url);
 	nb->url = body ? lava_notify_url(json_string_value(json_object_get(rec, "url")), body) : NULL;
 	nb->method = !strcmp(json_string_value(json_object_get(rec, "method")) ?: "", "POST") ?
@@ -351,8 +421,8 @@ static int compose_one(const void *data, size_t len, void *ud)
 	nb->headers[2] = NULL;
 	if (body && !strcmp(nb->method, "POST"))
 		text = is_json ? json_dumps(body, JSON_COMPACT) : lava_notify_urlencoded(body);
-	if (!body && store_read_pending(nb->b.deps->store))
-		cp->err = -EAGAIN;	/* callback_data(): retried out of the read context */
+	if (err == -EAGAIN || err == -EIO)
+		cp->err = err;	/* its body is being read (old_body()), or that failed */
 	else if (!nb->url || (!strcmp(nb->method, "POST") && !text))
 		cp->err = -ENOMEM;
 	else if (text)
@@ -366,8 +436,11 @@ static int compose_one(const void *data, size_t len, void *ud)
 static int compose(struct upload *u, struct strbuf *body, void *ud)
 {
 	struct composing cp = { .nb = ud, .body = body };
-	int r = upload_take(u, 0, compose_one, &cp);
+	int r;
 
+	cp.nb->composing = true;	/* an old body read at once: no upload_kick() from here */
+	r = upload_take(u, 0, compose_one, &cp);
+	cp.nb->composing = false;
 	return r < 0 ? r : cp.err;
 }
 
@@ -451,12 +524,15 @@ static bool notify_busy(struct backend *b)
 static void notify_free(struct backend *b)
 {
 	struct notify_backend *nb = to_notify(b);
+	struct upload *up = nb->up;
 
+	nb->up = NULL;	/* the old bodies' reads dropped kick nothing (old_body_done()) */
 	if (b->deps)	/* NULL when only checked (labd check-config) */
 		store_read_later_forget(b->deps->store, nb);
-	upload_free(nb->up);
+	upload_free(up);
 	spool_close(nb->sp);
 	json_decref(nb->tokens);
+	json_decref(nb->old_bodies);
 	free(nb->url);
 	backend_release(b);
 	free(nb);
@@ -497,7 +573,8 @@ static int notify_parse(const config_setting_t *g, struct backend **ret, struct 
 	nb->b.file = strdup(g ? cfg_file(g) : "labd.conf");
 	nb->b.line = g ? cfg_line(g) : 0;
 	nb->tokens = json_object();
-	if (!nb->b.name || !nb->b.file || !nb->tokens) {
+	nb->old_bodies = json_object();
+	if (!nb->b.name || !nb->b.file || !nb->tokens || !nb->old_bodies) {
 		notify_free(&nb->b);
 		return -ENOMEM;
 	}

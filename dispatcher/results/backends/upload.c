@@ -389,6 +389,8 @@ static void send_batch(struct upload_chan *c)
 			unsend(c);
 	}
 	strbuf_release(&body);
+	if (err == -EAGAIN)
+		return;	/* not composed yet: the backend kicks once it can */
 	if (err < 0)
 		retry_later(u, strerror(-err));
 }

@@ -68,8 +68,10 @@ struct upload_request {
 struct upload_ops {
 	/**
 	 * required: append the body of the next request to @body, taking its
-	 * records with upload_take(); returns 0, or a negative errno (nothing
-	 * is sent, retried after a backoff)
+	 * records with upload_take(); returns 0, -EAGAIN when it cannot be
+	 * composed yet (nothing is sent, and nothing counted as a failure: the
+	 * backend calls upload_kick() once it can), or another negative errno
+	 * (nothing is sent, retried after a backoff)
 	 */
 	int (*compose)(struct upload *u, struct strbuf *body, void *ud);
 	/** optional: the stream of record @data (e.g. its job); NULL: one stream */
