@@ -6,7 +6,8 @@
 # finished job of the lab and the logs its host has, runs beside the labd
 # of that host (which holds the host's name), registers no host of its own,
 # and leaves the running and queued jobs alone; the hosts go on running
-# jobs afterwards.
+# jobs afterwards.  A host's own retention runs (every second here) list
+# the finished jobs without waiting for the database in the loop.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
@@ -111,6 +112,21 @@ test_expect_success 'the hosts go on: every job ends complete, and new ones run 
 		[ "$(pg_sql "SELECT count(*) FROM results WHERE job_id = $id")" -gt 0 ]
 		[ "$(logs_of "$(pg_sql "SELECT host FROM jobs WHERE id = $id")" "$id")" -gt 0 ]
 	done
+'
+
+# since_mark FILE: what FILE got since the mark
+since_mark() { tail -c +$(($(cat "$TMP/mark") + 1)) "$1"; }
+
+test_expect_success 'a host'"'"'s own retention runs: the finished jobs listed, nothing waited' '
+	kill "$(cat "$TMP/hA.pid")" && wait_for "! kill -0 $(cat "$TMP/hA.pid")" 90 &&
+	{ grep -v "^retention = " "$TMP/hA/labd.conf"
+	  echo "retention = { compress = false; interval = 1; };"; } >"$TMP/hA/retention.conf" &&
+	mv "$TMP/hA/retention.conf" "$TMP/hA/labd.conf" &&
+	wc -c <"$TMP/hA/labd.log" >"$TMP/mark" &&
+	pg_host_start hA -v -v &&	# debug: logs each read that waits for the database
+	wait_for "since_mark $TMP/hA/labd.log | grep -c \"retention: [1-9][0-9]* finished jobs\" |
+		grep -qv \"^[01]\$\"" 30 &&
+	if since_mark "$TMP/hA/labd.log" | grep "store: waited .* to list jobs$"; then false; fi
 '
 
 test_done

@@ -65,6 +65,8 @@ struct retention {
 	struct brief batch[BATCH];
 	size_t n_batch, i_batch;
 	bool batch_end;		/* the store has no more */
+	bool reading;		/* the next batch is being read (store_read_later()) */
+	int batch_err;		/* how reading it failed */
 	struct retention_stats cur, last;
 	struct retention_stats total;	/* every run since start added up (size: the last) */
 };
@@ -361,20 +363,48 @@ static int by_id(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-/* The next finished jobs after the cursor, lowest ids first. */
-static int next_batch(struct retention *g)
+/* The next finished jobs after the cursor, lowest ids first, once the store answered. */
+static void batch_read(void *userdata)
 {
+	struct retention *g = userdata;
 	struct job_filter f = { .state = JOB_STATE_FINISHED, .after_id = g->cursor,
 				.limit = BATCH };
-	int r;
 
 	g->n_batch = g->i_batch = 0;
-	r = store_job_list(g->d.store, &f, keep_brief, g);
-	if (r < 0)
-		return r;
+	g->batch_err = store_job_list(g->d.store, &f, keep_brief, g);
+	if (store_read_pending(g->d.store) || g->batch_err < 0)
+		return;
 	qsort(g->batch, g->n_batch, sizeof(g->batch[0]), by_id);	/* drivers differ */
 	g->batch_end = g->n_batch < BATCH;
-	return 0;
+}
+
+static void schedule(struct retention *g);
+
+/* The batch is in (or its read dropped): the run goes on. */
+static void batch_read_done(void *userdata)
+{
+	struct retention *g = userdata;
+
+	g->reading = false;
+	if (g->work)
+		schedule(g);
+}
+
+/*
+ * Read the next batch without waiting in labd's loop (store_read_later()):
+ * 0 once it is in, or while it is read (g->reading: the run waits for it).
+ */
+static int next_batch(struct retention *g)
+{
+	int r;
+
+	g->reading = true;
+	store_read_later(g->d.store, g, batch_read, batch_read_done, g);
+	if (g->reading)
+		return 0;
+	r = g->batch_err;
+	g->batch_err = 0;
+	return r;
 }
 
 static bool older_than(const struct retention *g, uint64_t ended, int64_t days)
@@ -481,7 +511,12 @@ static void walk_end(struct retention *g)
 static int run_step(struct retention *g)
 {
 	const struct brief *b;
+	int r = g->batch_err;
 
+	if (r < 0) {	/* the batch read while the loop went on failed */
+		g->batch_err = 0;
+		return r;
+	}
 	if (g->phase == PHASE_CAP && g->cur.size <= g->p.max_size) {
 		run_end(g);
 		return 0;
@@ -541,8 +576,8 @@ static int step_once(struct retention *g)
 	}
 	if (take_ended(g, mono_now()))
 		return 0;
-	if (g->phase == PHASE_IDLE)
-		return 1;
+	if (g->phase == PHASE_IDLE || g->reading)
+		return 1;	/* nothing, or the run waits for its batch (batch_read_done()) */
 	r = run_step(g);
 	if (r < 0) {
 		log_error("retention: the run stops: %s", strerror(-r));
@@ -591,7 +626,7 @@ static void schedule(struct retention *g)
 	loop_timer_set(g->work, USEC_INFINITY);
 	if (g->syncing)
 		return;
-	if (g->zjob || g->phase != PHASE_IDLE)
+	if (g->zjob || (g->phase != PHASE_IDLE && !g->reading))
 		loop_defer_again(g->now_src);
 	else if (g->n_ended)
 		loop_timer_set(g->work, g->ended_at[0] + RETENTION_COMPRESS_DELAY);
@@ -691,6 +726,8 @@ struct retention *retention_free(struct retention *g)
 {
 	if (!g)
 		return NULL;
+	if (g->reading)
+		store_read_later_forget(g->d.store, g);	/* the batch being read */
 	compress_stop(g);
 	events_unlisten(g->listener);
 	loop_source_free(g->timer);

@@ -29,7 +29,9 @@
  *
  * In the daemon the work never blocks the loop: retention_step() does a
  * few milliseconds of it (one zstd frame, one job, one batch of the store)
- * per loop turn, from a timer; a run starts every `interval`, and a job's
+ * per loop turn, from a timer; a batch of finished jobs is read through
+ * store_read_later() (on PostgreSQL the run waits for the answer, not the
+ * loop); a run starts every `interval`, and a job's
  * log is compressed RETENTION_COMPRESS_DELAY after its "finished" event.
  * `labd gc` runs the same work at once, in its own process
  * (retention_gc()).
