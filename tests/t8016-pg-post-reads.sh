@@ -4,8 +4,9 @@
 # on a PostgreSQL store: a cancel (of a queued and of a running job, also
 # through LAVA's REST and XML-RPC APIs), LAVA's XML-RPC calls that read, a
 # reservation asked for, granted, renewed, canceled and released, a held
-# board's boot.  None of their reads waits for the database in labd's loop
-# (`labd -v -v` logs each one that does: "store: waited N us for the
+# board's boot; and a queued job canceled by its queue timeout, which reads
+# the job first too.  None of their reads waits for the database in labd's
+# loop (`labd -v -v` logs each one that does: "store: waited N us for the
 # database to ..."), and each request still has its effect, once.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
@@ -131,6 +132,16 @@ test_expect_success 'each request acted once, though its handler ran again' '
 	[ "$(events finished $Q1)" = 1 ] &&
 	[ "$(curl -sf "$LABD_URL/api/v1/jobs" | $PY -c "import json,sys; print(len(json.load(sys.stdin)))")" = 5 ] &&
 	[ "$(curl -sf "$LABD_URL/api/v1/reservations?all=1" | $PY -c "import json,sys; print(len(json.load(sys.stdin)))")" = 3 ]
+'
+
+test_expect_success 'a queued job whose queue timeout ran out: canceled once, nothing waited' '
+	sed "s/^timeouts: {/&queue: {seconds: 2}, /" "$TMP/ticks.yaml" >"$TMP/queue-timeout.yaml" &&
+	RUN2=$(labctl submit -q "$TMP/ticks.yaml") && wait_for "job_is $RUN2 running unknown" 60 &&
+	mark && QT=$(labctl submit -q "$TMP/queue-timeout.yaml") &&
+	wait_for "job_is $QT finished canceled" 30 && waits &&
+	grep -q "job $QT: still queued when its queue timeout" "$LAB/labd.log" &&
+	[ "$(events cancel $QT)" = 1 ] && [ "$(events finished $QT)" = 1 ] && no_wait &&
+	[ "$(post /api/v1/jobs/$RUN2/cancel)" = 200 ]
 '
 
 test_done

@@ -10,8 +10,10 @@
  * canceled, saying so: its owner submits it again.
  *
  * Queue timeouts: a job still queued at submitted + timeouts.queue is
- * canceled with the reason.  After a restart the deadlines of the queued
- * jobs are read back from their definitions (sched_keep_queued()).
+ * canceled with the reason, through store_read_later(): sched_cancel()
+ * reads the job first, and on PostgreSQL the loop does not wait for it.
+ * After a restart the deadlines of the queued jobs are read back from
+ * their definitions (sched_keep_queued()).
  */
 #include "sched/sched_internal.h"
 
@@ -102,15 +104,30 @@ static void keep_deadline(struct sched *s, int64_t id, const struct job *job, ui
 	rearm(s);
 }
 
+#define QUEUE_TIMEOUT_WHY "still queued when its queue timeout (timeouts.queue) ran out"
+
+/* A job whose wait ended, canceled once its read is in (store_read_later()). */
+struct timed_out {
+	struct sched *sched;
+	int64_t id;
+};
+
+static void cancel_timed_out(void *userdata)
+{
+	struct timed_out *t = userdata;
+
+	sched_cancel(t->sched, t->id, QUEUE_TIMEOUT_WHY);	/* acts only with its read in */
+}
+
 /* Cancel every job whose wait ended (those started meanwhile were dropped). */
 static int on_queue_timer(struct loop_source *src, uint64_t now, void *ud)
 {
 	struct sched *s = ud;
 	uint64_t real = loop_realtime(s->deps.run.loop);
+	struct timed_out *t;
 	const char *key;
 	json_t *v;
 	void *tmp;
-	char why[128];
 
 	json_object_foreach_safe(s->deadlines, tmp, key, v) {
 		if ((uint64_t)json_integer_value(v) > real)
@@ -118,9 +135,14 @@ static int on_queue_timer(struct loop_source *src, uint64_t now, void *ud)
 		int64_t id = strtoll(key, NULL, 10);
 
 		json_object_del(s->deadlines, key);
-		snprintf(why, sizeof(why), "still queued when its queue timeout (timeouts.queue) ran out");
-		log_info("job %lld: %s", (long long)id, why);
-		sched_cancel(s, id, why);
+		log_info("job %lld: %s", (long long)id, QUEUE_TIMEOUT_WHY);
+		t = malloc(sizeof(*t));
+		if (!t) {
+			sched_cancel(s, id, QUEUE_TIMEOUT_WHY);	/* its read waits */
+			continue;
+		}
+		*t = (struct timed_out){ s, id };
+		store_read_later(s->deps.run.store, &s->deadlines, cancel_timed_out, free, t);
 	}
 	rearm(s);
 	return 0;
@@ -139,6 +161,8 @@ int sched_keep_init(struct sched *s)
 
 void sched_keep_release(struct sched *s)
 {
+	if (s->deps.run.store)
+		store_read_later_forget(s->deps.run.store, &s->deadlines);	/* cancels not made */
 	json_decref(s->secrets);
 	json_decref(s->deadlines);
 	s->queue_timer = loop_source_free(s->queue_timer);
