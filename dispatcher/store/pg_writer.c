@@ -613,7 +613,6 @@ int pg_write_notify(struct pg_store *ps, const char *op, const char *sql,
 		    const char *notify_sql, const char *payload)
 {
 	struct pg_args n = { 0 };
-	bool txn = ps->in_txn;
 	int r;
 
 	if (!notify_sql)
@@ -623,13 +622,15 @@ int pg_write_notify(struct pg_store *ps, const char *op, const char *sql,
 		r = pg_call(ps, op, sql, a, read, userdata);
 		return r < 0 ? r : pg_call(ps, "notify the other hosts", notify_sql, &n, NULL, NULL);
 	}
-	pg_writer_end_group(ps);	/* a transaction is a group of its own (none: in one) */
-	ps->in_txn = true;	/* one group: both commit together */
+	/*
+	 * a group of its own begins (none: in a transaction), which the writes
+	 * after it in this turn join (a job's "queued" event): a host the
+	 * NOTIFY wakes reads them with its claim (the number of the job's last
+	 * event), as they commit with it
+	 */
+	pg_writer_end_group(ps);
 	r = pg_write(ps, op, sql, a, read, userdata);
-	if (!r)
-		r = pg_write(ps, "notify the other hosts", notify_sql, &n, NULL, NULL);
-	ps->in_txn = txn;
-	return r < 0 || txn ? r : pg_writer_mark(ps);
+	return r < 0 ? r : pg_write(ps, "notify the other hosts", notify_sql, &n, NULL, NULL);
 }
 
 bool pg_writing_behind(const struct pg_store *ps)

@@ -488,7 +488,7 @@ TEST(test_queue__pg_write_groups)
 	CHECK(job(st, "one", "sim", NULL, 50, 1) == 1);
 	CHECK(job(st, "two", "sim", NULL, 50, 2) == 2);
 	CHECK_INT(pg_wait_committed(l, dir, 2), ==, 2);
-	/* the writes of one turn are one transaction (a job's insert is one of its own) */
+	/* the writes of one turn are one transaction (a job's insert begins one of its own) */
 	CHECK(store_device_put(st, &(struct device_record){ .name = "a" }) == 0);
 	CHECK(store_device_put(st, &(struct device_record){ .name = "b" }) == 0);
 	CHECK(store_job_set_state(st, 1, JOB_STATE_CANCELING) == 0);
