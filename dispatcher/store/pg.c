@@ -305,6 +305,7 @@ static void pg_close(struct store *st)
 	pg_reads_free(ps);
 	pg_tokens_free(ps);
 	pg_host_free(ps);
+	pg_event_seqs_free(ps);
 	pg_writer_close(ps);
 	free(ps->host);
 	free(ps->url);
@@ -499,6 +500,7 @@ err:
 	pg_conn_free(ps->claims_conn);
 	pg_tokens_free(ps);
 	pg_host_free(ps);
+	pg_event_seqs_free(ps);
 	pg_writer_close(ps);
 	free(ps->host);
 	free(ps->url);

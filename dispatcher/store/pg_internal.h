@@ -30,7 +30,7 @@
 #define PG_DEFAULT_LEASE 30	/* seconds: host_lease */
 #define PG_IDS_AHEAD 64		/* ids fetched ahead per sequence, at first (ids_ahead) */
 #define PG_IDS_MAX 1024		/* ... and at most, after bursts outran the refill */
-#define PG_EVENT_SEQS 1024	/* jobs whose last event number is kept */
+#define PG_EVENT_SEQS_KEPT 1024	/* jobs not running here whose last event number is kept */
 #define PG_COUNTS_AGE (1000 * 1000ULL)	/* usec: kept job counts asked again after */
 #define PG_COUNTED_STATES JOB_STATE_FINISHED	/* the states whose counts are kept */
 #define PG_CLAIM_DOUBTS 8	/* a board's claims whose answer was lost, looked for again */
@@ -52,6 +52,7 @@ struct pg_entry;
 struct pg_claim;
 struct pg_reads;
 struct pg_doubt;
+struct pg_event_seqs;
 
 /* Ids of a sequence fetched ahead, for inserts that return at once (pg_ids.c). */
 struct pg_ids {
@@ -65,12 +66,6 @@ struct pg_ids {
 	int err;		/* the last refill failed: told to the next taker that finds none */
 	struct pg_reads **waits;	/* read contexts held until the refill is in */
 	unsigned n_waits, alloc_waits;
-};
-
-/* The last event sequence number of the jobs this host writes events for. */
-struct pg_seq_slot {
-	int64_t job_id;
-	int64_t seq;
 };
 
 struct pg_store {
@@ -105,7 +100,7 @@ struct pg_store {
 	struct loop_source *sync_timer;	/* the first wait's PG_SYNC_WAIT_MAX */
 	struct loop_source *group_end;	/* ends the open group after this loop turn */
 	struct pg_ids job_ids, reservation_ids;
-	struct pg_seq_slot event_seqs[PG_EVENT_SEQS];
+	struct pg_event_seqs *event_seqs;	/* the numbers of jobs' last events, or NULL */
 	/* the claims (pg_queue.c) */
 	struct pg_claim *claims;	/* on their way */
 	struct pg_doubt *doubts;	/* boards whose claim's answer was lost */
@@ -371,8 +366,25 @@ int pg_ids_fill(struct pg_store *ps);
 /* pg_event_seq_next() - the number of @job_id's next event, or 0 when unknown. */
 int64_t pg_event_seq_next(struct pg_store *ps, int64_t job_id);
 
-/* pg_event_seq_note() - @job_id's events are numbered up to @seq. */
+/*
+ * pg_event_seq_note() - @job_id's events are numbered up to @seq (a larger
+ * number noted before stays): kept while among the PG_EVENT_SEQS_KEPT last
+ * used, unless live.
+ */
 void pg_event_seq_note(struct pg_store *ps, int64_t job_id, int64_t seq);
+
+/*
+ * pg_event_seq_live() - job @job_id runs on this host (claimed or started
+ * here), its events numbered up to @seq (< 0: not known, then only a number
+ * kept already is): kept until pg_event_seq_end().
+ */
+void pg_event_seq_live(struct pg_store *ps, int64_t job_id, int64_t seq);
+
+/* pg_event_seq_end() - job @job_id ended here (finished, requeued): kept as any other. */
+void pg_event_seq_end(struct pg_store *ps, int64_t job_id);
+
+/* pg_event_seqs_free() - at close. */
+void pg_event_seqs_free(struct pg_store *ps);
 
 /*
  * pg_job_read_seq() - the number of job @id's last event, when the current

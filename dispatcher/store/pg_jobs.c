@@ -370,6 +370,7 @@ int pg_job_start(struct store *st, int64_t id, const char *device, uint64_t when
 	pg_arg_text(&a, device);
 	pg_arg_int(&a, (int64_t)when);
 	pg_arg_text(&a, pg_of(st)->host);
+	pg_event_seq_live(pg_of(st), id, -1);	/* a session job, inserted here */
 	return pg_write(pg_of(st), "start a job", sql_start, &a, pg_read_changed, NULL);
 }
 
@@ -392,6 +393,7 @@ int pg_job_finish(struct store *st, int64_t id, enum job_health health, enum err
 	pg_arg_text(&a, error_type_name(type));
 	pg_arg_text(&a, msg);
 	pg_arg_int(&a, (int64_t)when);
+	pg_event_seq_end(pg_of(st), id);	/* its "finished" comes next: kept a while */
 	return pg_write(pg_of(st), "finish a job", sql_finish, &a, pg_read_changed, NULL);
 }
 
@@ -405,6 +407,7 @@ int pg_job_requeue(struct store *st, int64_t id, bool recovered, const char *why
 	pg_arg_bool(&a, recovered);
 	pg_arg_text(&a, why);
 	n = 1;	/* written behind: taken as there */
+	pg_event_seq_end(pg_of(st), id);	/* its "requeued" comes next: kept a while */
 	r = pg_write(pg_of(st), "requeue a job", sql_requeue, &a, pg_read_int, &n);
 	return r < 0 ? r : n ? 0 : -ENOENT;
 }

@@ -261,8 +261,8 @@ static void read_claimed_job(int err, PGresult *res, const char *msg, void *user
 {
 	struct pg_claim *cl = userdata;
 
-	if (!err && PQntuples(res))	/* its last event: the last column */
-		pg_event_seq_note(cl->ps, pg_int(res, 0, 0), pg_int(res, 0, PQnfields(res) - 1));
+	if (!err && PQntuples(res))	/* it runs here; its last event: the last column */
+		pg_event_seq_live(cl->ps, pg_int(res, 0, 0), pg_int(res, 0, PQnfields(res) - 1));
 	read_claimed(cl, err, res, msg, &pg_job_reader, &cl->c.job, STORE_CLAIMED_JOB);
 }
 
