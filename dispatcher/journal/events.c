@@ -10,6 +10,15 @@
  * told "finished" asks another host for the job), and the events keep their
  * order.  A sync covers the events stored before it was asked for: the
  * events stored while it was on its way wait for the next one.
+ *
+ * An event is stored with its number (its seq in the job), which a store
+ * writing behind may not know without reading the job (PostgreSQL, a job
+ * this host does not run and has not read lately): it does not wait for
+ * that read in the loop (store_event_add() -EAGAIN).  The event is held
+ * here, the job read (store_read_later()), and once the answer is in the
+ * event is stored, numbered from it; the job's events emitted meanwhile
+ * are held behind it, so that a job's events keep their order (those of
+ * other jobs go on).
  */
 #include "journal/events.h"
 
@@ -30,7 +39,7 @@ struct events_listener {
 	struct events_listener *next;
 };
 
-/* An event stored, waiting for the store's commit before it is handed out. */
+/* An event waiting for its number, or stored and waiting for the store's commit. */
 struct pending {
 	struct event ev;	/* kind, data and data_text owned */
 	struct pending *next;
@@ -40,7 +49,8 @@ struct events {
 	struct store *st;
 	struct events_listener *listeners;
 	unsigned dispatching;
-	struct pending *pending, **pending_tail;
+	struct pending *pending, **pending_tail;	/* stored, in order */
+	struct pending *unnumbered, **unnumbered_tail;	/* waiting for their number */
 	bool waiting;		/* for store_sync()'s completion */
 	size_t covered;		/* pending events stored before that sync was asked for */
 };
@@ -53,6 +63,7 @@ int events_new(struct store *st, struct events **ret)
 		return -ENOMEM;
 	e->st = st;
 	e->pending_tail = &e->pending;
+	e->unnumbered_tail = &e->unnumbered;
 	*ret = e;
 	return 0;
 }
@@ -81,18 +92,26 @@ static void pending_free(struct pending *p)
 	free(p);
 }
 
+static void pending_free_all(struct pending *p)
+{
+	struct pending *next;
+
+	for (; p; p = next) {
+		next = p->next;
+		pending_free(p);
+	}
+}
+
 struct events *events_free(struct events *e)
 {
 	struct events_listener *l;
-	struct pending *p;
 
 	if (!e)
 		return NULL;
 	store_forget(e->st, e);
-	while ((p = e->pending)) {
-		e->pending = p->next;
-		pending_free(p);
-	}
+	store_read_later_forget(e->st, e);
+	pending_free_all(e->pending);
+	pending_free_all(e->unnumbered);
 	while ((l = e->listeners)) {
 		e->listeners = l->next;
 		free(l);
@@ -170,30 +189,127 @@ static void on_durable(int err, void *ud)
 		broadcast_pending(e, SIZE_MAX);
 }
 
-/* Keep @ev (its data's reference and data_text stolen) until the store's commit. */
-static int hold(struct events *e, const struct event *ev)
+/* An event of job @job_id; @data and @text stolen (freed on failure: NULL). */
+static struct pending *pending_new(int64_t job_id, uint64_t ts, const char *kind, json_t *data,
+				   char *text)
 {
 	struct pending *p = calloc(1, sizeof(*p));
 
-	if (!p || !(p->ev.kind = strdup(ev->kind))) {
+	if (!p || !(p->ev.kind = strdup(kind))) {
 		free(p);
-		json_decref(ev->data);
-		free((char *)ev->data_text);
-		return -ENOMEM;
+		json_decref(data);
+		free(text);
+		return NULL;
 	}
-	p->ev.job_id = ev->job_id;
-	p->ev.seq = ev->seq;
-	p->ev.ts = ev->ts;
-	p->ev.data = ev->data;
-	p->ev.data_text = ev->data_text;
+	p->ev.job_id = job_id;
+	p->ev.ts = ts;
+	p->ev.data = data;
+	p->ev.data_text = text;	/* listeners that send the event as JSON need not dump it again */
+	return p;
+}
+
+/* @p was stored: handed out once durable (at once when it is already). */
+static void stored(struct events *e, struct pending *p)
+{
 	*e->pending_tail = p;
 	e->pending_tail = &p->next;
+	/* not waiting: nothing else is pending, the sync covers @p only */
+	if (!e->waiting && sync_events(e, 1) <= 0)
+		broadcast_pending(e, SIZE_MAX);
+}
+
+/* Store @p with its number: 0, -EAGAIN (a read must number it), or the error (logged). */
+static int store_numbered(struct events *e, struct pending *p, int err)
+{
+	if (!err)
+		err = store_event_add(e->st, p->ev.job_id, p->ev.ts, p->ev.kind, p->ev.data_text,
+				      &p->ev.seq);
+	if (err < 0 && err != -EAGAIN)
+		log_error("cannot store event '%s' of job %lld: %s", p->ev.kind,
+			  (long long)p->ev.job_id, strerror(-err));
+	return err;
+}
+
+/* Store the events of job @job_id held for their number, in order (@err: its read's error). */
+static void store_held(struct events *e, int64_t job_id, int err)
+{
+	struct pending **pp = &e->unnumbered, *p;
+
+	while ((p = *pp)) {
+		if (p->ev.job_id != job_id) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		if (!*pp)
+			e->unnumbered_tail = pp;
+		p->next = NULL;
+		/* numbered from the read now; one that still cannot be is not waited for */
+		if (store_numbered(e, p, err) < 0) {
+			if (!err)
+				log_error("cannot number event '%s' of job %lld", p->ev.kind,
+					  (long long)job_id);
+			pending_free(p);
+			continue;
+		}
+		stored(e, p);
+	}
+}
+
+/* The job whose events wait for their number (store_read_later()). */
+struct numbering {
+	struct events *e;
+	int64_t job_id;
+};
+
+/* Read the job; once the answer is in, its events held are stored, numbered from it. */
+static void number_held(void *userdata)
+{
+	struct numbering *n = userdata;
+	struct job_record rec = { 0 };
+	int err = store_job_get(n->e->st, n->job_id, &rec);
+
+	job_record_release(&rec);
+	if (store_read_pending(n->e->st))
+		return;	/* run again with the answer */
+	store_held(n->e, n->job_id, err);
+}
+
+/* Whether an event of job @job_id waits for its number (the next ones wait behind it). */
+static bool held(const struct events *e, int64_t job_id)
+{
+	const struct pending *p;
+
+	for (p = e->unnumbered; p; p = p->next)
+		if (p->ev.job_id == job_id)
+			return true;
+	return false;
+}
+
+/* Hold @p, the first of its job whose number needs a read, and read the job. */
+static int number_later(struct events *e, struct pending *p)
+{
+	struct numbering *n = malloc(sizeof(*n));
+	int64_t job_id = p->ev.job_id;
+
+	*e->unnumbered_tail = p;
+	e->unnumbered_tail = &p->next;
+	if (!n) {
+		store_held(e, job_id, -ENOMEM);
+		return -ENOMEM;
+	}
+	n->e = e;
+	n->job_id = job_id;
+	if (store_read_later(e->st, e, number_held, free, n) < 0 && held(e, job_id)) {
+		store_held(e, job_id, -ENOMEM);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind, json_t *data)
 {
-	struct event ev = { .job_id = job_id, .ts = ts, .kind = kind };
+	struct pending *p;
 	char *text;
 	int r;
 
@@ -204,29 +320,28 @@ int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind,
 		json_decref(data);
 		return -ENOMEM;
 	}
-	r = store_event_add(e->st, job_id, ts, kind, text, &ev.seq);
+	p = pending_new(job_id, ts, kind, data, text);
+	if (!p)
+		return -ENOMEM;
+	if (held(e, job_id)) {	/* behind an event of its job that waits for its number */
+		*e->unnumbered_tail = p;
+		e->unnumbered_tail = &p->next;
+		return 0;
+	}
+	r = store_numbered(e, p, 0);
+	if (r == -EAGAIN)
+		return number_later(e, p);
 	if (r < 0) {
-		log_error("cannot store event '%s' of job %lld: %s", kind, (long long)job_id,
-			  strerror(-r));
-		json_decref(data);
-		free(text);
+		pending_free(p);
 		return r;
 	}
-	ev.data = data;
-	ev.data_text = text;	/* listeners that send the event as JSON need not dump it again */
-	if (!e->waiting)
-		sync_events(e, 1);	/* this event, the only one pending */
-	if (e->waiting)
-		return hold(e, &ev);	/* until a sync asked for after it completes */
-	broadcast(e, &ev);
-	json_decref(data);
-	free(text);
+	stored(e, p);
 	return 0;
 }
 
 bool events_waiting(const struct events *e)
 {
-	return e->waiting;
+	return e->waiting || e->unnumbered;
 }
 
 void events_log_grew(struct events *e, int64_t job_id)

@@ -11,8 +11,12 @@
  * events_emit() stores it (store_event_add gives it a per-job sequence
  * number) and calls every listener (results backends, API followers) once
  * the store says it is durable (store_sync()): at once without batching,
- * else from the loop after the commit, always in the order emitted.
- * Listeners must not block.
+ * else from the loop after the commit, in the order emitted.  An event
+ * whose number the store cannot give without reading its job (PostgreSQL:
+ * a job this host neither runs nor knew lately) is stored once that read,
+ * made without waiting, is answered, the job's next events behind it: a
+ * job's events always come in the order emitted, another job's may come
+ * between.  Listeners must not block.
  *
  * The growth of a running job's console log is announced the same way, but
  * not stored (the log files are the record): the scheduler calls
@@ -52,7 +56,7 @@ struct events *events_free(struct events *e);
 /** events_emit() - store and broadcast; steals the reference to @data (may be NULL). */
 int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind, json_t *data);
 
-/** events_waiting() - whether emitted events wait for the store's commit. */
+/** events_waiting() - whether emitted events wait for the store's commit, or their number. */
 bool events_waiting(const struct events *e);
 
 /** events_listen() - call @fn for every event from now on; @ret (optional) to unlisten. */

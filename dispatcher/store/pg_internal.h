@@ -388,9 +388,10 @@ void pg_event_seqs_free(struct pg_store *ps);
 
 /*
  * pg_job_read_seq() - the number of job @id's last event, when the current
- * run of a read context read the job (not finished): a POST handler that
- * read the job (a cancel) numbers the events it adds without a read.
- * Returns 0, or -ENOENT.
+ * run of a read context read the job: a POST handler that read the job (a
+ * cancel), and events.c's read for an event it has no number for, number
+ * the events they add without a read of their own.  Returns 0, or -ENOENT
+ * (not read, or no such job).
  */
 int pg_job_read_seq(struct pg_store *ps, int64_t id, int64_t *ret);
 

@@ -262,7 +262,7 @@ int pg_job_read_seq(struct pg_store *ps, int64_t id, int64_t *ret)
 
 	pg_arg_int(&a, id);
 	res = pg_read_answered(ps, sql_get, &a);
-	if (!res || !PQntuples(res) || !strcmp(pg_value(res, 0, COL_STATE), "finished"))
+	if (!res || !PQntuples(res))
 		return -ENOENT;
 	*ret = pg_int(res, 0, COL_LAST_SEQ);
 	return 0;

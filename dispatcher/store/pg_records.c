@@ -191,8 +191,6 @@ static const char sql_event_add[] =
 	" GREATEST($5::bigint, COALESCE((SELECT MAX(seq) FROM events WHERE job_id = $1::bigint),"
 	" 0) + 1), $2::bigint, $3::text, $4::text"
 	" WHERE EXISTS (SELECT 1 FROM jobs WHERE id = $1::bigint) RETURNING seq";
-static const char sql_event_last[] =
-	"SELECT COALESCE(MAX(seq), 0) FROM events WHERE job_id = $1";
 static const char sql_event_list[] =
 	"SELECT seq, job_id, ts, kind, data FROM events WHERE job_id = $1 AND seq > $2"
 	" ORDER BY seq";
@@ -209,31 +207,22 @@ static int event_read(PGresult *res, int row, void *p)
 
 static const struct pg_reader event_reader = { &store_event_rows, event_read };
 
-/* The number of @job_id's next event, when events are written behind. */
+/*
+ * The number of @job_id's next event, when events are written behind: the
+ * job read by the current run of a read context (a cancel, events.c's read
+ * of a job it has no number for) is the freshest, else the number kept
+ * (pg_event_seqs.c).  None: -EAGAIN, never a read that waits in the loop.
+ */
 static int event_next(struct pg_store *ps, int64_t job_id, int64_t *ret)
 {
-	struct pg_args a = { 0 };
-	int64_t last = 0;
-	int r;
+	int64_t kept = pg_event_seq_next(ps, job_id), last = 0;
 
-	*ret = pg_event_seq_next(ps, job_id);
-	if (*ret)
-		return 0;
-	/* the job read by the run of a read context that adds it (a cancel) */
 	if (!pg_job_read_seq(ps, job_id, &last)) {
-		*ret = last + 1;
+		*ret = last + 1 > kept ? last + 1 : kept;
 		return 0;
 	}
-	/*
-	 * a job this host has not submitted, claimed, listed or read (a job
-	 * read is numbered with it, so a cancel is not): ask, a short read
-	 */
-	pg_arg_int(&a, job_id);
-	r = pg_call_now(ps, "number an event", sql_event_last, &a, pg_read_int, &last);
-	if (r < 0)
-		return r;
-	*ret = last + 1;
-	return 0;
+	*ret = kept;
+	return kept ? 0 : -EAGAIN;
 }
 
 int pg_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
@@ -244,6 +233,8 @@ int pg_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind
 	int64_t seq = 0;
 	int r;
 
+	if (pg_read_pending(st))	/* a run that must not act: refused as any write */
+		return pg_read_writing(ps, "add an event");
 	if (pg_writing_behind(ps) && (r = event_next(ps, job_id, &seq)) < 0)
 		return r;
 	pg_arg_int(&a, job_id);

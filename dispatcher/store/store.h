@@ -113,12 +113,13 @@
  *     counts kept at most a second old, refreshed without waiting; a
  *     job's end the store refused is tried again the same way
  *     (sched_finish.c), and so is the body of a notify callback an older
- *     labd spooled without it.  Reads made elsewhere from the loop (the
- *     read a write needs for itself: an event's number for a job this
- *     host never saw) still wait for their answer, bounded by the store's
- *     `timeout` (doc/multi-host.md lists them); at start-up (outside the
- *     loop's callbacks) every read waits.  SQLite answers every read at
- *     once.
+ *     labd spooled without it; an event whose number the store does not
+ *     know is refused (store_event_add() -EAGAIN) and numbered by a run of
+ *     store_read_later() that read its job (journal/events.c).  Only a
+ *     read after a write of the same run still waits in the loop, bounded
+ *     by the store's `timeout` (doc/multi-host.md); at start-up (outside
+ *     the loop's callbacks) every read waits.  SQLite answers every read
+ *     at once.
  *  store_forget() drops the completions of a caller that goes away; the
  *  store_params.loop is where an asynchronous driver registers its socket
  *  and timers (SQLite: its commit at the next iteration).
@@ -600,7 +601,21 @@ void result_record_release(struct result_record *rec);
 
 /* ---- events ---- */
 
-/** store_event_add() - append an event; returns its per-job sequence number in *ret_seq. */
+/**
+ * store_event_add() - append an event; returns its per-job sequence number
+ * in *ret_seq (@ret_seq may be NULL).
+ *
+ * A store writing behind must know the number when the event is written:
+ * PostgreSQL in labd's loop keeps the number of the last event of every job
+ * this host runs (until it ends here) and of the 1024 other jobs it learnt
+ * one of last (submitted, ended, read or listed outside a read context),
+ * and takes the number of a job the current run of a read
+ * context read (store_job_get()) from that read.  Any other job's event is
+ * refused with -EAGAIN, nothing stored, rather than read for in the loop:
+ * the caller adds it again from a run of store_read_later() that read the
+ * job (journal/events.c does, keeping the job's events in order).  SQLite,
+ * and a store without a loop, never return -EAGAIN.
+ */
 int store_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
 		    const char *data, int64_t *ret_seq);
 
