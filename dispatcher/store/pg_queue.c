@@ -115,6 +115,7 @@ struct pg_claim {
 	int err;
 	bool contended;		/* took nothing, passed a locked entry by */
 	unsigned refs;		/* its commands not completed yet */
+	int64_t last_seq;	/* the number of the claimed job's last event */
 	struct store_claimed c;
 	struct pg_claim *next;	/* ps->claims */
 };
@@ -261,8 +262,8 @@ static void read_claimed_job(int err, PGresult *res, const char *msg, void *user
 {
 	struct pg_claim *cl = userdata;
 
-	if (!err && PQntuples(res))	/* it runs here; its last event: the last column */
-		pg_event_seq_live(cl->ps, pg_int(res, 0, 0), pg_int(res, 0, PQnfields(res) - 1));
+	if (!err && PQntuples(res))	/* its last event: the last column */
+		cl->last_seq = pg_int(res, 0, PQnfields(res) - 1);
 	read_claimed(cl, err, res, msg, &pg_job_reader, &cl->c.job, STORE_CLAIMED_JOB);
 }
 
@@ -287,6 +288,9 @@ static void claim_end(struct pg_claim *cl)
 		cl->c.kind = STORE_CLAIMED_NONE;
 	else if (cl->c.kind == STORE_CLAIMED_NONE && cl->contended)
 		cl->c.kind = STORE_CLAIMED_CONTENDED;
+	/* the job runs here now: its number kept until it ends here (a claim lost: none) */
+	if (cl->c.kind == STORE_CLAIMED_JOB)
+		pg_event_seq_live(cl->ps, cl->c.job.id, cl->last_seq);
 	claim_unlink(cl);
 	if (cl->finished)
 		*cl->finished = true;
