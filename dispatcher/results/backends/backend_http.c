@@ -14,7 +14,9 @@
  * number, log offset and chunk number).  When the spool is full, nothing new
  * is spooled: the job is marked lagging, and once the receiver freed room its
  * events are read back from the store and its log from console.log, from the
- * cursor on, so the data is late but neither lost nor repeated.  The cursors
+ * cursor on, so the data is late but neither lost nor repeated.  Those reads
+ * go through store_read_later() (catch_up()): on PostgreSQL the job's stream
+ * waits for the answer, not labd's loop.  The cursors
  * survive restarts in <spool>/cursors.json, written before a segment is
  * deleted, and the records still on disk, scanned at start.
  */
@@ -81,6 +83,8 @@ struct cursor {
 	bool held;		/* the last capture held an incomplete character back */
 	bool finished;		/* the "finished" event is spooled: drop the cursor */
 	bool revived;		/* an ended stream that got more: drop it again */
+	bool reading;		/* catching up: the store's events are being read */
+	bool missed;		/* an event came meanwhile: catch up again */
 	char *dir;
 };
 
@@ -110,6 +114,7 @@ struct http_backend {
 	unsigned next_refusal;
 	struct cursor done[HTTP_DONE_MEMORY];	/* streams ended lately, as they ended */
 	unsigned next_done;
+	bool catching_up;	/* in catch_up(): a catch-up done at once is the caller's */
 };
 
 static const char *const http_keys[] = { "url", "token", "batch_bytes", "batch_ms", "spool_max",
@@ -420,40 +425,106 @@ static int spool_event(struct http_backend *hb, struct cursor *c, int64_t seq, u
 	return 0;
 }
 
+/*
+ * Catching up: the events the store holds beyond a cursor, read without
+ * waiting in labd's loop (store_read_later()).  While they are read the
+ * cursor is lagging: nothing of its job is spooled (new events wait in the
+ * store, the log in console.log), so the run with the answer spools the
+ * log, then the events, in their order.
+ */
 struct catch_up {
 	struct http_backend *hb;
-	struct cursor *c;
+	int64_t job;
+	json_t *events;		/* the answer: [{"seq", "ts", "kind", "data"}] */
 };
 
-static int catch_up_event(const struct event_record *rec, void *ud)
+static int keep_event(const struct event_record *rec, void *ud)
 {
-	struct catch_up *cu = ud;
-	json_t *data = json_loads(rec->data, 0, NULL);
-	int err;
+	json_t *data = rec->data ? json_loads(rec->data, 0, NULL) : NULL;
+	json_t *e = json_pack("{s:I, s:I, s:s, s:o}", "seq", (json_int_t)rec->seq, "ts",
+			      (json_int_t)rec->ts, "kind", rec->kind, "data",
+			      data ? data : json_object());
 
-	if (!data)
-		data = json_object();
-	err = spool_event(cu->hb, cu->c, rec->seq, rec->ts, rec->kind, data);
-	json_decref(data);
-	return err < 0 ? err : 0;
+	return json_array_append_new(ud, e) < 0 ? -ENOMEM : 0;
 }
 
-/* Spool what the store and console.log hold beyond @c: log first, then events. */
-static int catch_up(struct http_backend *hb, struct cursor *c)
+/* Spool what console.log holds beyond @c, then @events. */
+static int spool_caught_up(struct http_backend *hb, struct cursor *c, json_t *events)
 {
-	struct catch_up cu = { hb, c };
+	int err = capture_log(hb, c, false);
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(events, i, e) {
+		if (err < 0)
+			break;
+		err = spool_event(hb, c, json_integer_value(json_object_get(e, "seq")),
+				  (uint64_t)json_integer_value(json_object_get(e, "ts")),
+				  json_string_value(json_object_get(e, "kind")),
+				  json_object_get(e, "data"));
+	}
+	return err;
+}
+
+static void caught_up(struct http_backend *hb);
+
+static void catch_up_run(void *userdata)
+{
+	struct catch_up *cu = userdata;
+	struct http_backend *hb = cu->hb;
+	struct store *st = hb->b.deps->store;
+	struct cursor *c = cursor_find(hb, cu->job);
 	int err;
 
-	err = capture_log(hb, c, false);
+	if (!c)
+		c = revive(hb, cu->job);	/* an ended stream's, dropped meanwhile */
+	if (!c)
+		return;
+	json_array_clear(cu->events);
+	err = store_event_list(st, c->job, c->ev_seq, keep_event, cu->events);
+	if (store_read_pending(st))
+		return;
+	c->reading = false;
 	if (!err)
-		err = store_event_list(hb->b.deps->store, c->job, c->ev_seq, catch_up_event, &cu);
+		err = spool_caught_up(hb, c, cu->events);
 	if (err == -ENOENT) {
 		c->finished = true;	/* the job is gone */
 		err = 0;
 	}
-	if (!err)
+	if (!err && !c->missed)
 		c->lagging = false;
-	return err;
+	c->missed = false;
+	if (!hb->catching_up)
+		caught_up(hb);	/* answered later, from the loop */
+}
+
+static void catch_up_free(void *userdata)
+{
+	struct catch_up *cu = userdata;
+
+	json_decref(cu->events);
+	free(cu);
+}
+
+/* Spool what the store and console.log hold beyond @c (now, or once the store answered). */
+static void catch_up(struct http_backend *hb, struct cursor *c)
+{
+	struct catch_up *cu;
+
+	c->lagging = true;
+	if (c->reading)
+		return;	/* its answer catches up */
+	cu = calloc(1, sizeof(*cu));
+	if (!cu || !(cu->events = json_array())) {
+		free(cu);
+		return;	/* still lagging: the next capture tick tries again */
+	}
+	cu->hb = hb;
+	cu->job = c->job;
+	c->reading = true;
+	hb->catching_up = true;
+	store_read_later(hb->b.deps->store, hb, catch_up_run, catch_up_free, cu);
+	hb->catching_up = false;
 }
 
 /* ---- capture tick ---- */
@@ -497,16 +568,25 @@ static int on_capture(struct loop_source *s, uint64_t now, void *ud)
 		else if (c->dirty)
 			capture_log(hb, c, false);
 	}
+	caught_up(hb);
+	return 0;
+}
+
+/* After catching up or capturing: drop the ended streams, look again, send. */
+static void caught_up(struct http_backend *hb)
+{
+	size_t i;
+
 	drop_finished(hb);
 	if (hb->fills && !hb->full && !any_lagging(hb)) {
 		log_info("backend '%s': caught up, streaming live again", hb->b.name);
 		hb->fills = 0;
 	}
 	for (i = 0; i < hb->n_cursors; i++)
-		if (hb->cursors[i]->dirty && !hb->full)
+		if ((hb->cursors[i]->dirty || (hb->cursors[i]->lagging &&
+					       !hb->cursors[i]->reading)) && !hb->full)
 			arm_capture(hb);
 	upload_kick(hb->up);
-	return 0;
 }
 
 /* ---- listeners ---- */
@@ -524,6 +604,7 @@ static void http_event(struct backend *b, const struct event *ev)
 		return;
 	if (hb->full || c->lagging) {
 		c->lagging = true;
+		c->missed = c->reading;	/* perhaps not in the answer being read */
 		return;
 	}
 	if (ev->seq <= c->ev_seq)
@@ -920,6 +1001,8 @@ static void http_free(struct backend *b)
 	struct http_backend *hb = to_http(b);
 	size_t i;
 
+	if (b->deps)	/* NULL when only checked (labd check-config) */
+		store_read_later_forget(b->deps->store, hb);	/* catch-ups being read */
 	if (hb->sp && hb->state_path)
 		save_state(hb);
 	upload_free(hb->up);
