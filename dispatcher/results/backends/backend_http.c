@@ -115,6 +115,7 @@ struct http_backend {
 	struct cursor done[HTTP_DONE_MEMORY];	/* streams ended lately, as they ended */
 	unsigned next_done;
 	bool catching_up;	/* in catch_up(): a catch-up done at once is the caller's */
+	json_t *unknown;	/* "<job>": jobs whose log grew with no cursor, being read */
 };
 
 static const char *const http_keys[] = { "url", "token", "batch_bytes", "batch_ms", "spool_max",
@@ -618,37 +619,72 @@ static void http_event(struct backend *b, const struct event *ev)
 	upload_kick(hb->up);
 }
 
-/* Whether job @job finished before its stream began here (e.g. before a restart). */
-static bool finished_long_ago(struct http_backend *hb, int64_t job)
-{
-	struct job_record rec = { 0 };
-	bool finished;
+/* A job whose log grew with no cursor here, read (store_read_later()). */
+struct unknown_job {
+	struct http_backend *hb;
+	int64_t job;
+};
 
-	if (store_job_get(hb->b.deps->store, job, &rec) < 0)
-		return true;
-	finished = rec.state == JOB_STATE_FINISHED;
+/*
+ * Unless it finished before its stream began here (before a restart), the
+ * job gets a cursor once the store answered: lagging, its events never
+ * seen here are taken from the store.
+ */
+static void unknown_job_run(void *userdata)
+{
+	struct unknown_job *u = userdata;
+	struct store *st = u->hb->b.deps->store;
+	struct job_record rec = { 0 };
+	int r = store_job_get(st, u->job, &rec);
+	struct cursor *c;
+
+	if (!store_read_pending(st) && !r && rec.state != JOB_STATE_FINISHED) {
+		c = cursor_find(u->hb, u->job);	/* (its event came meanwhile) */
+		if (!c && (c = cursor_get(u->hb, u->job)))
+			c->lagging = true;
+		if (c)
+			c->dirty = true;
+		if (c && !u->hb->full)
+			arm_capture(u->hb);
+	}
 	job_record_release(&rec);
-	return finished;
+}
+
+static void unknown_job_free(void *userdata)
+{
+	struct unknown_job *u = userdata;
+	char key[24];
+
+	snprintf(key, sizeof(key), "%lld", (long long)u->job);
+	json_object_del(u->hb->unknown, key);
+	free(u);
 }
 
 static void http_log_grew(struct backend *b, int64_t job_id)
 {
 	struct http_backend *hb = to_http(b);
 	struct cursor *c = cursor_find(hb, job_id);
+	struct unknown_job *u;
+	char key[24];
 
 	if (!c)
 		c = revive(hb, job_id);
-	if (!c) {
-		if (finished_long_ago(hb, job_id))
-			return;
-		c = cursor_get(hb, job_id);
-		if (!c)
-			return;
-		c->lagging = true;	/* its events were never seen: take them from the store */
+	if (c) {
+		c->dirty = true;
+		if (!hb->full)
+			arm_capture(hb);
+		return;
 	}
-	c->dirty = true;
-	if (!hb->full)
-		arm_capture(hb);
+	snprintf(key, sizeof(key), "%lld", (long long)job_id);
+	if (json_object_get(hb->unknown, key))
+		return;	/* being read */
+	u = malloc(sizeof(*u));
+	if (!u || json_object_set_new(hb->unknown, key, json_true()) < 0) {
+		free(u);
+		return;
+	}
+	*u = (struct unknown_job){ hb, job_id };
+	store_read_later(b->deps->store, hb, unknown_job_run, unknown_job_free, u);
 }
 
 /* ---- upload ---- */
@@ -961,7 +997,8 @@ static int http_parse(const config_setting_t *g, struct backend **ret, struct di
 
 	if (!hb)
 		return -ENOMEM;
-	if (backend_init(&hb->b, &backend_http_ops, g) < 0) {
+	hb->unknown = json_object();
+	if (backend_init(&hb->b, &backend_http_ops, g) < 0 || !hb->unknown) {
 		hb->b.ops->free(&hb->b);
 		return -ENOMEM;
 	}
@@ -1013,6 +1050,7 @@ static void http_free(struct backend *b)
 		free(hb->cursors[i]);
 	}
 	free(hb->cursors);
+	json_decref(hb->unknown);
 	free(hb->prefix);
 	free(hb->state_path);
 	free(hb->url);
