@@ -37,16 +37,21 @@ CB_TOKEN=cb-token-$$-$RANDOM
 echo "notify = { tokens = { kernelci-callback = \"$CB_TOKEN\"; }; };" >>"$LAB/labd.conf"
 recorder_start cb
 pg_ticks_job "$TMP/ticks.yaml" 40	# 20 s: it ends after the stop
-# the running job: with KernelCI's callback (its body has the job's log and results)
+# the running job: with KernelCI's callback (its body has the job's log and
+# results), and one of the minimal dataset (the job's fields only)
 { cat "$TMP/ticks.yaml"; cat <<JOB; } >"$TMP/ticks-cb.yaml"
 metadata: {api_config_name: staging, storage_config_name: staging-azure}
 notify:
   criteria: {status: finished}
-  callback:
-    url: http://127.0.0.1:$REC_PORT_cb/node/6543?job={ID}
+  callbacks:
+  - url: http://127.0.0.1:$REC_PORT_cb/node/6543?job={ID}
     method: POST
     token: kernelci-callback
     dataset: all
+    content-type: json
+  - url: http://127.0.0.1:$REC_PORT_cb/minimal/6544
+    method: POST
+    dataset: minimal
     content-type: json
 JOB
 ticks() { grep -c '^tick-[0-9]*.$' "$LAB/state/jobs/$ID/console.log" 2>/dev/null || echo 0; }
@@ -102,6 +107,19 @@ test_expect_success 'the job'"'"'s JUnit report and KCIDB document: built withou
 	if grep -E "store: waited .* to (list results|list events)" "$LAB/labd.log"; then false; fi
 '
 
+# minimal_body PATH: the callback to PATH has the job's fields, and no results nor log
+minimal_body() {
+	$PY - "$TMP/cb.jsonl" "$1" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+reqs = [r for r in reqs if r["path"] == sys.argv[2]]
+assert len(reqs) == 1, "%d requests for %s" % (len(reqs), sys.argv[2])
+body = json.loads(reqs[0]["body"])
+assert body["status_string"] == "complete", body
+assert "results" not in body and "log" not in body, sorted(body)
+PY
+}
+
 test_expect_success 'the job'"'"'s notify callback: what KernelCI reads, built without waiting in the loop' '
 	wait_for "grep -q /node/6543 $TMP/cb.jsonl" 30 &&
 	$PY "$TOP/tests/ci/kernelci-callback.py" "$TMP/cb.jsonl" "/node/6543?job=$ID" \
@@ -109,6 +127,7 @@ test_expect_success 'the job'"'"'s notify callback: what KernelCI reads, built w
 	cat "$TMP/kernelci.out" &&
 	grep -q "lava: .*\"0_ticks\": \"pass\"" "$TMP/kernelci.out" &&
 	grep -q "tick-40" "$TMP/cb.jsonl" &&
+	wait_for "grep -q /minimal/6544 $TMP/cb.jsonl" 30 && minimal_body /minimal/6544 &&
 	# the callback reads its job, results and events: none of them waited
 	if grep -E "store: waited .* to (read a job|list results|list events)" "$LAB/labd.log"
 	then false; fi
@@ -124,7 +143,9 @@ url = "http://127.0.0.1:%s/node/%%d?job={ID}" % port
 recs = [{"job": job, "url": url % 7001, "method": "POST", "token": "kernelci-callback",
          "header": "Authorization", "dataset": "all", "json": True},
         {"job": job, "url": url % 7002, "method": "GET", "header": "Authorization",
-         "dataset": "minimal", "json": False}]
+         "dataset": "minimal", "json": False},
+        {"job": job, "url": url % 7003, "method": "POST", "header": "Authorization",
+         "dataset": "minimal", "json": True}]
 with open(path, "wb") as f:
     for r in recs:
         payload = json.dumps(r).encode()
@@ -141,6 +162,7 @@ test_expect_success 'callbacks an older labd spooled without their body: sent wh
 		"$CB_TOKEN" >"$TMP/kernelci-old.out" &&
 	grep -q "lava: .*\"0_ticks\": \"pass\"" "$TMP/kernelci-old.out" &&
 	grep -q "\"GET\".*/node/7002?job=$ID\"" "$TMP/cb.jsonl" &&
+	wait_for "grep -q /node/7003 $TMP/cb.jsonl" 30 && minimal_body "/node/7003?job=$ID" &&
 	# their bodies read the job, its results and events: none of them waited
 	if tail -c +$(($(cat "$TMP/mark") + 1)) "$LAB/labd.log" |
 		grep -E "store: waited .* to (read a job|list results|list events)"

@@ -379,7 +379,7 @@ static int callback_body(struct notify_backend *nb, json_t *rec, json_t **ret)
 			r = -ENOMEM;
 		free(dir);
 	}
-	if (!r && results && json_object_set(body, "results", results) < 0)
+	if (!r && json_is_object(results) && json_object_set(body, "results", results) < 0)
 		r = -ENOMEM;
 	json_decref(old);
 	if (r < 0)
