@@ -314,6 +314,18 @@ bool api_elsewhere(struct api_request *r, const char *host, enum MHD_Result *ret
 	return true;
 }
 
+enum MHD_Result api_job_forward(struct api_request *r, int64_t id, const char *host)
+{
+	enum MHD_Result ret;
+
+	if (api_elsewhere(r, host, &ret))
+		return ret;
+	/* it came forwarded, and the job went on to another host meanwhile */
+	return api_reply_error(r, MHD_HTTP_CONFLICT,
+			       "job %lld runs on host '%s' of this lab, not on the host asked: "
+			       "try again", (long long)id, host);
+}
+
 bool api_board_forwarded(struct api_request *r, const char *board, bool here_only,
 			 enum MHD_Result *ret)
 {

@@ -497,6 +497,15 @@ void api_tunnels_shutdown(struct api_forwards *set);
  */
 bool api_elsewhere(struct api_request *r, const char *host, enum MHD_Result *ret);
 /**
+ * api_job_forward() - the answer to @r, which acts on the run of job @id
+ * (a cancel), when @host, another host of the lab, runs it
+ * (sched_cancel()'s -EREMOTE): the same request forwarded there, its
+ * answer that host's (api_forwarding(), api_forward_answer() when the
+ * handler runs again; 502 naming it when it does not answer).  A request
+ * that came forwarded is not forwarded again: 409 (the job moved on).
+ */
+enum MHD_Result api_job_forward(struct api_request *r, int64_t id, const char *host);
+/**
  * api_board_forwarded() - whether @board is a board of another host of the
  * lab (none of this one's): true with @ret the answer, that host's
  * (forwarded) or, @here_only, 421 naming it; false for a board of this host

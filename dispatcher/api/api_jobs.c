@@ -306,6 +306,8 @@ enum MHD_Result api_jobs_cancel(struct api_request *r)
 	char why[API_IDENTITY_MAX + 32], what[64];
 	int err;
 
+	if (api_forwarding(r))
+		return api_forward_answer(r);	/* the host that runs it answered */
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
 	/* ci users cancel their own jobs, admins any */
@@ -316,7 +318,11 @@ enum MHD_Result api_jobs_cancel(struct api_request *r)
 	}
 	snprintf(why, sizeof(why), "canceled by %s", r->who.name);
 	err = sched_cancel(d->sched, rec.id, why);
+	if (err == -EREMOTE)	/* its run is on another host: that host cancels it */
+		ret = api_job_forward(r, rec.id, rec.host);
 	job_record_release(&rec);
+	if (err == -EREMOTE)
+		return ret;
 	if (err == -EALREADY)
 		return api_reply_error(r, MHD_HTTP_CONFLICT, "job %s already finished",
 				       r->params[0]);

@@ -51,8 +51,9 @@ int api_lava_check(struct api_request *r, const char *def, size_t len, char **wh
 
 /**
  * api_lava_cancel() - cancel job @rec for r->who, who must own it (or be an
- * admin): 0 (also when it had finished), -EACCES with @d filled, or another
- * negative errno.
+ * admin): 0 (also when it had finished), -EACCES with @d filled, -EREMOTE
+ * when another host of the lab runs it (rec->host: the caller has that host
+ * cancel it, nothing was done here), or another negative errno.
  */
 int api_lava_cancel(struct api_request *r, const struct job_record *rec, struct api_denial *d);
 

@@ -420,10 +420,16 @@ static enum MHD_Result jobs_cancel(struct api_request *r)
 	enum MHD_Result ret;
 	int err;
 
+	if (api_forwarding(r))
+		return api_forward_answer(r);	/* the host that runs it answered */
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
 	err = api_lava_cancel(r, &rec, &d);
+	if (err == -EREMOTE)	/* its run is on another host: that host cancels it */
+		ret = api_job_forward(r, rec.id, rec.host);
 	job_record_release(&rec);
+	if (err == -EREMOTE)
+		return ret;
 	if (err == -EACCES)
 		return api_reply_denial(r, &d);
 	if (err < 0)

@@ -356,6 +356,47 @@ static xmlrpc_value *job_health(xmlrpc_env *env, xmlrpc_value *params, struct ap
 	return v;
 }
 
+/*
+ * What one POST /RPC2 did, in r->ctx while its methods run: how many were
+ * called, and the host a job to cancel runs on.  A call that only cancels
+ * such a job (alone, or the one method of a system.multicall) is sent as it
+ * is to that host's /RPC2 (api_job_forward()), whose answer is the answer;
+ * in a multicall that called others here too it is a fault naming the host.
+ */
+struct rpc_call_state {
+	unsigned calls;
+	char *elsewhere;	/* the host, or NULL */
+	int64_t id;		/* the job it runs */
+};
+
+static void rpc_call_state_free(void *ctx)
+{
+	struct rpc_call_state *cs = ctx;
+
+	free(cs->elsewhere);
+	free(cs);
+}
+
+static struct rpc_call_state *call_state(struct api_request *r)
+{
+	return r->ctx_free == rpc_call_state_free ? r->ctx : NULL;
+}
+
+/* Job @rec runs on another host: remember it; the fault is the answer unless forwarded. */
+static void cancel_elsewhere(xmlrpc_env *env, struct api_request *r, const struct job_record *rec)
+{
+	struct rpc_call_state *cs = call_state(r);
+
+	if (cs && !api_forwarded(r) && !cs->elsewhere) {
+		cs->elsewhere = strdup(rec->host);
+		cs->id = rec->id;
+	}
+	xmlrpc_env_set_fault_formatted(env, 409,
+				       "job %lld runs on host '%s' of this lab: cancel it through "
+				       "that host, or alone in a call", (long long)rec->id,
+				       rec->host);
+}
+
 static xmlrpc_value *jobs_cancel(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
 {
 	struct job_record rec = { 0 };
@@ -365,8 +406,12 @@ static xmlrpc_value *jobs_cancel(xmlrpc_env *env, xmlrpc_value *params, struct a
 	if (param_job(env, params, 0, r, &rec) < 0)
 		return NULL;
 	err = api_lava_cancel(r, &rec, &d);
+	if (err == -EREMOTE)
+		cancel_elsewhere(env, r, &rec);
 	job_record_release(&rec);
-	if (err == -EACCES)
+	if (err == -EREMOTE)
+		;	/* the fault is set */
+	else if (err == -EACCES)
 		xmlrpc_env_set_fault(env, (int)d.status, d.msg);
 	else if (err < 0)
 		xmlrpc_env_set_fault_formatted(env, 500, "cannot cancel: %s", strerror(-err));
@@ -622,8 +667,11 @@ static xmlrpc_value *dispatch(xmlrpc_env *env, xmlrpc_value *params, void *serve
 {
 	const struct rpc_method *m = server_info;
 	struct api_request *r = call_info;
+	struct rpc_call_state *cs = call_state(r);
 	struct api_denial d;
 
+	if (cs)
+		cs->calls++;
 	if (api_check(r, m->role, m->what, &d) < 0) {
 		xmlrpc_env_set_fault(env, (int)d.status, d.msg);
 		return NULL;
@@ -718,21 +766,60 @@ struct MHD_Response *api_rpc_fault_response(int code, const char *msg)
 	return xml_response(out);
 }
 
+/*
+ * The call, sent as it is to the host that runs the job it cancels, when
+ * that is all it did here (struct rpc_call_state): true with @ret the answer.
+ */
+static bool call_elsewhere(struct api_request *r, xmlrpc_mem_block *out, enum MHD_Result *ret)
+{
+	struct rpc_call_state *cs = call_state(r);
+	int64_t id;
+	char *host;
+
+	if (!cs || !cs->elsewhere || cs->calls != 1 ||
+	    store_read_pending(api_deps_of(r)->store)) {
+		if (cs) {
+			r->ctx_free(r->ctx);
+			r->ctx = NULL;
+			r->ctx_free = NULL;
+		}
+		return false;
+	}
+	host = cs->elsewhere;
+	id = cs->id;
+	cs->elsewhere = NULL;
+	r->ctx_free(r->ctx);	/* the forward takes r->ctx */
+	r->ctx = NULL;
+	r->ctx_free = NULL;
+	if (out)
+		xmlrpc_mem_block_free(out);
+	*ret = api_job_forward(r, id, host);
+	free(host);
+	return true;
+}
+
 /* POST /RPC2 (also /RPC2/ and //RPC2): one call, answered with 200 and a result or a fault. */
 static enum MHD_Result rpc_call(struct api_request *r)
 {
 	xmlrpc_mem_block *out = NULL;
+	enum MHD_Result ret;
 	xmlrpc_env env;
 
+	if (api_forwarding(r))
+		return api_forward_answer(r);	/* the host that runs the job answered */
 	if (!r->body.len)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "empty XML-RPC call");
+	r->ctx = calloc(1, sizeof(struct rpc_call_state));
+	r->ctx_free = r->ctx ? rpc_call_state_free : NULL;
 	xmlrpc_env_init(&env);
 	xmlrpc_registry_process_call2(&env, api_rpc_of(r)->registry, r->body.buf, r->body.len,
 				      r, &out);
+	if (call_elsewhere(r, env.fault_occurred ? NULL : out, &ret)) {
+		xmlrpc_env_clean(&env);
+		return ret;
+	}
 	if (env.fault_occurred) {
-		enum MHD_Result ret = api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s",
-						      env.fault_string);
-
+		ret = api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s", env.fault_string);
 		xmlrpc_env_clean(&env);
 		return ret;
 	}

@@ -310,6 +310,15 @@ int sched_start_session(struct sched *s, const struct job_record *rec, struct bo
 
 /* ---- cancel and recovery ---- */
 
+/* Whether @rec runs on another host of the lab (a shared store): its run is that host's. */
+static bool runs_elsewhere(const struct sched *s, const struct job_record *rec)
+{
+	const char *me = store_host_name(s->deps.run.store);
+
+	return (rec->state == JOB_STATE_RUNNING || rec->state == JOB_STATE_CANCELING) &&
+	       me && rec->host && strcmp(rec->host, me);
+}
+
 int sched_cancel(struct sched *s, int64_t id, const char *why)
 {
 	struct job_record rec = { 0 };
@@ -320,11 +329,13 @@ int sched_cancel(struct sched *s, int64_t id, const char *why)
 	err = r ? 0 : store_job_get(s->deps.run.store, id, &rec);
 	if (err < 0)
 		return err;
-	if (!r && rec.state == JOB_STATE_FINISHED) {
-		job_record_release(&rec);
-		return -EALREADY;
-	}
+	if (!r && rec.state == JOB_STATE_FINISHED)
+		err = -EALREADY;
+	else if (!r && runs_elsewhere(s, &rec))
+		err = -EREMOTE;	/* never ended behind the back of the host that runs it */
 	job_record_release(&rec);
+	if (err < 0)
+		return err;
 	emit(s, id, "cancel", json_pack("{s:s}", "reason", why ? why : ""));
 	if (r) {
 		store_job_set_state(s->deps.run.store, id, JOB_STATE_CANCELING);

@@ -146,8 +146,10 @@ int sched_recover(struct sched *s);
  * A job running here is canceled without reading the store; any other is
  * read first (in a read context, store_read_begin(), that read may fail
  * with -EINPROGRESS before anything is done: call again with its answer).
- * Returns 0, -ENOENT (no such job), -EALREADY (already finished) or the
- * read's error.
+ * Returns 0, -ENOENT (no such job), -EALREADY (already finished),
+ * -EREMOTE (it runs, or is being canceled, on another host of the lab: its
+ * run is that host's to cancel, the API forwards the cancel there; nothing
+ * is done here) or the read's error.
  */
 int sched_cancel(struct sched *s, int64_t id, const char *why);
 
