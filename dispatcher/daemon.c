@@ -311,15 +311,52 @@ static void reload_retention(struct daemon *d)
 	diag_release(&diag);
 }
 
-static void reload(struct daemon *d)
+/*
+ * Whether the store's answers for the boards @cfg adds or changes are still
+ * on their way: what it keeps of each (maintenance, holder) is read as the
+ * board is created (board_new()), so it is read first here, and in the run
+ * with every answer board_new()'s reads are answered from these.
+ */
+static bool board_reads_pending(struct daemon *d, const struct lab_config *cfg)
 {
+	struct device_record rec;
+	size_t i, j;
+
+	for (i = 0; i < cfg->n_devices; i++) {
+		const struct device *dev = cfg->devices[i];
+
+		for (j = 0; j < d->n_boards; j++)
+			if (!strcmp(board_name(d->boards[j]), dev->name))
+				break;
+		if (j < d->n_boards && !config_device_changed(board_device(d->boards[j]), dev))
+			continue;	/* kept as it is */
+		memset(&rec, 0, sizeof(rec));
+		if (store_device_get(d->store, dev->name, &rec) == 0)
+			device_record_release(&rec);
+	}
+	return store_read_pending(d->store);
+}
+
+/*
+ * Reload labd.conf: run through store_read_later() (on_signal()), so that
+ * on PostgreSQL the boards' reads do not wait in the loop; a run whose
+ * reads went to the database changes nothing, the run with their answers
+ * reloads.
+ */
+static void reload(void *userdata)
+{
+	struct daemon *d = userdata;
 	struct diag diag = DIAG_INIT;
 	struct lab_config *cfg;
 	struct users *users = NULL;
 	int err;
 
-	log_info("reloading '%s'", d->cfg->path);
 	err = config_load(d->opts.config_path, &cfg, &diag);
+	if (!err && board_reads_pending(d, cfg)) {
+		config_unref(cfg);
+		diag_release(&diag);
+		return;
+	}
 	if (!err) {
 		err = users_load(cfg, &users, &diag);
 		if (err < 0)
@@ -385,13 +422,18 @@ void daemon_stop(struct daemon *d, int code)
 	loop_add_timer(d->loop, &d->stop_timer, loop_now(d->loop), on_stop_check, d);
 }
 
+static void reloaded(void *userdata)
+{
+}
+
 static int on_signal(struct loop_source *s, const struct signalfd_siginfo *si, void *ud)
 {
 	struct daemon *d = ud;
 
-	if (si->ssi_signo == SIGHUP)
-		reload(d);
-	else
+	if (si->ssi_signo == SIGHUP) {
+		log_info("reloading '%s'", d->cfg->path);
+		store_read_later(d->store, d, reload, reloaded, d);
+	} else
 		daemon_stop(d, 0);
 	return 0;
 }
@@ -680,6 +722,8 @@ struct daemon *daemon_free(struct daemon *d)
 
 	if (!d)
 		return NULL;
+	if (d->store)
+		store_read_later_forget(d->store, d);	/* a reload whose reads are on their way */
 	api_free(d->api);
 	reservations_free(d->reservations);
 	viewers_free(d->viewers);

@@ -5,15 +5,17 @@
 # through LAVA's REST and XML-RPC APIs), LAVA's XML-RPC calls that read, a
 # reservation asked for, granted, renewed, canceled and released, a held
 # board's boot; and a queued job canceled by its queue timeout, which reads
-# the job first too.  None of their reads waits for the database in labd's
-# loop (`labd -v -v` logs each one that does: "store: waited N us for the
-# database to ..."), and each request still has its effect, once.
+# the job first too; a reload (SIGHUP) that adds a board and changes one,
+# which read what the store keeps of them.  None of their reads waits for
+# the database in labd's loop (`labd -v -v` logs each one that does: "store:
+# waited N us for the database to ..."), and each request still has its
+# effect, once.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
 pg_require 'the POST requests that read, on PostgreSQL'
 
-sim_start 1
+sim_start 2	# sim1: a board a reload adds
 write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"h1\"; host_lease = 30; timeout = 20; };"
 sim_device sim-01 0
 pg_ticks_job "$TMP/ticks.yaml" 200	# 100 s: canceled long before its end
@@ -136,12 +138,29 @@ test_expect_success 'each request acted once, though its handler ran again' '
 
 test_expect_success 'a queued job whose queue timeout ran out: canceled once, nothing waited' '
 	sed "s/^timeouts: {/&queue: {seconds: 2}, /" "$TMP/ticks.yaml" >"$TMP/queue-timeout.yaml" &&
-	RUN2=$(labctl submit -q "$TMP/ticks.yaml") && wait_for "job_is $RUN2 running unknown" 60 &&
+	RUN2=$(labctl submit -q "$TMP/ticks.yaml") && echo "$RUN2" >"$TMP/run2" &&
+	wait_for "job_is $RUN2 running unknown" 60 &&
 	mark && QT=$(labctl submit -q "$TMP/queue-timeout.yaml") &&
 	wait_for "job_is $QT finished canceled" 30 && waits &&
 	grep -q "job $QT: still queued when its queue timeout" "$LAB/labd.log" &&
 	[ "$(events cancel $QT)" = 1 ] && [ "$(events finished $QT)" = 1 ] && no_wait &&
 	[ "$(post /api/v1/jobs/$RUN2/cancel)" = 200 ]
+'
+RUN2=$(cat "$TMP/run2" 2>/dev/null)
+
+# device_state NAME: the board's state as the API gives it
+device_state() { curl -sf "$LABD_URL/api/v1/devices" | $PY -c "
+import json,sys; print([d['state'] for d in json.load(sys.stdin) if d['name'] == sys.argv[1]][0])" "$1"; }
+
+test_expect_success 'a reload adds a board and changes one: its state kept, nothing waited' '
+	wait_for "job_is $RUN2 finished canceled" 60 &&
+	[ "$(post /api/v1/devices/sim-01/state -d "{\"state\": \"maintenance\", \"reason\": \"t8016\"}")" = 200 ] &&
+	sim_device sim-01 0 sim-uboot "description = \"changed\";" &&
+	sim_device sim-02 1 &&
+	mark && kill -HUP "$LABD_PID" &&
+	wait_for "tail -c +\$((\$(cat $TMP/mark) + 1)) $LAB/labd.log | grep -q reloaded:" 30 &&
+	waits && grep -q "board .sim-01. changed" "$LAB/labd.log" &&
+	[ "$(device_state sim-01)" = maintenance ] && [ -n "$(device_state sim-02)" ] && no_wait
 '
 
 test_done
