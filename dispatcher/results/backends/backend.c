@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -89,6 +90,17 @@ char *backend_state_path(struct backend *b, const char *what)
 char *backend_job_dir(const struct backend *b, int64_t id)
 {
 	return joblog_job_dir(backend_config(b)->state_dir, id);
+}
+
+char *backend_job_dir_here(const struct backend *b, int64_t id)
+{
+	char *dir = backend_job_dir(b, id);
+
+	if (dir && access(dir, F_OK) < 0) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
 }
 
 /* A report backend_report_later() reads. */

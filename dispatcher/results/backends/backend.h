@@ -162,6 +162,14 @@ const struct lab_config *backend_config(const struct backend *b);
 /** backend_job_dir() - the log directory of job @id (caller frees), or NULL. */
 char *backend_job_dir(const struct backend *b, int64_t id);
 
+/**
+ * backend_job_dir_here() - backend_job_dir() when this host has it; NULL
+ * when it does not (the job ran on another host of the lab, or never ran:
+ * ended in the queue, or by the host that reaped the one it ran on), or out
+ * of memory.  A report is copied into the job's directory only then.
+ */
+char *backend_job_dir_here(const struct backend *b, int64_t id);
+
 struct report;
 
 /**

@@ -5,8 +5,9 @@
  * { type = "junit"; dir = "/srv/ci/junit"; log_url_base = "https://lab.example.org"; }
  *
  * When a job finishes its report goes to <dir>/job-<id>.xml and to the job's
- * own directory (<state_dir>/jobs/<id>/junit.xml), each written to a
- * temporary file and renamed, so a CI system never reads half a file.
+ * own directory (<state_dir>/jobs/<id>/junit.xml) when this host has it,
+ * each written to a temporary file and renamed, so a CI system never reads
+ * half a file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -57,7 +58,7 @@ static void write_report(struct backend *b, int64_t id, struct report *r, int er
 		snprintf(path, sizeof(path), "%s/job-%lld.xml", jb->dir, (long long)id);
 		err = resultfile_write(path, xml.buf, xml.len);
 	}
-	if (!err && (jobdir = backend_job_dir(&jb->b, id))) {
+	if (!err && (jobdir = backend_job_dir_here(&jb->b, id))) {
 		snprintf(path, sizeof(path), "%s/%s", jobdir, JUNIT_FILE);
 		err = resultfile_write(path, xml.buf, xml.len);
 	}

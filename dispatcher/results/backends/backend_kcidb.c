@@ -3,7 +3,8 @@
  * backend_kcidb.c -- submit a KCIDB v5.3 document per finished job
  *
  * When a job finishes its document (kcidb.h) is built, checked
- * (kcidb_check()), written to <state_dir>/jobs/<id>/kcidb.json and spooled;
+ * (kcidb_check()), written to <state_dir>/jobs/<id>/kcidb.json (on the host
+ * that ran it) and spooled;
  * the upload POSTs one document per request to `url` (kcidb-ng's REST
  * /submit) with the bearer token, retrying 5xx and transport failures with
  * backoff, from the spool across restarts.  A 4xx answer is reported with
@@ -88,13 +89,14 @@ static struct kcidb_backend *to_kcidb(struct backend *b)
 
 /* ---- building and spooling a document ---- */
 
+/* A copy in the job's directory, when this host has it. */
 static int write_local(struct kcidb_backend *kb, int64_t id, const char *text)
 {
-	char *dir = backend_job_dir(&kb->b, id), path[4096];
+	char *dir = backend_job_dir_here(&kb->b, id), path[4096];
 	int err;
 
 	if (!dir)
-		return -ENOMEM;
+		return 0;
 	/* "kcidb.json"; a second KCIDB backend writes "kcidb-<name>.json" */
 	if (!strcmp(kb->b.name, "kcidb"))
 		snprintf(path, sizeof(path), "%s/%s.json", dir, KCIDB_FILE);
