@@ -511,6 +511,17 @@ static void on_store_fenced(void *userdata)
 	daemon_stop(d, DAEMON_EXIT_FENCED);
 }
 
+/* An event the store wrote itself (the jobs of a host this one reaped): to the listeners. */
+static void on_store_event(const struct event_record *ev, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (d->events && events_announce(d->events, ev->job_id, ev->seq, ev->ts, ev->kind,
+					 ev->data) < 0)
+		log_error("job %lld: event '%s' not announced: %s", (long long)ev->job_id,
+			  ev->kind, strerror(ENOMEM));
+}
+
 /* The store labd.conf's `store` group names (SQLite in the state directory by default). */
 static int open_store(struct daemon *d, struct diag *diag)
 {
@@ -522,6 +533,7 @@ static int open_store(struct daemon *d, struct diag *diag)
 		.changed = on_store_changed,
 		.queued = on_store_queued,
 		.fenced = on_store_fenced,
+		.event = on_store_event,
 		.changed_userdata = d,
 	};
 	char **boards = NULL;

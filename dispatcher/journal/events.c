@@ -339,6 +339,28 @@ int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind,
 	return 0;
 }
 
+int events_announce(struct events *e, int64_t job_id, int64_t seq, uint64_t ts, const char *kind,
+		    const char *data_text)
+{
+	json_t *data = json_loads(data_text ? data_text : "{}", 0, NULL);
+	struct pending *p;
+	char *text;
+
+	if (!data)
+		data = json_object();
+	text = data ? json_dumps(data, JSON_COMPACT) : NULL;
+	if (!text) {
+		json_decref(data);
+		return -ENOMEM;
+	}
+	p = pending_new(job_id, ts, kind, data, text);
+	if (!p)
+		return -ENOMEM;
+	p->ev.seq = seq;
+	stored(e, p);	/* behind the events stored before it, handed out in order */
+	return 0;
+}
+
 bool events_waiting(const struct events *e)
 {
 	return e->waiting || e->unnumbered;

@@ -56,6 +56,15 @@ struct events *events_free(struct events *e);
 /** events_emit() - store and broadcast; steals the reference to @data (may be NULL). */
 int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind, json_t *data);
 
+/**
+ * events_announce() - hand the listeners an event the store wrote by itself
+ * (store_params.event: the jobs of a host this one reaped), already numbered
+ * (@seq) and durable; not stored again.  It comes after the events emitted
+ * before it.  @data_text: the event's JSON object text (NULL: {}).
+ */
+int events_announce(struct events *e, int64_t job_id, int64_t seq, uint64_t ts, const char *kind,
+		    const char *data_text);
+
 /** events_waiting() - whether emitted events wait for the store's commit, or their number. */
 bool events_waiting(const struct events *e);
 

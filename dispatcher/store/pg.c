@@ -465,6 +465,7 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 	ps->changed = p->changed;
 	ps->queued = p->queued;
 	ps->fenced_fn = p->fenced;
+	ps->event_fn = p->event;
 	ps->changed_userdata = p->changed_userdata;
 	if (p->host_url && !(ps->url = strdup(p->host_url))) {
 		free(ps);

@@ -37,22 +37,50 @@ static const char sql_renew[] =
 /*
  * Reap the hosts whose lease ran out ($1 now, $2 this host), in one
  * statement: a host another labd is reaping is skipped (SKIP LOCKED), and a
- * reaped host has lease_until 0 until it starts again.
+ * reaped host has lease_until 0 until it starts again.  Each of its running
+ * jobs ends its attempt as sched_recover() ends one found running at a
+ * restart: requeued once, or ended (a job requeued so once already, a
+ * session: incomplete, infrastructure; one being canceled: canceled).  And
+ * it gets the events that host would have written: "attempt-ended", then
+ * "requeued" or "finished", numbered after the job's last event by the
+ * database, committed with the job's change (no host claims the job before
+ * they are in), returned in order (job, seq) for this host to announce.
  */
+#define REAP_MSG "'its host ' || host || ' stopped (no lease renewal)'"
+#define REAP_COUNT(r) "(SELECT count(*) FROM results WHERE job_id = j.id AND " r ")"
 static const char sql_reap[] =
 	"WITH dead AS (SELECT name FROM hosts WHERE lease_until > 0 AND lease_until < $1"
 	"  AND name <> $2 FOR UPDATE SKIP LOCKED),"
-	" requeued AS (UPDATE jobs SET state = 'queued', attempt = attempt + 1, device = NULL,"
+	" lost AS (SELECT id, device, host, " REAP_MSG " AS msg,"
+	"  CASE WHEN state = 'canceling' THEN 'canceled'"
+	"   WHEN recovered OR session THEN 'incomplete' END AS ends"
+	"  FROM jobs WHERE state IN ('running', 'canceling') AND host IN (SELECT name FROM dead)"
+	"  FOR UPDATE),"
+	" requeued AS (UPDATE jobs j SET state = 'queued', attempt = attempt + 1, device = NULL,"
 	"  started = 0, ended = 0, health = 'unknown', error_type = 'none', error_msg = NULL,"
-	"  last_error = 'its host ' || host || ' stopped (no lease renewal)', recovered = true,"
-	"  host = NULL"
-	"  WHERE state IN ('running', 'canceling') AND NOT recovered AND NOT session"
-	"  AND host IN (SELECT name FROM dead) RETURNING id),"
+	"  last_error = l.msg, recovered = true, host = NULL"
+	"  FROM lost l WHERE j.id = l.id AND l.ends IS NULL RETURNING j.id),"
 	" dropped AS (DELETE FROM results WHERE job_id IN (SELECT id FROM requeued)),"
-	" failed AS (UPDATE jobs SET state = 'finished', health = 'incomplete',"
-	"  error_type = 'infrastructure', error_msg = 'its host ' || host || ' stopped', ended = $1"
-	"  WHERE state IN ('running', 'canceling') AND (recovered OR session)"
-	"  AND host IN (SELECT name FROM dead) RETURNING id),"
+	" failed AS (UPDATE jobs j SET state = 'finished', health = l.ends,"
+	"  error_type = CASE l.ends WHEN 'canceled' THEN 'none' ELSE 'infrastructure' END,"
+	"  error_msg = l.msg, ended = $1,"
+	"  results_pass = " REAP_COUNT("result = 'pass'") ","
+	"  results_fail = " REAP_COUNT("result = 'fail'") ","
+	"  results_skip = " REAP_COUNT("result = 'skip'") ","
+	"  results_unknown = " REAP_COUNT("result NOT IN ('pass', 'fail', 'skip')")
+	"  FROM lost l WHERE j.id = l.id AND l.ends IS NOT NULL RETURNING j.id),"
+	" ev AS (INSERT INTO events (job_id, seq, ts, kind, data)"
+	"  SELECT l.id, COALESCE((SELECT MAX(seq) FROM events e WHERE e.job_id = l.id), 0) + k.n,"
+	"   $1, k.kind, k.data FROM lost l, LATERAL (VALUES"
+	"   (1, 'attempt-ended', json_build_object('health', 'incomplete', 'error_type',"
+	"    'infrastructure', 'error_msg', l.msg, 'device', l.device, 'host', l.host)::text),"
+	"   (2, CASE WHEN l.ends IS NULL THEN 'requeued' ELSE 'finished' END,"
+	"    CASE WHEN l.ends IS NULL THEN json_build_object('reason', l.msg, 'error_type',"
+	"     'infrastructure', 'device', l.device)"
+	"    ELSE json_build_object('health', l.ends, 'error_type', CASE l.ends WHEN 'canceled'"
+	"     THEN 'none' ELSE 'infrastructure' END, 'error_msg', l.msg, 'device', l.device)"
+	"    END::text)) k(n, kind, data)"
+	"  RETURNING job_id, seq, ts, kind, data),"
 	" boards AS (UPDATE devices SET state = 'bad', job_id = NULL, changed = $1,"
 	"  reason = 'its host stopped' WHERE host IN (SELECT name FROM dead) RETURNING name),"
 	" ended AS (UPDATE reservations SET state = 'ended', ended = $1,"
@@ -62,7 +90,9 @@ static const char sql_reap[] =
 	"  RETURNING name)"
 	" SELECT (SELECT string_agg(name, ', ') FROM reaped), (SELECT count(*) FROM requeued),"
 	"  (SELECT count(*) FROM failed), (SELECT count(*) FROM boards),"
-	"  (SELECT count(*) FROM ended)";
+	"  (SELECT count(*) FROM ended),"
+	"  (SELECT json_agg(json_build_object('job', job_id, 'seq', seq, 'ts', ts, 'kind', kind,"
+	"   'data', data) ORDER BY job_id, seq) FROM ev)";
 static const char sql_notify_queue[] = "NOTIFY " PG_CHANNEL_QUEUE;
 /* $1 boards (JSON array of names), $2 this host, $3 now: the first another live host has */
 static const char sql_boards_taken[] =
@@ -186,6 +216,35 @@ static void name_retaken(int err, PGresult *res, const char *msg, void *userdata
 			  ps->host);
 }
 
+/*
+ * The events the reap wrote (a JSON array, in order), handed to this host's
+ * listeners: the host that reaped, the only one, announces them once.
+ */
+static void announce_reaped(struct pg_store *ps, const char *text)
+{
+	json_t *evs = text ? json_loads(text, 0, NULL) : NULL, *o;
+	size_t i;
+
+	if (text && !evs)
+		log_error("cannot read the events of the jobs of stopped hosts: not announced");
+	json_array_foreach(evs, i, o) {
+		struct event_record ev = {
+			json_integer_value(json_object_get(o, "seq")),
+			json_integer_value(json_object_get(o, "job")),
+			(uint64_t)json_integer_value(json_object_get(o, "ts")),
+			(char *)json_string_value(json_object_get(o, "kind")),
+			(char *)json_string_value(json_object_get(o, "data")),
+		};
+
+		if (!ev.job_id || !ev.seq || !ev.kind)
+			continue;
+		pg_event_seq_note(ps, ev.job_id, ev.seq);
+		if (ps->event_fn)
+			ps->event_fn(&ev, ps->changed_userdata);
+	}
+	json_decref(evs);
+}
+
 static void reaped(int err, PGresult *res, const char *msg, void *userdata)
 {
 	struct pg_store *ps = userdata;
@@ -198,9 +257,10 @@ static void reaped(int err, PGresult *res, const char *msg, void *userdata)
 	if (!PQntuples(res) || pg_null(res, 0, 0))
 		return;
 	log_warning("host(s) %s stopped renewing their lease: %" PRId64 " job(s) requeued, %"
-		    PRId64 " failed, %" PRId64 " board(s) offline, %" PRId64
+		    PRId64 " ended, %" PRId64 " board(s) offline, %" PRId64
 		    " reservation(s) ended", pg_value(res, 0, 0), pg_int(res, 0, 1),
 		    pg_int(res, 0, 2), pg_int(res, 0, 3), pg_int(res, 0, 4));
+	announce_reaped(ps, pg_null(res, 0, 5) ? NULL : pg_value(res, 0, 5));
 	pg_conn_send(ps->conn, sql_notify_queue, 0, NULL, PG_CMD_SYNC, NULL, NULL);
 }
 

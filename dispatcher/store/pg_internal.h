@@ -79,6 +79,7 @@ struct pg_store {
 	void (*changed)(void *userdata);	/* store_params.changed */
 	void (*queued)(const struct store_queued *q, void *userdata);	/* .queued */
 	void (*fenced_fn)(void *userdata);	/* store_params.fenced */
+	void (*event_fn)(const struct event_record *ev, void *userdata);	/* .event */
 	void *changed_userdata;
 	bool fenced;		/* reaped by another host: writes dropped (pg_host_fence()) */
 	struct loop_source *lease_timer;

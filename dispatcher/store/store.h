@@ -352,6 +352,14 @@ struct store_params {
 	 * caller stops, and starts again to take its boards back.  May be NULL.
 	 */
 	void (*fenced)(void *userdata);
+	/*
+	 * called from the loop (with changed_userdata) for each event the store
+	 * wrote by itself, committed and numbered, in order: the events of the
+	 * jobs of a host this host reaped ("attempt-ended", then "requeued" or
+	 * "finished"), for labd to hand to its listeners (events_announce()).
+	 * Only the host that reaped is called, once per event.  May be NULL.
+	 */
+	void (*event)(const struct event_record *ev, void *userdata);
 };
 
 /**
