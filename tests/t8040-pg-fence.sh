@@ -3,7 +3,8 @@
 # t8040-pg-fence.sh -- a host cut off longer than its lease (SIGSTOPped) is
 # reaped by the other, which runs its job again; when it comes back it finds
 # itself fenced: its writes (the end of the job it was running) are refused
-# by the database, it stops (exit status 75) and, started again, takes its
+# by the database and announced to none of its listeners (its JUnit backend
+# reports nothing), it stops (exit status 75) and, started again, takes its
 # board back.  The job ends once, on the other host.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
@@ -11,6 +12,7 @@
 pg_require 'fencing a host cut off'
 
 pg_host_lab hA a 1
+echo "backends = ( { type = \"junit\"; dir = \"$TMP/hA/junit\"; } );" >>"$LAB/labd.conf"
 pg_host_lab hB b 1
 pg_host_start hA
 pg_host_start hB
@@ -38,7 +40,9 @@ test_expect_success 'hA back: fenced, its writes refused, it stops with status 7
 	wait_for "! kill -0 $(cat "$TMP/hA.pid")" 90 &&
 	cat "$TMP/hA/labd.log" | tail -20 &&
 	grep -q "was reaped by another host" "$TMP/hA/labd.log" &&
-	job_row $id | grep -q "^running unknown b-01 2$"
+	job_row $id | grep -q "^running unknown b-01 2$" &&
+	# the end of its run is not announced: hB runs the job (no report of it here)
+	[ ! -e "$TMP/hA/junit/job-$id.xml" ]
 '
 
 test_expect_success 'the job ends once, on hB; hA started again takes its board back' '

@@ -159,6 +159,23 @@ static void broadcast_pending(struct events *e, size_t n)
 static void on_durable(int err, void *ud);
 
 /*
+ * The store dropped every write of this host (-ESTALE: another host reaped
+ * it, and ended or requeued its jobs): the events stored are nobody's to
+ * hear of, that host announced what became of their jobs.
+ */
+static void drop_pending(struct events *e)
+{
+	size_t n = pending_count(e);
+
+	pending_free_all(e->pending);
+	e->pending = NULL;
+	e->pending_tail = &e->pending;
+	if (n)
+		log_warning("%zu job event(s) not announced: the store refused this host's writes",
+			    n);
+}
+
+/*
  * Ask the store to say when the @covered events stored so far are durable;
  * 0 when they are already (nothing waits then).
  */
@@ -166,7 +183,9 @@ static int sync_events(struct events *e, size_t covered)
 {
 	int r = store_sync(e->st, on_durable, e);
 
-	if (r < 0)
+	if (r == -ESTALE)
+		drop_pending(e);
+	else if (r < 0)
 		log_error("cannot wait for the store: %s", strerror(-r));
 	e->waiting = r > 0;
 	e->covered = e->waiting ? covered : 0;
@@ -178,10 +197,15 @@ static void on_durable(int err, void *ud)
 {
 	struct events *e = ud;
 
+	e->waiting = false;
+	if (err == -ESTALE) {
+		e->covered = 0;
+		drop_pending(e);
+		return;
+	}
 	if (err < 0)
 		log_error("job events may be lost: the store could not commit them: %s",
 			  strerror(-err));
-	e->waiting = false;
 	broadcast_pending(e, e->covered);
 	e->covered = 0;
 	/* stored while that sync was on its way: the next one covers them */
@@ -224,7 +248,7 @@ static int store_numbered(struct events *e, struct pending *p, int err)
 	if (!err)
 		err = store_event_add(e->st, p->ev.job_id, p->ev.ts, p->ev.kind, p->ev.data_text,
 				      &p->ev.seq);
-	if (err < 0 && err != -EAGAIN)
+	if (err < 0 && err != -EAGAIN && err != -ESTALE)	/* -ESTALE: fenced, dropped */
 		log_error("cannot store event '%s' of job %lld: %s", p->ev.kind,
 			  (long long)p->ev.job_id, strerror(-err));
 	return err;

@@ -16,7 +16,10 @@
  * a job this host neither runs nor knew lately) is stored once that read,
  * made without waiting, is answered, the job's next events behind it: a
  * job's events always come in the order emitted, another job's may come
- * between.  Listeners must not block.
+ * between.  Listeners must not block.  A host another host reaped (its
+ * store refuses its writes, -ESTALE) announces nothing more: the events
+ * stored and not yet committed are dropped with what comes after, the host
+ * that reaped it announced what became of its jobs (events_announce()).
  *
  * The growth of a running job's console log is announced the same way, but
  * not stored (the log files are the record): the scheduler calls

@@ -425,7 +425,10 @@ int pg_host_start(struct pg_store *ps);
  */
 void pg_host_fence(struct pg_store *ps);
 
-/* pg_writer_drop() - forget every journaled write (the host was fenced). */
+/*
+ * pg_writer_drop() - forget every journaled write (the host was fenced); the
+ * store_sync() callers waiting are told -ESTALE.
+ */
 void pg_writer_drop(struct pg_store *ps);
 
 /* pg_host_state() - the connection came back (take the name again, plan again) or went. */

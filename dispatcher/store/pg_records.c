@@ -235,6 +235,8 @@ int pg_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind
 
 	if (pg_read_pending(st))	/* a run that must not act: refused as any write */
 		return pg_read_writing(ps, "add an event");
+	if (ps->fenced)		/* dropped as any write, but nobody must hear of it */
+		return -ESTALE;
 	if (pg_writing_behind(ps) && (r = event_next(ps, job_id, &seq)) < 0)
 		return r;
 	pg_arg_int(&a, job_id);

@@ -547,6 +547,8 @@ int pg_writer_sync(struct pg_store *ps, store_done_fn done, void *userdata)
 
 	if (!ps->loop)
 		return 0;
+	if (ps->fenced)
+		return -ESTALE;	/* the writes before it are dropped: never durable */
 	pg_writer_end_group(ps);
 	if (!ps->in_step || !ps->pending || ps->applied >= ps->seq)
 		return 0;
@@ -584,8 +586,23 @@ void pg_writer_forget(struct pg_store *ps, void *userdata)
 	}
 }
 
+/*
+ * The store_sync() callers are told -ESTALE first: the writes they wait for
+ * never reach the database, nothing they cover may be announced (the events
+ * of jobs the host that reaped this one has ended or requeued).
+ */
 void pg_writer_drop(struct pg_store *ps)
 {
+	struct pg_sync_wait *w, *waits = ps->sync_waits;
+
+	ps->sync_waits = NULL;	/* a caller that syncs again is refused (fenced) */
+	if (ps->sync_timer)
+		loop_timer_set(ps->sync_timer, USEC_INFINITY);
+	while ((w = waits)) {
+		waits = w->next;
+		w->done(-ESTALE, w->userdata);
+		free(w);
+	}
 	if (ps->pending_tail)
 		applied_up_to(ps, ps->pending_tail->seq);
 }

@@ -622,7 +622,9 @@ void result_record_release(struct result_record *rec);
  * refused with -EAGAIN, nothing stored, rather than read for in the loop:
  * the caller adds it again from a run of store_read_later() that read the
  * job (journal/events.c does, keeping the job's events in order).  SQLite,
- * and a store without a loop, never return -EAGAIN.
+ * and a store without a loop, never return -EAGAIN.  -ESTALE: this host was
+ * reaped by another (store_params.fenced), its writes are dropped: the event
+ * is nobody's to hear of.
  */
 int store_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
 		    const char *data, int64_t *ret_seq);
@@ -728,7 +730,8 @@ void queue_record_release(struct queue_record *rec);
  *
  * Returns 0 when it already is (@done is not called), 1 when @done will be
  * called once from the loop after the commit (unless store_forget()), or a
- * negative errno.
+ * negative errno.  -ESTALE, returned or given to @done: this host was reaped
+ * by another (store_params.fenced), the writes are dropped, never durable.
  */
 int store_sync(struct store *st, store_done_fn done, void *userdata);
 
