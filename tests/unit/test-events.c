@@ -31,6 +31,7 @@ struct fake_store {
 	int64_t seq;		/* of the last event stored */
 	char stored[MAX_HEARD][16];	/* their kinds, in the order stored */
 	int sync_ret;		/* what ->sync answers: 1 (later), 0 (durable now), < 0 */
+	int add_err;		/* what ->event_add answers instead of storing, or 0 */
 	unsigned syncs;		/* ->sync calls */
 	store_done_fn done;	/* the sync on its way, or NULL */
 	void *done_ud;
@@ -51,6 +52,8 @@ static int fake_event_add(struct store *st, int64_t job_id, uint64_t ts, const c
 {
 	struct fake_store *fs = (struct fake_store *)st;
 
+	if (fs->add_err)
+		return fs->add_err;
 	if (fs->seq >= MAX_HEARD || job_id <= 0 || job_id >= MAX_JOBS)
 		return -ENOSPC;
 	if (fs->unknown[job_id] && fs->read_job != job_id) {
@@ -382,7 +385,59 @@ TEST(test_events__free_forgets_read)
 	CHECK_INT(h.n, ==, 0);
 }
 
+/*
+ * An event the store wrote itself (the jobs of a host this one reaped) is
+ * handed out with its number, not stored again, after the events stored
+ * before it once they are durable.
+ */
+TEST(test_events__announced)
+{
+	struct fake_store fs = { .sync_ret = 1 };
+	struct heard h = { 0 };
+	struct events *e = events_on(&fs, &h);
+
+	CHECK(e);
+	CHECK_INT(events_emit(e, 7, 1, "queued", NULL), ==, 0);
+	CHECK_INT(events_announce(e, 9, 12, 2, "finished", "{\"health\":\"incomplete\"}"), ==, 0);
+	CHECK_INT(h.n, ==, 0);
+	commit(&fs, 0);
+	CHECK_STR(h.text, "queued:1");
+	commit(&fs, 0);
+	CHECK_STR(h.text, "queued:1 finished:12");
+	CHECK_INT(fs.seq, ==, 1);	/* stored: "queued" only */
+	fs.sync_ret = 0;
+	CHECK_INT(events_announce(e, 9, 13, 3, "backend-error", NULL), ==, 0);
+	CHECK_STR(h.text, "queued:1 finished:12 backend-error:13");
+	events_free(e);
+}
+
+/*
+ * Fenced (another host reaped this one): the store drops this host's
+ * writes, -ESTALE.  The events waiting for their commit, and the later
+ * ones, are nobody's to hear of.
+ */
+TEST(test_events__fenced)
+{
+	struct fake_store fs = { .sync_ret = 1 };
+	struct heard h = { 0 };
+	struct events *e = events_on(&fs, &h);
+
+	CHECK(e);
+	CHECK_INT(events_emit(e, 7, 1, "queued", NULL), ==, 0);
+	CHECK_INT(events_emit(e, 7, 2, "started", NULL), ==, 0);
+	commit(&fs, -ESTALE);
+	CHECK_INT(h.n, ==, 0);
+	CHECK(!events_waiting(e));
+	fs.add_err = -ESTALE;
+	fs.sync_ret = -ESTALE;
+	CHECK_INT(events_emit(e, 7, 3, "finished", NULL), ==, -ESTALE);
+	CHECK_INT(h.n, ==, 0);
+	CHECK(!events_waiting(e));
+	events_free(e);
+}
+
 TEST_LIST(test_events__held_until_commit, test_events__sync_covers_only_events_before_it,
 	  test_events__durable_at_once, test_events__commit_failed, test_events__free_forgets,
 	  test_events__numbered_after_a_read, test_events__numbered_then_synced,
-	  test_events__number_read_failed, test_events__free_forgets_read);
+	  test_events__number_read_failed, test_events__free_forgets_read,
+	  test_events__announced, test_events__fenced);
