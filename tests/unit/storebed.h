@@ -91,6 +91,25 @@ static inline void pg_test_createdb(const char *dir)
 	PQfinish(c);
 }
 
+/* pg_test_count() - @sql's count in @dir's database, as another client sees it (never the store). */
+static inline int pg_test_count(const char *dir, const char *sql)
+{
+	char conninfo[512], db[64];
+	PGresult *res;
+	PGconn *c;
+	int n = -1;
+
+	pg_test_db(dir, db, sizeof(db));
+	snprintf(conninfo, sizeof(conninfo), "%s dbname=%s", pg_test_base(), db);
+	c = PQconnectdb(conninfo);
+	res = PQexec(c, sql);
+	if (PQresultStatus(res) == PGRES_TUPLES_OK)
+		n = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	PQfinish(c);
+	return n;
+}
+
 /* state_dir() - the state directory @name, created if needed (a static buffer). */
 static inline const char *state_dir(const char *name)
 {

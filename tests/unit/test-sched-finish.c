@@ -69,25 +69,6 @@ static void bed_close(struct bed *b)
 	loop_free(b->loop);
 }
 
-/* @sql's count in the bed's database, as another client sees it (never through the store). */
-static int pg_count(const struct bed *b, const char *sql)
-{
-	char conninfo[512], db[64];
-	PGresult *res;
-	PGconn *c;
-	int n = -1;
-
-	pg_test_db(b->dir, db, sizeof(db));
-	snprintf(conninfo, sizeof(conninfo), "%s dbname=%s", pg_test_base(), db);
-	c = PQconnectdb(conninfo);
-	res = PQexec(c, sql);
-	if (PQresultStatus(res) == PGRES_TUPLES_OK)
-		n = atoi(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	PQfinish(c);
-	return n;
-}
-
 static void on_answered(int err, void *userdata)
 {
 	(*(int *)userdata)++;
@@ -162,7 +143,7 @@ TEST(test_finish__retry_reads_without_waiting)
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM events WHERE kind = 'finished' AND"
 		 " job_id = %lld", (long long)id1);
 	/* the tries, every SCHED_FINISH_RETRY, until the first end is in and both are gone */
-	for (i = 0; i < 3000 && (b.s->ends || pg_count(&b, sql) < 1); i++)
+	for (i = 0; i < 3000 && (b.s->ends || pg_test_count(b.dir, sql) < 1); i++)
 		loop_run_once(b.loop, 10000);
 	log_set_level(LOG_LEVEL_INFO);
 	log = capture_end(saved, path);
@@ -170,16 +151,16 @@ TEST(test_finish__retry_reads_without_waiting)
 	for (const char *p = log; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
 		printf("#   %.*s\n", (int)(strchrnul(p, '\n') - p), p);
 	CHECK(b.s->ends == NULL);
-	CHECK_INT(pg_count(&b, sql), ==, 1);	/* recorded and announced once */
+	CHECK_INT(pg_test_count(b.dir, sql), ==, 1);	/* recorded and announced once */
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM jobs WHERE id = %lld AND"
 		 " health = 'canceled' AND state = 'finished'", (long long)id1);
-	CHECK_INT(pg_count(&b, sql), ==, 1);
+	CHECK_INT(pg_test_count(b.dir, sql), ==, 1);
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM events WHERE kind = 'finished' AND"
 		 " job_id = %lld", (long long)id2);
-	CHECK_INT(pg_count(&b, sql), ==, 0);	/* finished meanwhile: not announced */
+	CHECK_INT(pg_test_count(b.dir, sql), ==, 0);	/* finished meanwhile: not announced */
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM jobs WHERE id = %lld AND"
 		 " health = 'complete'", (long long)id2);
-	CHECK_INT(pg_count(&b, sql), ==, 1);	/* nor finished again */
+	CHECK_INT(pg_test_count(b.dir, sql), ==, 1);	/* nor finished again */
 	CHECK_CONTAINS(log, "cannot record its end");
 	CHECK(strstr(log, "its end is recorded now"));
 	CHECK(!strstr(log, "to read a job"));	/* "store: waited N us for the database to ..." */

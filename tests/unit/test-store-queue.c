@@ -398,29 +398,10 @@ TEST(test_queue__batch_and_sync)
 	diag_release(&diag);
 }
 
-/* PostgreSQL: @sql's count in @dir's database, as another client sees it. */
-static int pg_count(const char *dir, const char *sql)
-{
-	char conninfo[512], db[64];
-	PGresult *res;
-	PGconn *c;
-	int n = -1;
-
-	pg_test_db(dir, db, sizeof(db));
-	snprintf(conninfo, sizeof(conninfo), "%s dbname=%s", pg_test_base(), db);
-	c = PQconnectdb(conninfo);
-	res = PQexec(c, sql);
-	if (PQresultStatus(res) == PGRES_TUPLES_OK)
-		n = atoi(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	PQfinish(c);
-	return n;
-}
-
 /* The jobs still queued (all of those a test inserts, until it changes one). */
 static int pg_committed_jobs(const char *dir)
 {
-	return pg_count(dir, "SELECT count(*) FROM jobs WHERE state = 'queued'");
+	return pg_test_count(dir, "SELECT count(*) FROM jobs WHERE state = 'queued'");
 }
 
 /* Run @l until @dir has @n jobs committed, for 10 s at most; the count then. */
@@ -492,15 +473,15 @@ TEST(test_queue__pg_write_groups)
 	CHECK(store_device_put(st, &(struct device_record){ .name = "a" }) == 0);
 	CHECK(store_device_put(st, &(struct device_record){ .name = "b" }) == 0);
 	CHECK(store_job_set_state(st, 1, JOB_STATE_CANCELING) == 0);
-	CHECK_INT(pg_count(dir, "SELECT count(*) FROM devices"), ==, 0);	/* not committed */
+	CHECK_INT(pg_test_count(dir, "SELECT count(*) FROM devices"), ==, 0);	/* not committed */
 	CHECK_INT(pg_wait_committed(l, dir, 1), ==, 1);
-	CHECK_INT(pg_count(dir, "SELECT count(*) FROM devices d, jobs j WHERE d.xmin = j.xmin"),
+	CHECK_INT(pg_test_count(dir, "SELECT count(*) FROM devices d, jobs j WHERE d.xmin = j.xmin"),
 		  ==, 2);
 	/* a read ends the group before it: what it reads is committed */
 	CHECK(store_device_put(st, &(struct device_record){ .name = "c" }) == 0);
 	CHECK(store_job_get(st, 2, &rec) == 0);
 	job_record_release(&rec);
-	CHECK_INT(pg_count(dir, "SELECT count(*) FROM devices"), ==, 3);
+	CHECK_INT(pg_test_count(dir, "SELECT count(*) FROM devices"), ==, 3);
 	st = store_close(st);
 	/* a crash before the turn ended: sent when the host opens the store again */
 	for (i = 0; i < 2; i++) {
