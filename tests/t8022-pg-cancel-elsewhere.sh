@@ -94,6 +94,50 @@ test_expect_success 'LAVA XML-RPC cancel through host A: forwarded to B, its ans
 	[ "$(rpc "$URL_hA" scheduler.job_health "$id")" = "{'"'"'job_id'"'"': $id, '"'"'job_health'"'"': '"'"'Canceled'"'"'}" ]
 '
 
+# sql_session: a psql session of the test on fd 7, its output in $TMP/sql.out
+sql_session() {
+	mkfifo "$TMP/sql.in" &&
+	{ _pg_as "$PG_BIN/psql" -h "$PG_HOST" -p "$PG_PORT" -U labd -d labd -X -q -A -t \
+		<"$TMP/sql.in" >"$TMP/sql.out" 2>&1 & } &&
+	exec 7>"$TMP/sql.in"
+}
+# finish_waits: a job's end is being written, waiting for a row lock
+finish_waits() {
+	[ "$(pg_sql "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+		AND query LIKE 'UPDATE jobs SET state = ''finished''%'")" = 1 ]
+}
+# claimed_by_b ID: what B's claim of job ID writes, committed by the session
+claimed_by_b() {
+	echo "UPDATE jobs SET state = 'running', host = 'hB', device = 'b-01', started = 1
+		WHERE id = $1; COMMIT;" >&7
+}
+board_state() {
+	curl -sf -X POST -d "{\"state\":\"$2\",\"reason\":\"t8022\"}" \
+		"$URL_hB/api/v1/devices/$1/state" >/dev/null
+}
+
+# The session holds the job's row: the cancel's write waits for it, and the
+# claim commits first, as when B claims the job just after A read it queued.
+test_expect_success 'a job B starts between the read and the write of a cancel through A: B cancels it' '
+	board_state b-01 maintenance &&
+	id=$(LABD_URL=$URL_hA labctl submit -q "$TMP/ticks.yaml") && echo "job $id" &&
+	wait_for "[ \"\$(pg_sql \"SELECT count(*) FROM events WHERE job_id = $id\")\" = 1 ]" 10 &&
+	sql_session && echo "BEGIN; SELECT id FROM jobs WHERE id = $id FOR UPDATE;" >&7 &&
+	wait_for "grep -qx $id $TMP/sql.out" 10 &&
+	{ curl -s -o "$TMP/race.json" -w "%{http_code}" -X POST \
+		"$URL_hA/api/v1/jobs/$id/cancel" >"$TMP/race.code" & } &&
+	wait_for finish_waits 20 && claimed_by_b "$id" && exec 7>&- &&
+	wait_for "[ -s $TMP/race.code ]" 30 && cat "$TMP/race.json" && echo &&
+	[ "$(cat "$TMP/race.code")" = 200 ] &&
+	[ "$(pg_sql "SELECT state || health FROM jobs WHERE id = $id")" = finishedcanceled ] &&
+	grep "job $id: not canceled here: a host started it meanwhile" "$TMP/hA/labd.log" &&
+	pg_sql "SELECT seq, kind FROM events WHERE job_id = $id ORDER BY seq" >"$TMP/ev-$id" &&
+	cat "$TMP/ev-$id" &&
+	[ "$(cut -d"|" -f2 "$TMP/ev-$id" | tr "\n" " ")" = "queued cancel finished " ] &&
+	[ "$(cut -d"|" -f1 "$TMP/ev-$id" | tr "\n" " ")" = "1 2 3 " ] &&
+	board_state b-01 idle
+'
+
 test_expect_success 'B killed: a cancel through A is a 502 naming B; the reaping requeues the job' '
 	id=$(on_b) && echo "job $id" && echo "$id" >"$TMP/dead-id" &&
 	kill -9 "$(cat "$TMP/hB.pid")" &&

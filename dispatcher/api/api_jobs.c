@@ -285,15 +285,25 @@ enum MHD_Result api_jobs_show(struct api_request *r)
 
 /* ---- POST /jobs/{id}/cancel ---- */
 
-/* The answer to a cancel: the job of the path as it is now (an api_answer_fn). */
+/*
+ * The answer to a cancel: the job of the path as it is now (an
+ * api_answer_fn); read queued, it may have been started by another host
+ * before the cancel was written, which the store then left alone
+ * (store_job_finish()): that host cancels it, and answers.
+ */
 static enum MHD_Result reply_canceled(struct api_request *r, unsigned status, int64_t unused)
 {
 	struct job_record rec = { 0 };
 	enum MHD_Result ret;
 
+	if (api_forwarding(r))
+		return api_forward_answer(r);
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
-	ret = api_reply_json(r, status, job_summary(&rec));
+	if (sched_runs_elsewhere(api_deps_of(r)->sched, &rec))
+		ret = api_job_forward(r, rec.id, rec.host);
+	else
+		ret = api_reply_json(r, status, job_summary(&rec));
 	job_record_release(&rec);
 	return ret;
 }

@@ -92,6 +92,11 @@ int api_lava_cancel(struct api_request *r, const struct job_record *rec, struct 
 	return err == -EALREADY ? 0 : err;
 }
 
+bool api_lava_runs_elsewhere(struct api_request *r, const struct job_record *rec)
+{
+	return sched_runs_elsewhere(api_deps_of(r)->sched, rec);
+}
+
 static int add_suite(const struct result_record *res, void *ud)
 {
 	char ***suites = ud;

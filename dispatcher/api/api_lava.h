@@ -57,6 +57,9 @@ int api_lava_check(struct api_request *r, const char *def, size_t len, char **wh
  */
 int api_lava_cancel(struct api_request *r, const struct job_record *rec, struct api_denial *d);
 
+/** api_lava_runs_elsewhere() - whether another host of the lab runs job @rec (sched.h). */
+bool api_lava_runs_elsewhere(struct api_request *r, const struct job_record *rec);
+
 /**
  * api_lava_results() - job @id's results in LAVA's shapes, their log lines
  * numbered as the YAML log numbers them.  0, -ENOENT, -ENOMEM or -EIO.

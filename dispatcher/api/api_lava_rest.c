@@ -413,6 +413,29 @@ static enum MHD_Result jobs_validate(struct api_request *r)
 	return ret;
 }
 
+/*
+ * The answer to a cancel (an api_answer_fn), once the job is read back: a
+ * job read queued that another host started before the cancel was written
+ * is left to that host (store_job_finish()), which cancels it and answers.
+ */
+static enum MHD_Result reply_canceled(struct api_request *r, unsigned status, int64_t unused)
+{
+	struct job_record rec = { 0 };
+	enum MHD_Result ret;
+
+	if (api_forwarding(r))
+		return api_forward_answer(r);
+	if (get_job(r, &rec, &ret) < 0)
+		return ret;
+	if (api_lava_runs_elsewhere(r, &rec))
+		ret = api_job_forward(r, rec.id, rec.host);
+	else
+		ret = api_reply_json(r, status, json_pack("{s:s}", "message",
+							  "Job cancel signal sent."));
+	job_record_release(&rec);
+	return ret;
+}
+
 static enum MHD_Result jobs_cancel(struct api_request *r)
 {
 	struct job_record rec = { 0 };
@@ -435,8 +458,7 @@ static enum MHD_Result jobs_cancel(struct api_request *r)
 	if (err < 0)
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot cancel: %s",
 				       strerror(-err));
-	return api_reply_json(r, MHD_HTTP_OK, json_pack("{s:s}", "message",
-							"Job cancel signal sent."));
+	return api_answer_after(r, reply_canceled, MHD_HTTP_OK, 0);
 }
 
 static enum MHD_Result jobs_metadata(struct api_request *r)

@@ -310,8 +310,7 @@ int sched_start_session(struct sched *s, const struct job_record *rec, struct bo
 
 /* ---- cancel and recovery ---- */
 
-/* Whether @rec runs on another host of the lab (a shared store): its run is that host's. */
-static bool runs_elsewhere(const struct sched *s, const struct job_record *rec)
+bool sched_runs_elsewhere(const struct sched *s, const struct job_record *rec)
 {
 	const char *me = store_host_name(s->deps.run.store);
 
@@ -331,18 +330,16 @@ int sched_cancel(struct sched *s, int64_t id, const char *why)
 		return err;
 	if (!r && rec.state == JOB_STATE_FINISHED)
 		err = -EALREADY;
-	else if (!r && runs_elsewhere(s, &rec))
+	else if (!r && sched_runs_elsewhere(s, &rec))
 		err = -EREMOTE;	/* never ended behind the back of the host that runs it */
 	job_record_release(&rec);
 	if (err < 0)
 		return err;
+	if (!r)
+		return sched_cancel_queued(s, id, why);
 	emit(s, id, "cancel", json_pack("{s:s}", "reason", why ? why : ""));
-	if (r) {
-		store_job_set_state(s->deps.run.store, id, JOB_STATE_CANCELING);
-		run_cancel(r, why);
-		return 0;
-	}
-	sched_finish_job(s, id, JOB_HEALTH_CANCELED, ERROR_NONE, why, NULL, -1);
+	store_job_set_state(s->deps.run.store, id, JOB_STATE_CANCELING);
+	run_cancel(r, why);
 	return 0;
 }
 

@@ -154,6 +154,13 @@ int sched_recover(struct sched *s);
 int sched_cancel(struct sched *s, int64_t id, const char *why);
 
 /**
+ * sched_runs_elsewhere() - whether job @rec (as read) runs, or is being
+ * canceled, on another host of the lab (a shared store): its run is that
+ * host's, sched_cancel() leaves it (-EREMOTE).
+ */
+bool sched_runs_elsewhere(const struct sched *s, const struct job_record *rec);
+
+/**
  * sched_position() - where waiting reservation @id stands: 1 + the queue
  * entries (jobs and reservations) of its device type before it
  * (store_queue_position()).  Returns 0, -ENOENT when it is not waiting, or

@@ -63,22 +63,29 @@ static void ends_free(struct sched_end *e)
 	}
 }
 
-/* Record @e in the store, then announce it; -errno when the store refused. */
-static int record(struct sched *s, const struct sched_end *e)
+/* The "finished" event of @e, recorded in the store. */
+static void announce(struct sched *s, const struct sched_end *e)
 {
 	json_t *data;
-	int err;
 
-	err = store_job_finish(s->deps.run.store, e->id, e->health, e->type, e->msg,
-			       loop_realtime(s->deps.run.loop));
-	if (err < 0)
-		return err;
 	data = json_pack("{s:s, s:s, s:s?, s:s?}", "health", job_health_name(e->health),
 			 "error_type", error_type_name(e->type), "error_msg", e->msg, "device",
 			 e->device);
 	if (data && e->results_fail >= 0)
 		json_object_set_new(data, "results_fail", json_integer(e->results_fail));
 	events_emit(s->deps.run.events, e->id, loop_realtime(s->deps.run.loop), "finished", data);
+}
+
+/* Record @e in the store, then announce it; -errno when the store refused. */
+static int record(struct sched *s, const struct sched_end *e)
+{
+	int err;
+
+	err = store_job_finish(s->deps.run.store, e->id, e->health, e->type, e->msg,
+			       loop_realtime(s->deps.run.loop));
+	if (err < 0)
+		return err;
+	announce(s, e);
 	return 0;
 }
 
@@ -201,8 +208,100 @@ void sched_finish_job(struct sched *s, int64_t id, enum job_health health, enum 
 		log_error("job %lld: its end is lost until labd restarts", (long long)id);
 }
 
+/* ---- a queued job canceled ---- */
+
+/* A queued job's cancel, written: announced once the store is read back. */
+struct queued_cancel {
+	struct sched *sched;
+	struct queued_cancel *next;	/* sched->cancels */
+	int64_t id;
+	uint64_t when;		/* its end, as written: tells this cancel's from another's */
+	char *why;
+};
+
+static struct queued_cancel *cancel_pending(struct sched *s, int64_t id)
+{
+	struct queued_cancel *c;
+
+	for (c = s->cancels; c && c->id != id; c = c->next)
+		;
+	return c;
+}
+
+/* The job as the store has it after the cancel: announced if the cancel took. */
+static void cancel_read_back(void *userdata)
+{
+	struct queued_cancel *c = userdata;
+	struct sched *s = c->sched;
+	struct sched_end e = { NULL, c->id, JOB_HEALTH_CANCELED, ERROR_NONE, c->why, NULL, -1,
+				true };
+	struct job_record rec = { 0 };
+	int err = store_job_get(s->deps.run.store, c->id, &rec);
+
+	if (store_read_pending(s->deps.run.store))
+		goto out;	/* run again with the answer */
+	if (!err && (rec.state != JOB_STATE_FINISHED || rec.ended != c->when)) {
+		log_info("job %lld: not canceled here: %s", (long long)c->id,
+			 rec.state == JOB_STATE_FINISHED ? "it ended otherwise meanwhile" :
+							   "a host started it meanwhile");
+		goto out;
+	}
+	if (err < 0)	/* most likely it took: a lost connection after the write */
+		log_warning("job %lld: cannot read it back after its cancel: %s", (long long)c->id,
+			    strerror(-err));
+	events_emit(s->deps.run.events, c->id, loop_realtime(s->deps.run.loop), "cancel",
+		    json_pack("{s:s}", "reason", c->why));
+	sched_keep_drop(s, c->id);
+	announce(s, &e);
+out:
+	job_record_release(&rec);
+}
+
+static void cancel_free(void *userdata)
+{
+	struct queued_cancel *c = userdata, **pp;
+
+	for (pp = &c->sched->cancels; *pp && *pp != c; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = c->next;
+	free(c->why);
+	free(c);
+}
+
+int sched_cancel_queued(struct sched *s, int64_t id, const char *why)
+{
+	struct store *st = s->deps.run.store;
+	struct queued_cancel *c;
+	int err;
+
+	if (cancel_pending(s, id))
+		return 0;	/* canceled here a moment ago: that cancel announces it */
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->why = strdup(why ? why : ""))) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->sched = s;
+	c->id = id;
+	c->when = loop_realtime(s->deps.run.loop);
+	err = store_job_finish(st, id, JOB_HEALTH_CANCELED, ERROR_NONE, c->why, c->when);
+	if (err < 0) {
+		free(c->why);
+		free(c);
+		return err;
+	}
+	c->next = s->cancels;
+	s->cancels = c;
+	/* read after the write, in a read context: the loop does not wait */
+	store_read_later(st, &s->cancels, cancel_read_back, cancel_free, c);
+	return 0;
+}
+
 void sched_finish_free(struct sched *s)
 {
+	if (s->deps.run.store)
+		store_read_later_forget(s->deps.run.store, &s->cancels);
 	if (s->deps.run.store)
 		store_read_later_forget(s->deps.run.store, &s->ends);	/* tries not done */
 	ends_free(s->ends);

@@ -45,6 +45,7 @@ struct sched {
 	bool claims_failing;		/* the store failed the last claim: said once */
 	/* sched_finish.c */
 	struct sched_end *ends;		/* ends the store did not record yet */
+	struct queued_cancel *cancels;	/* queued jobs canceled, not read back yet */
 	struct loop_source *retry_ends;	/* timer: try them again */
 	/* sched_keep.c: what is kept of queued jobs outside the store */
 	json_t *secrets;		/* "<id>" -> the job's secrets and passwords */
@@ -66,6 +67,18 @@ struct sched {
  */
 void sched_finish_job(struct sched *s, int64_t id, enum job_health health, enum error_type type,
 		      const char *msg, const char *device, int results_fail);
+
+/**
+ * sched_cancel_queued() - end queued job @id canceled (@why), unless a host
+ * started it since it was read: the store does not end another host's run
+ * (store_job_finish()).  The job is read back after the write, without
+ * waiting (store_read_later()): its "cancel" and "finished" events are
+ * emitted then, only if this cancel took; a host that started it meanwhile
+ * is logged and left alone (the API's answer, which reads the job after
+ * the write too, sends the cancel there).  A second cancel of the same job
+ * before the read back does nothing.  Returns 0 or the write's error.
+ */
+int sched_cancel_queued(struct sched *s, int64_t id, const char *why);
 
 /** sched_finish_free() - drop the ends not recorded (labd stops; a restart recovers them). */
 void sched_finish_free(struct sched *s);

@@ -106,7 +106,7 @@ static const char sql_finish[] =
 	" results_skip = (SELECT count(*) FROM results WHERE job_id = $1 AND result = 'skip'),"
 	" results_unknown = (SELECT count(*) FROM results WHERE job_id = $1"
 	"  AND result NOT IN ('pass', 'fail', 'skip'))"
-	" WHERE id = $1";
+	" WHERE id = $1 AND (state NOT IN ('running', 'canceling') OR host IS NULL OR host = $6)";
 /* one statement: the update and the abandoned attempt's results, atomically */
 static const char sql_requeue[] =
 	"WITH j AS (UPDATE jobs SET state = 'queued', attempt = attempt + 1, device = NULL,"
@@ -393,6 +393,7 @@ int pg_job_finish(struct store *st, int64_t id, enum job_health health, enum err
 	pg_arg_text(&a, error_type_name(type));
 	pg_arg_text(&a, msg);
 	pg_arg_int(&a, (int64_t)when);
+	pg_arg_text(&a, pg_of(st)->host);
 	pg_event_seq_end(pg_of(st), id);	/* its "finished" comes next: kept a while */
 	return pg_write(pg_of(st), "finish a job", sql_finish, &a, pg_read_changed, NULL);
 }

@@ -459,7 +459,10 @@ int store_job_set_state(struct store *st, int64_t id, enum job_state state);
  * store_job_finish() - record the outcome; state finished, ended @when.
  *
  * Counts the job's results into results_pass/fail/skip/unknown ("unknown"
- * is every result that is not "pass", "fail" or "skip").
+ * is every result that is not "pass", "fail" or "skip").  Several hosts
+ * (PostgreSQL): a job running (or canceling) on another host is left as
+ * it is, without an error: a job read queued and canceled here may have
+ * been claimed by another host meanwhile (read it back to know).
  */
 int store_job_finish(struct store *st, int64_t id, enum job_health health,
 		     enum error_type type, const char *msg, uint64_t when);
