@@ -3,8 +3,10 @@
 # t8022-pg-cancel-elsewhere.sh -- a job running on host B canceled through
 # host A (labctl, LAVA's REST and XML-RPC): A forwards the cancel to B, whose
 # run ends canceled, its board free again; the job ends once, its events
-# numbered 1..n, one "cancel" and one "finished".  B killed: the cancel is a
-# 502 naming B, the job is left to the reaping (requeued), not ended by A.
+# numbered 1..n, one "cancel" and one "finished"; also a job B claimed
+# between the read and the write of a cancel through A.  B killed (or
+# stopped): the cancel is a 502 naming B, the job is left to the reaping
+# (requeued), not ended by A.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
@@ -149,6 +151,16 @@ test_expect_success 'B killed: a cancel through A is a 502 naming B; the reaping
 	wait_for "[ \"\$(pg_sql \"SELECT state FROM jobs WHERE id = $id\")\" = queued ]" 60 &&
 	LABD_URL=$URL_hA labctl cancel "$id" &&
 	[ "$(pg_sql "SELECT state || health FROM jobs WHERE id = $id")" = finishedcanceled ]
+'
+
+test_expect_success 'B stopped: a cancel through A is a 502 naming B once it did not answer for 30 s' '
+	pg_host_start hB && id=$(on_b) && echo "job $id" &&
+	kill -STOP "$(cat "$TMP/hB.pid")" &&
+	code=$(curl -s -m 120 -o "$TMP/stopped.json" -w "%{http_code}" -X POST \
+		"$URL_hA/api/v1/jobs/$id/cancel") && cat "$TMP/stopped.json" && echo &&
+	kill -9 "$(cat "$TMP/hB.pid")" &&
+	[ "$code" = 502 ] && grep -q "host .hB. did not answer" "$TMP/stopped.json" &&
+	[ "$(pg_sql "SELECT count(*) FROM events WHERE job_id = $id AND kind = \$\$cancel\$\$")" = 0 ]
 '
 
 test_done

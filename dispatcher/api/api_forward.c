@@ -221,7 +221,8 @@ static int start_transfer(struct forward *f, const char *url)
 	struct http_request_opts o = {
 		.method = r->method, .url = url, .headers = headers,
 		.body = r->body.len ? r->body.buf : NULL, .body_len = r->body.len,
-		.timeout = HTTP_NO_TIMEOUT, .connect_timeout = FWD_CONNECT_TIMEOUT,
+		.timeout = r->forward_timeout ? r->forward_timeout : HTTP_NO_TIMEOUT,
+		.connect_timeout = FWD_CONNECT_TIMEOUT,
 		.max_size = UINT64_MAX, .data = on_data, .head = on_head,
 	};
 	const char *me = store_host_name(api_deps_of(r)->store);
@@ -318,6 +319,7 @@ enum MHD_Result api_job_forward(struct api_request *r, int64_t id, const char *h
 {
 	enum MHD_Result ret;
 
+	r->forward_timeout = API_FORWARD_ACT_TIMEOUT;	/* a cancel, not a followed log */
 	if (api_elsewhere(r, host, &ret))
 		return ret;
 	/* it came forwarded, and the job went on to another host meanwhile */

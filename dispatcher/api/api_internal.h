@@ -136,6 +136,8 @@ struct api_request {
 	unsigned answer_status;
 	int64_t answer_id;
 	unsigned route_flags;	/* of its route: API_ROUTE_* */
+	/* usec a request forwarded to another host may take (api_job_forward()); 0: forever */
+	uint64_t forward_timeout;
 	/*
 	 * Of a route whose board is named in the body (a shared store): run
 	 * first, in read mode, it answers for a board of another host
@@ -501,9 +503,11 @@ bool api_elsewhere(struct api_request *r, const char *host, enum MHD_Result *ret
  * (a cancel), when @host, another host of the lab, runs it
  * (sched_cancel()'s -EREMOTE): the same request forwarded there, its
  * answer that host's (api_forwarding(), api_forward_answer() when the
- * handler runs again; 502 naming it when it does not answer).  A request
- * that came forwarded is not forwarded again: 409 (the job moved on).
+ * handler runs again; 502 naming it when it does not answer within
+ * API_FORWARD_ACT_TIMEOUT).  A request that came forwarded is not
+ * forwarded again: 409 (the job moved on).
  */
+#define API_FORWARD_ACT_TIMEOUT (30ULL * 1000 * 1000)	/* usec */
 enum MHD_Result api_job_forward(struct api_request *r, int64_t id, const char *host);
 /**
  * api_board_forwarded() - whether @board is a board of another host of the
