@@ -219,8 +219,8 @@ static int create_boards(struct daemon *d)
 		struct board *b;
 
 		/* a shared store (several hosts): board names are the lab's */
-		err = store_board_register(d->store, dev->name, dev->type_name, owner,
-					   sizeof(owner));
+		err = store_board_register(d->store, dev->name, dev->type_name, now_realtime(),
+					   owner, sizeof(owner));
 		if (err == -EADDRINUSE)
 			log_error("board '%s' is on host '%s' of this lab already: give this one "
 				  "another name", dev->name, owner);

@@ -348,6 +348,7 @@ static const struct store_ops pg_ops = {
 	.token_list = pg_token_list,
 	.import = pg_import,
 	.board_register = pg_board_register,
+	.board_release = pg_board_release,
 	.host_name = pg_host_name,
 	.host_url = pg_host_url,
 	.board_elsewhere = pg_board_elsewhere,

@@ -443,6 +443,10 @@ static const char sql_board_back[] =
 	"UPDATE devices SET state = 'idle', reason = NULL"
 	" WHERE name = $1 AND host = $2 AND state = 'bad' AND reason = 'its host stopped'";
 
+/* a board this host no longer has (a reload removed it): no host's */
+static const char sql_board_release[] =
+	"UPDATE devices SET host = NULL WHERE name = $1 AND host = $2";
+
 static const char sql_tell_type[] = "SELECT pg_notify('" PG_CHANNEL_BOARDS "', $1)";
 
 /* The other hosts learn that this one has boards of @type (once per type), not waiting. */
@@ -470,7 +474,7 @@ static int read_owner(PGresult *res, void *userdata)
 }
 
 int pg_board_register(struct store *st, const char *name, const char *device_type,
-		      char *owner, size_t len)
+		      uint64_t now, char *owner, size_t len)
 {
 	struct pg_store *ps = pg_of(st);
 	struct owner_read o = { owner, len };
@@ -480,7 +484,7 @@ int pg_board_register(struct store *st, const char *name, const char *device_typ
 	pg_arg_text(&a, name);
 	pg_arg_text(&a, ps->host);
 	pg_arg_text(&a, device_type);
-	pg_arg_int(&a, realtime_usec());
+	pg_arg_int(&a, (int64_t)now);
 	r = pg_call(ps, "register a board", sql_board_register, &a, read_owner, &o);
 	if (r < 0)
 		return r;
@@ -497,6 +501,16 @@ int pg_board_register(struct store *st, const char *name, const char *device_typ
 	if (!r)
 		tell_type(ps, device_type);
 	return r;
+}
+
+int pg_board_release(struct store *st, const char *name)
+{
+	struct pg_store *ps = pg_of(st);
+	struct pg_args a = { 0 };
+
+	pg_arg_text(&a, name);
+	pg_arg_text(&a, ps->host);
+	return pg_write(ps, "release a board", sql_board_release, &a, NULL, NULL);
 }
 
 /* ---- the other hosts' addresses, for requests forwarded to them ---- */

@@ -405,9 +405,16 @@ int pg_job_read_seq(struct pg_store *ps, int64_t id, int64_t *ret);
  */
 int pg_host_open(struct pg_store *ps, char *const *boards);
 
-/* pg_board_register() - store_board_register() on PostgreSQL (waits: labd's start). */
+/*
+ * pg_board_register() - store_board_register() on PostgreSQL: waits at
+ * labd's start; in a read context (a reload), each statement is a read of
+ * the context, made once when every run gives the same @now.
+ */
 int pg_board_register(struct store *st, const char *name, const char *device_type,
-		      char *owner, size_t len);
+		      uint64_t now, char *owner, size_t len);
+
+/* pg_board_release() - store_board_release() on PostgreSQL: a journaled write. */
+int pg_board_release(struct store *st, const char *name);
 
 /* pg_host_name(), pg_host_url() - store_host_name(), store_host_url() (a short read). */
 const char *pg_host_name(const struct store *st);

@@ -576,13 +576,20 @@ int store_board_elsewhere(struct store *st, const char *device_type, bool *ret)
 }
 
 int store_board_register(struct store *st, const char *name, const char *device_type,
-			 char *owner, size_t len)
+			 uint64_t now, char *owner, size_t len)
 {
 	if (!name || !device_type || !owner || !len)
 		return -EINVAL;
 	owner[0] = '\0';
-	return st->ops->board_register ? st->ops->board_register(st, name, device_type, owner, len)
-				       : 0;
+	return st->ops->board_register ?
+		       st->ops->board_register(st, name, device_type, now, owner, len) : 0;
+}
+
+int store_board_release(struct store *st, const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	return st->ops->board_release ? st->ops->board_release(st, name) : 0;
 }
 
 /* ---- results ---- */

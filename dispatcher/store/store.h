@@ -517,12 +517,26 @@ int store_device_list(struct store *st, int (*cb)(const struct device_record *re
  * the lab's registry of boards (several hosts on PostgreSQL: board names are
  * unique across the lab)
  *
+ * @now is the time of the registration (CLOCK_REALTIME, usec): the leases
+ * are compared with it.  In a read context (a reload: store_read_later())
+ * give the same @now to each run, so that the run with every answer is
+ * answered from what was kept: the registration is sent (and made) once,
+ * and the run that sent it fails with -EINPROGRESS.
+ *
  * Returns 0, or -EADDRINUSE when another host that is alive (its lease runs)
  * has a board of that name: its host name in @owner (@len bytes).  A board
  * of a host whose lease ran out changes hands.  SQLite: one host, always 0.
  */
 int store_board_register(struct store *st, const char *name, const char *device_type,
-			 char *owner, size_t len);
+			 uint64_t now, char *owner, size_t len);
+
+/**
+ * store_board_release() - this host no longer has board @name (a reload
+ * removed it): its row in the registry keeps its history but no host, so
+ * the other hosts no longer list it and another host may take the name.
+ * A write: returns at once (PostgreSQL: journaled).  SQLite: 0.
+ */
+int store_board_release(struct store *st, const char *name);
 
 /* ---- hosts (several labd on PostgreSQL) ---- */
 

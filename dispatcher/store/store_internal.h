@@ -112,7 +112,8 @@ struct store_ops {
 	int (*device_list)(struct store *st, struct store_rows *rows);
 	/* optional (NULL: one host, always 0) */
 	int (*board_register)(struct store *st, const char *name, const char *device_type,
-			      char *owner, size_t len);
+			      uint64_t now, char *owner, size_t len);
+	int (*board_release)(struct store *st, const char *name);
 
 	/* optional (NULL: one host): store_host_name(), store_host_url() */
 	const char *(*host_name)(const struct store *st);
