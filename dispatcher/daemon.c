@@ -208,6 +208,13 @@ static int add_board(struct daemon *d, struct board *b)
 	return 0;
 }
 
+/* A board name another live host of the lab has: refused, at start as at a reload. */
+static void log_board_taken(const char *name, const char *owner, const char *what)
+{
+	log_error("board '%s' is on host '%s' of this lab already: give this one another name%s",
+		  name, owner, what);
+}
+
 static int create_boards(struct daemon *d)
 {
 	size_t i;
@@ -222,8 +229,7 @@ static int create_boards(struct daemon *d)
 		err = store_board_register(d->store, dev->name, dev->type_name, now_realtime(),
 					   owner, sizeof(owner));
 		if (err == -EADDRINUSE)
-			log_error("board '%s' is on host '%s' of this lab already: give this one "
-				  "another name", dev->name, owner);
+			log_board_taken(dev->name, owner, "");
 		if (err < 0)
 			return err;
 		err = create_board(d, d->cfg, dev, &b);
@@ -255,8 +261,20 @@ static void retire(struct daemon *d, struct board *b)
 	d->retired[d->n_retired++] = b;
 }
 
-/* Keep unchanged boards, create new and changed ones, retire the rest. */
-static int swap_boards(struct daemon *d, struct lab_config *cfg)
+/*
+ * A board a reload removed: retired (its job goes on) and, unless @cfg has
+ * it again (changed), released from the lab's registry, for another host.
+ */
+static void remove_board(struct daemon *d, struct board *b)
+{
+	log_info("board '%s' retired%s", board_name(b), board_job(b) ? " after its job" : "");
+	if (!lab_board_of(d, board_name(b)))
+		store_board_release(d->store, board_name(b));
+	retire(d, b);
+}
+
+/* Keep unchanged boards, create new and changed ones but @refused, retire the rest. */
+static int swap_boards(struct daemon *d, struct lab_config *cfg, char *const *refused)
 {
 	struct board **old = d->boards;
 	size_t n_old = d->n_boards, i, j;
@@ -268,6 +286,8 @@ static int swap_boards(struct daemon *d, struct lab_config *cfg)
 		const struct device *dev = cfg->devices[i];
 		struct board *b = NULL;
 
+		if (strv_contains(refused, dev->name))
+			continue;	/* another host has the name */
 		for (j = 0; j < n_old; j++) {
 			if (!old[j] || strcmp(board_name(old[j]), dev->name))
 				continue;
@@ -285,13 +305,9 @@ static int swap_boards(struct daemon *d, struct lab_config *cfg)
 		}
 		err = add_board(d, b);
 	}
-	for (j = 0; j < n_old; j++) {
-		if (!old[j])
-			continue;
-		log_info("board '%s' retired%s", board_name(old[j]),
-			 board_job(old[j]) ? " after its job" : "");
-		retire(d, old[j]);
-	}
+	for (j = 0; j < n_old; j++)
+		if (old[j])
+			remove_board(d, old[j]);
 	free(old);
 	for (i = 0; i < d->n_boards; i++)
 		board_start(d->boards[i]);
@@ -311,69 +327,140 @@ static void reload_retention(struct daemon *d)
 	diag_release(&diag);
 }
 
+/* One reload (SIGHUP), run again by store_read_later() until its reads are in. */
+struct reload_run {
+	struct daemon *d;
+	uint64_t now;		/* the boards' registration time: the same in every run */
+	char **refused;		/* the boards another host has: left out (the run's) */
+	char **owners;		/* their hosts */
+	char *failed;		/* a board whose registration failed (the run's), or NULL */
+	int err;		/* and why */
+};
+
+/* Whether @dev is a board the reload adds or changes (created anew). */
+static bool board_is_new(struct daemon *d, const struct device *dev)
+{
+	struct board *b = lab_board_of(d, dev->name);
+
+	return !b || config_device_changed(board_device(b), dev);
+}
+
+/*
+ * Register @dev in the lab's registry as at start, with the run's time, so
+ * that the run with every answer is answered from what was kept: a name
+ * another live host has goes to rr->refused, an error to rr->failed.
+ */
+static void register_new_board(struct reload_run *rr, const struct device *dev)
+{
+	char owner[128];
+	int err;
+
+	err = store_board_register(rr->d->store, dev->name, dev->type_name, rr->now, owner,
+				   sizeof(owner));
+	if (err == -EADDRINUSE) {
+		err = strv_push(&rr->refused, dev->name);
+		if (!err)
+			err = strv_push(&rr->owners, owner);
+	}
+	if (err < 0 && err != -EINPROGRESS && !rr->err) {
+		rr->failed = strdup(dev->name);
+		rr->err = err;
+	}
+}
+
 /*
  * Whether the store's answers for the boards @cfg adds or changes are still
  * on their way: what it keeps of each (maintenance, holder) is read as the
- * board is created (board_new()), so it is read first here, and in the run
- * with every answer board_new()'s reads are answered from these.
+ * board is created (board_new()), so it is read first here, and each is
+ * registered in the lab's registry (several hosts).  In the run with every
+ * answer board_new()'s reads are answered from these.
  */
-static bool board_reads_pending(struct daemon *d, const struct lab_config *cfg)
+static bool board_reads_pending(struct reload_run *rr, const struct lab_config *cfg)
 {
 	struct device_record rec;
-	size_t i, j;
+	size_t i;
 
+	rr->refused = strv_free(rr->refused);
+	rr->owners = strv_free(rr->owners);
+	free(rr->failed);
+	rr->failed = NULL;
+	rr->err = 0;
 	for (i = 0; i < cfg->n_devices; i++) {
-		const struct device *dev = cfg->devices[i];
-
-		for (j = 0; j < d->n_boards; j++)
-			if (!strcmp(board_name(d->boards[j]), dev->name))
-				break;
-		if (j < d->n_boards && !config_device_changed(board_device(d->boards[j]), dev))
+		if (!board_is_new(rr->d, cfg->devices[i]))
 			continue;	/* kept as it is */
 		memset(&rec, 0, sizeof(rec));
-		if (store_device_get(d->store, dev->name, &rec) == 0)
+		if (store_device_get(rr->d->store, cfg->devices[i]->name, &rec) == 0)
 			device_record_release(&rec);
+		register_new_board(rr, cfg->devices[i]);
 	}
-	return store_read_pending(d->store);
+	return store_read_pending(rr->d->store);
+}
+
+/* The boards' registration, once every answer is in: -errno when one failed (logged). */
+static int boards_registered(const struct reload_run *rr)
+{
+	size_t i;
+
+	for (i = 0; rr->refused && rr->refused[i]; i++)
+		log_board_taken(rr->refused[i], rr->owners && rr->owners[i] ? rr->owners[i] : "?",
+				" (left out of the reload)");
+	if (!rr->err)
+		return 0;
+	log_error("reload: cannot register board '%s' in the lab: %s",
+		  rr->failed ? rr->failed : "?", strerror(-rr->err));
+	return rr->err;
+}
+
+/* labd.conf and its users, loaded: 0, or -errno with the reasons logged. */
+static int reload_load(struct daemon *d, struct lab_config **ret_cfg, struct users **ret_users)
+{
+	struct diag diag = DIAG_INIT;
+	int err;
+
+	err = config_load(d->opts.config_path, ret_cfg, &diag);
+	if (!err) {
+		err = users_load(*ret_cfg, ret_users, &diag);
+		if (err < 0)
+			config_unref(*ret_cfg);
+	}
+	for (size_t i = 0; err < 0 && i < diag.n; i++)
+		log_error("%s", diag.msgs[i]);
+	diag_release(&diag);
+	return err;
 }
 
 /*
  * Reload labd.conf: run through store_read_later() (on_signal()), so that
- * on PostgreSQL the boards' reads do not wait in the loop; a run whose
- * reads went to the database changes nothing, the run with their answers
- * reloads.
+ * on PostgreSQL the boards' reads and registrations do not wait in the
+ * loop; a run whose reads went to the database changes nothing, the run
+ * with their answers reloads.
  */
 static void reload(void *userdata)
 {
-	struct daemon *d = userdata;
-	struct diag diag = DIAG_INIT;
+	struct reload_run *rr = userdata;
+	struct daemon *d = rr->d;
 	struct lab_config *cfg;
 	struct users *users = NULL;
 	int err;
 
-	err = config_load(d->opts.config_path, &cfg, &diag);
-	if (!err && board_reads_pending(d, cfg)) {
+	err = reload_load(d, &cfg, &users);
+	if (!err && board_reads_pending(rr, cfg)) {
+		users_free(users);
 		config_unref(cfg);
-		diag_release(&diag);
 		return;
 	}
-	if (!err) {
-		err = users_load(cfg, &users, &diag);
-		if (err < 0)
-			config_unref(cfg);
+	if (!err && (err = boards_registered(rr)) < 0) {
+		users_free(users);
+		config_unref(cfg);
 	}
 	if (err < 0) {
-		for (size_t i = 0; i < diag.n; i++)
-			log_error("%s", diag.msgs[i]);
 		log_error("reload failed: keeping the running configuration");
-		diag_release(&diag);
 		return;
 	}
-	diag_release(&diag);
 	config_log_warnings(cfg);
 	users_free(d->users);
 	d->users = users;
-	err = swap_boards(d, cfg);
+	err = swap_boards(d, cfg, rr->refused);
 	if (err < 0)
 		log_error("reload: %s", strerror(-err));
 	config_unref(d->cfg);
@@ -382,9 +469,19 @@ static void reload(void *userdata)
 	reload_retention(d);
 	sched_set_config(d->sched, cfg);
 	sched_kick(d->sched);
-	log_info("reloaded: %zu boards, %zu device types", cfg->n_devices, cfg->n_types);
+	log_info("reloaded: %zu boards, %zu device types", d->n_boards, cfg->n_types);
 	d->fd_limit = fdlimit_raise(cfg->n_devices);
 	cap_jobs(d);
+}
+
+static void reloaded(void *userdata)
+{
+	struct reload_run *rr = userdata;
+
+	strv_free(rr->refused);
+	strv_free(rr->owners);
+	free(rr->failed);
+	free(rr);
 }
 
 /* ---- signals and stopping ---- */
@@ -422,17 +519,20 @@ void daemon_stop(struct daemon *d, int code)
 	loop_add_timer(d->loop, &d->stop_timer, loop_now(d->loop), on_stop_check, d);
 }
 
-static void reloaded(void *userdata)
-{
-}
-
 static int on_signal(struct loop_source *s, const struct signalfd_siginfo *si, void *ud)
 {
 	struct daemon *d = ud;
+	struct reload_run *rr;
 
 	if (si->ssi_signo == SIGHUP) {
 		log_info("reloading '%s'", d->cfg->path);
-		store_read_later(d->store, d, reload, reloaded, d);
+		rr = calloc(1, sizeof(*rr));
+		if (!rr) {
+			log_error("reload failed: %s", strerror(ENOMEM));
+			return 0;
+		}
+		*rr = (struct reload_run){ .d = d, .now = loop_realtime(d->loop) };
+		store_read_later(d->store, d, reload, reloaded, rr);
 	} else
 		daemon_stop(d, 0);
 	return 0;

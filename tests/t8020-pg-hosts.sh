@@ -5,16 +5,22 @@
 # host (GET /devices, labctl devices, a board of the other host shown); the
 # tokens made through the API (a token made on one host authenticates on
 # the other); a job queued through one host canceled through the other, its
-# events numbered from the job the cancel read, without a read of their own.
+# events numbered from the job the cancel read, without a read of their own;
+# the boards a reload (SIGHUP) adds registered in the lab as at start, without
+# waiting in the loop (a name the other host has refused, the rest added), a
+# board it removes released for the other host.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
 pg_require 'hosts sharing a PostgreSQL store'
 
-pg_host_lab hA a 2
-pg_host_lab hB b 1
-pg_host_start hA
-pg_host_start hB -v -v	# logs each wait for the database in its loop
+# each host has simulated boards for the boards its reloads add later
+pg_host_lab hA a 3
+mv "$TMP/hA/devices/10-a-03.conf" "$TMP/a-03.conf"
+pg_host_lab hB b 4
+rm "$TMP/hB/devices/10-b-02.conf" "$TMP/hB/devices/10-b-03.conf" "$TMP/hB/devices/10-b-04.conf"
+pg_host_start hA -v -v	# -v -v: logs each wait for the database in its loop
+pg_host_start hB -v -v
 
 # hosts_of URL: "board@host ..." as GET /devices of URL lists them.
 hosts_of() {
@@ -85,6 +91,64 @@ test_expect_success 'a job queued through one host canceled through the other: i
 	if grep "store: waited .* to \(read a job\|number an event\)" "$TMP/hB/labd.log"; then
 		false
 	fi
+'
+
+# mark NAME: note the end of NAME's log; since NAME: its log after that mark
+mark() { stat -c %s "$TMP/$1/labd.log" >"$TMP/$1.mark"; }
+since() { tail -c +$(($(cat "$TMP/$1.mark") + 1)) "$TMP/$1/labd.log"; }
+# reload NAME: SIGHUP to NAME's labd; waits until it reloaded
+reload() {
+	mark "$1" && kill -HUP "$(cat "$TMP/$1.pid")" &&
+	wait_for "since $1 | grep -q reloaded:" 30 && since "$1"
+}
+# no_wait NAME: nothing waited for the database in NAME's loop since its mark
+no_wait() {
+	grep -q "debug: " "$TMP/$1/labd.log" && ! since "$1" | grep "store: waited"
+}
+# host_of BOARD: its host in the lab's registry ("-": none)
+host_of() { pg_sql "SELECT coalesce(host, \$\$-\$\$) FROM devices WHERE name = \$\$$1\$\$"; }
+
+test_expect_success 'a board a reload adds is the lab'"'"'s: listed with its host, a job through the other host runs on it' '
+	sed "s/sim-uboot/sim-minimal/" "$TMP/a-03.conf" >"$TMP/hA/devices/10-a-03.conf" &&
+	reload hA && grep -q "board .a-03. added" "$TMP/hA/labd.log" &&
+	[ "$(pg_sql "SELECT host || \$\$:\$\$ || device_type FROM devices WHERE name = \$\$a-03\$\$")" = hA:sim-minimal ] &&
+	LABD_URL=$URL_hB labctl devices >"$TMP/devices2.txt" && cat "$TMP/devices2.txt" &&
+	grep -q "^a-03 .* sim-minimal .* hA" "$TMP/devices2.txt" &&
+	write_job "$TMP/m.yaml" <<-JOB &&
+	job_name: on the board a reload added
+	device_type: sim-minimal
+	timeouts: {job: {minutes: 2}}
+	actions:
+	$(sim_minimal_boot)
+	JOB
+	# hB knows the device types of the boards of hA from its NOTIFY
+	wait_for "LABD_URL=$URL_hB labctl submit -q $TMP/m.yaml >$TMP/m.id" 10 &&
+	id=$(cat "$TMP/m.id") && echo "job $id" &&
+	wait_for "[ \"\$(pg_sql \"SELECT state FROM jobs WHERE id = $id\")\" = finished ]" 90 &&
+	[ "$(pg_sql "SELECT health || \$\$@\$\$ || device || \$\$@\$\$ || host FROM jobs WHERE id = $id")" = complete@a-03@hA ] &&
+	no_wait hA
+'
+
+test_expect_success 'a board name the other host has, added by a reload, is refused: the rest is added' '
+	LAB=$TMP/hB && sim_device a-01 1 && sim_device b-03 2 && reload hB &&
+	since hB | grep "board .a-01. is on host .hA. of this lab already" &&
+	! since hB | grep -q "board .a-01. added" && since hB | grep -q "board .b-03. added" &&
+	[ "$(host_of a-01)" = hA ] && [ "$(host_of b-03)" = hB ] &&
+	b=$(hosts_of "$URL_hB") && echo "hB: $b" &&
+	[ "$b" = "b-01@hB:maintenance b-03@hB:idle a-01@hA:maintenance a-02@hA:maintenance a-03@hA:idle" ] &&
+	a=$(hosts_of "$URL_hA") && echo "hA: $a" &&
+	[ "$a" = "a-01@hA:maintenance a-02@hA:maintenance a-03@hA:idle b-01@hB:maintenance b-03@hB:idle" ] &&
+	no_wait hB
+'
+rm -f "$TMP/hB/devices/10-a-01.conf"	# hB restarts below: refused at its start otherwise
+
+test_expect_success 'a board a reload removes is released: a reload of the other host takes its name' '
+	mv "$TMP/hA/devices/10-a-02.conf" "$TMP/a-02.conf" && reload hA &&
+	since hA | grep -q "board .a-02. retired" && [ "$(host_of a-02)" = - ] &&
+	! hosts_of "$URL_hB" | grep a-02 && ! hosts_of "$URL_hA" | grep a-02 &&
+	LAB=$TMP/hB && sim_device a-02 3 && reload hB &&
+	since hB | grep -q "board .a-02. added" && [ "$(host_of a-02)" = hB ] &&
+	hosts_of "$URL_hA" | grep -q "a-02@hB:" && no_wait hA && no_wait hB
 '
 
 test_expect_success 'a host started later knows the tokens made before' '
