@@ -184,6 +184,8 @@ install: xterm-check all man
 	install -D -m 0755 $(BUILD)/labd $(DESTDIR)$(PREFIX)/bin/labd
 	install -D -m 0755 $(BUILD)/labctl $(DESTDIR)$(PREFIX)/bin/labctl
 	install -D -m 0644 contrib/systemd/labd.service $(DESTDIR)/lib/systemd/system/labd.service
+	install -D -m 0644 contrib/systemd/multi-host.conf \
+		$(DESTDIR)$(PREFIX)/share/doc/labd/examples/systemd/multi-host.conf
 	install -D -m 0644 contrib/labd.conf.example $(DESTDIR)/etc/labd/labd.conf.example
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/labd/README.md
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/doc/labd/examples/devices devices/README.md \

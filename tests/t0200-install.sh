@@ -56,4 +56,21 @@ test_expect_success 'every labctl command is in its man page' '
 	done
 '
 
+# the unit and the multi-host drop-in as systemd reads them (the programs from the staging root)
+if command -v systemd-analyze >/dev/null; then
+	test_expect_success 'systemd-analyze verify: the unit and its multi-host drop-in' '
+		mkdir -p "$TMP/units/labd.service.d" &&
+		sed "s|/usr/bin/|$ROOT/usr/bin/|g" "$ROOT/lib/systemd/system/labd.service" \
+			>"$TMP/units/labd.service" &&
+		cp "$ROOT/usr/share/doc/labd/examples/systemd/multi-host.conf" "$TMP/units/labd.service.d/" &&
+		SYSTEMD_UNIT_PATH="$TMP/units:" systemd-analyze verify "$TMP/units/labd.service" \
+			>"$TMP/verify.log" 2>&1 || { cat "$TMP/verify.log"; exit 1; }
+		cat "$TMP/verify.log"
+		# a key systemd does not know is only warned about: the drop-in has none
+		! grep -i "unknown\|ignoring\|invalid" "$TMP/verify.log"
+	'
+else
+	test_skip 'systemd-analyze verify: the unit and its multi-host drop-in' 'no systemd-analyze on this machine'
+fi
+
 test_done
