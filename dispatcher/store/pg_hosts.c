@@ -25,11 +25,13 @@
 #define PG_HOST_LOCK "1818321509"
 
 static const char sql_lock[] = "SELECT pg_try_advisory_lock(" PG_HOST_LOCK ", hashtext($1))";
+/* and whether another host reaped this one (lease_until 0) since it last ran */
 static const char sql_register[] =
-	"INSERT INTO hosts (name, url, started, lease_until) VALUES ($1, $2, $3, $4)"
+	"WITH old AS (SELECT lease_until FROM hosts WHERE name = $1)"
+	" INSERT INTO hosts (name, url, started, lease_until) VALUES ($1, $2, $3, $4)"
 	" ON CONFLICT (name) DO UPDATE SET url = COALESCE(excluded.url, hosts.url),"
 	" started = excluded.started, lease_until = excluded.lease_until"
-	" RETURNING journal_applied";
+	" RETURNING journal_applied, COALESCE((SELECT lease_until = 0 FROM old), false)";
 /* no row: another host reaped this one (lease_until 0), which only a new start undoes */
 static const char sql_renew[] =
 	"UPDATE hosts SET lease_until = $2 WHERE name = $1 AND lease_until > 0 RETURNING name";
@@ -183,10 +185,43 @@ cleanup:
 	return r;
 }
 
+/* What registering this host read: the journal's position, and whether it was reaped. */
+struct register_read {
+	int64_t applied;
+	bool reaped;
+};
+
+static int read_register(PGresult *res, void *userdata)
+{
+	struct register_read *rr = userdata;
+
+	if (PQntuples(res) < 1)
+		return -ENOENT;
+	rr->applied = pg_int(res, 0, 0);
+	rr->reaped = pg_bool(res, 0, 1);
+	return 0;
+}
+
+/*
+ * The writes journaled before this host stopped are about the jobs it ran:
+ * when another host reaped it meanwhile, those jobs were requeued or ended
+ * there, and the writes are dropped as a fenced host's are (pg_host_fence()).
+ */
+static void drop_if_reaped(struct pg_store *ps, bool reaped)
+{
+	if (!reaped || !pg_writer_backlog(ps))
+		return;
+	log_warning("host '%s' was reaped by another host while it was stopped: the %u writes "
+		    "its journal kept are dropped (its jobs were requeued or ended there)",
+		    ps->host, pg_writer_backlog(ps));
+	pg_writer_drop(ps);
+}
+
 int pg_host_open(struct pg_store *ps, char *const *boards)
 {
+	struct register_read rr = { 0, false };
 	struct pg_args a = { 0 };
-	int64_t now = realtime_usec(), applied = 0;
+	int64_t now = realtime_usec();
 	int r;
 
 	r = take_name(ps);
@@ -198,12 +233,13 @@ int pg_host_open(struct pg_store *ps, char *const *boards)
 	pg_arg_text(&a, ps->url);
 	pg_arg_int(&a, now);
 	pg_arg_int(&a, now + (int64_t)ps->host_lease * 1000000);
-	r = pg_call(ps, "register this host", sql_register, &a, pg_read_int, &applied);
+	r = pg_call(ps, "register this host", sql_register, &a, read_register, &rr);
 	if (r < 0)
 		return r;
-	ps->applied = applied;
-	if (applied > ps->seq)
-		ps->seq = applied;
+	ps->applied = rr.applied;
+	if (rr.applied > ps->seq)
+		ps->seq = rr.applied;
+	drop_if_reaped(ps, rr.reaped);
 	return 0;
 }
 

@@ -23,11 +23,13 @@
  * When the connection is lost, or at open with entries left in the journal
  * by a labd that stopped before the database had them, the writer reads
  * journal_applied and sends again every entry after it: each is applied
- * exactly once.  An entry the database refuses is logged and dropped with
- * the rest of its group; the statements are written so that the database
- * has no reason to (an event or result of a job that is gone is not
- * inserted, pg_records.c).  A group cut by a crash of labd is sent whole
- * when labd starts again, unless it was a transaction, which is dropped.
+ * exactly once (unless another host reaped this one meanwhile: the entries
+ * left at open are then dropped, pg_host_open()).  An entry the database
+ * refuses is logged and dropped with the rest of its group; the statements
+ * are written so that the database has no reason to (an event or result of
+ * a job that is gone is not inserted, pg_records.c).  A group cut by a
+ * crash of labd is sent whole when labd starts again, unless it was a
+ * transaction, which is dropped.
  *
  * Without a loop (`labd store migrate`, the unit tests) writes are calls:
  * pg_write() waits for the answer and returns the statement's error.

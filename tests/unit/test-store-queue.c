@@ -503,6 +503,38 @@ TEST(test_queue__pg_write_groups)
 	loop_free(l);
 }
 
+/*
+ * A host SIGKILLed with writes in its journal, then reaped by another (its
+ * jobs requeued or ended there): started again it drops them, as a fenced
+ * host does, rather than overwrite what the other host did.
+ */
+TEST(test_queue__pg_reaped_journal_dropped)
+{
+	const char *cut = state_dir("cut-reaped.db");
+	struct store *st = NULL;
+	struct loop *l = NULL;
+	int status;
+	pid_t pid;
+
+	if (!pg_test_base())
+		TEST_SKIP("PostgreSQL's hosts: SQLite has one");
+	CHECK(loop_new(&l) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid)
+		pg_write_and_die(cut, 3, false);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	CHECK_INT(pg_count(cut, "WITH r AS (UPDATE hosts SET lease_until = 0 RETURNING 1)"
+			   " SELECT count(*) FROM r"), ==, 1);
+	CHECK(open_with_loop(cut, l, &st) == 0);
+	CHECK(job(st, "after", "sim", NULL, 50, 9) > 0);
+	CHECK_INT(pg_wait_committed(l, cut, 1), ==, 1);	/* the new one, not the 3 cut */
+	CHECK_INT(pg_count(cut, "SELECT count(*) FROM jobs"), ==, 1);
+	st = store_close(st);
+	loop_free(l);
+}
+
 static void on_answered(int err, void *ud)
 {
 	(*(int *)ud)++;
@@ -675,5 +707,6 @@ TEST(test_queue__pg_ids_never_wait)
 
 TEST_LIST(test_queue__claim_order, test_queue__claim_board_avoid_session, test_queue__position,
 	  test_queue__counts_and_summary, test_queue__list_cursors, test_queue__batch_and_sync,
-	  test_queue__pg_write_groups, test_queue__read_context_writes_once,
+	  test_queue__pg_write_groups, test_queue__pg_reaped_journal_dropped,
+	  test_queue__read_context_writes_once,
 	  test_queue__pg_ids_never_wait);
