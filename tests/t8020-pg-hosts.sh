@@ -8,7 +8,7 @@
 # events numbered from the job the cancel read, without a read of their own;
 # the boards a reload (SIGHUP) adds registered in the lab as at start, without
 # waiting in the loop (a name the other host has refused, the rest added), a
-# board it removes released for the other host.
+# board it removes released for the other host, as at start.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
@@ -155,6 +155,13 @@ test_expect_success 'a host started later knows the tokens made before' '
 	kill -9 "$(cat "$TMP/hB.pid")" && pg_host_start hB &&
 	token=$(sed -n "s/^token: //p" "$TMP/token.txt") &&
 	curl -sf -H "Authorization: Bearer $token" "$URL_hB/api/v1/whoami" | grep -q alice
+'
+
+test_expect_success 'a board removed while its host was stopped is released at its start' '
+	kill -9 "$(cat "$TMP/hB.pid")" && rm "$TMP/hB/devices/10-b-03.conf" &&
+	[ "$(host_of b-03)" = hB ] && pg_host_start hB &&
+	[ "$(host_of b-03)" = - ] && [ "$(host_of b-01)" = hB ] && [ "$(host_of a-02)" = hB ] &&
+	! hosts_of "$URL_hA" | grep b-03
 '
 
 test_done

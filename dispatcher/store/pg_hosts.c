@@ -102,6 +102,11 @@ static const char sql_boards_taken[] =
 	" WHERE d.name IN (SELECT jsonb_array_elements_text($1::jsonb)) AND d.host <> $2"
 	" AND h.lease_until > $3 ORDER BY d.name LIMIT 1";
 
+/* $1 this host, $2 its boards (JSON array of names): release the others */
+static const char sql_boards_release_others[] =
+	"UPDATE devices SET host = NULL WHERE host = $1"
+	" AND name NOT IN (SELECT jsonb_array_elements_text($2::jsonb))";
+
 static int64_t realtime_usec(void)
 {
 	struct timespec ts;
@@ -154,19 +159,29 @@ static int read_taken(PGresult *res, void *userdata)
 	return 0;
 }
 
-/* Refuse (-EADDRINUSE) before registering when another live host has one of @boards. */
-static int boards_free(struct pg_store *ps, char *const *boards, int64_t now)
+/* @boards as a JSON array (text, caller frees), or NULL (no memory). */
+static char *boards_json(char *const *boards)
 {
-	struct taken_read t = { "", "" };
-	struct pg_args a = { 0 };
 	json_t *names = json_array();
 	char *text = NULL;
-	int r = -ENOMEM;
 
 	STRV_FOREACH(b, boards)
 		if (!names || json_array_append_new(names, json_string(*b)) < 0)
 			goto cleanup;
 	text = names ? json_dumps(names, JSON_COMPACT) : NULL;
+cleanup:
+	json_decref(names);
+	return text;
+}
+
+/* Refuse (-EADDRINUSE) before registering when another live host has one of @boards. */
+static int boards_free(struct pg_store *ps, char *const *boards, int64_t now)
+{
+	struct taken_read t = { "", "" };
+	struct pg_args a = { 0 };
+	char *text = boards_json(boards);
+	int r = -ENOMEM;
+
 	if (!text)
 		goto cleanup;
 	pg_arg_text(&a, text);
@@ -181,7 +196,27 @@ static int boards_free(struct pg_store *ps, char *const *boards, int64_t now)
 	}
 cleanup:
 	free(text);
-	json_decref(names);
+	return r;
+}
+
+/*
+ * The boards this host had but no longer has (removed from its devices
+ * directory while it was stopped) are released, as a reload releases the
+ * boards it removes (store_board_release()): no host's.
+ */
+static int boards_release_others(struct pg_store *ps, char *const *boards)
+{
+	struct pg_args a = { 0 };
+	char *text = boards_json(boards);
+	int r;
+
+	if (!text)
+		return -ENOMEM;
+	pg_arg_text(&a, ps->host);
+	pg_arg_text(&a, text);
+	r = pg_call(ps, "release the boards this host no longer has", sql_boards_release_others,
+		    &a, NULL, NULL);
+	free(text);
 	return r;
 }
 
@@ -234,6 +269,8 @@ int pg_host_open(struct pg_store *ps, char *const *boards)
 	pg_arg_int(&a, now);
 	pg_arg_int(&a, now + (int64_t)ps->host_lease * 1000000);
 	r = pg_call(ps, "register this host", sql_register, &a, read_register, &rr);
+	if (!r && boards)
+		r = boards_release_others(ps, boards);
 	if (r < 0)
 		return r;
 	ps->applied = rr.applied;

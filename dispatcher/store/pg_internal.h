@@ -401,7 +401,8 @@ int pg_job_read_seq(struct pg_store *ps, int64_t id, int64_t *ret);
 /*
  * pg_host_open() - take this host's name and register it (at open, waiting),
  * unless a board of @boards (strv, may be NULL) is another live host's
- * (-EADDRINUSE, logged): then nothing is written.
+ * (-EADDRINUSE, logged): then nothing is written.  With @boards, the boards
+ * registered as this host's that are not among them are released.
  */
 int pg_host_open(struct pg_store *ps, char *const *boards);
 
