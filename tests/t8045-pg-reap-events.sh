@@ -28,13 +28,14 @@ pg_host_start hA
 pg_host_start hB
 pg_host_start hC
 
-# ticks_job FILE N: pg_ticks_job with a notify callback to the receiver cb
+# ticks_job FILE N: pg_ticks_job with KernelCI's notify callback to the receiver cb
 ticks_job() {
 	pg_ticks_job "$1" "$2"
 	cat >>"$1" <<JOB
 notify:
   criteria: {status: finished}
-  callback: {url: 'http://127.0.0.1:$REC_PORT_cb/cb/{ID}', method: POST, content-type: json}
+  callback: {url: 'http://127.0.0.1:$REC_PORT_cb/cb/{ID}', method: POST, content-type: json,
+             dataset: all}
 JOB
 }
 ticks_job "$TMP/ticks.yaml" 40
@@ -64,6 +65,18 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     n += r["path"] == "/cb/" + sys.argv[2] and r["method"] == "POST"
 print(n)
+PY
+}
+# health ID: the health its callback (the last) gave
+health() {
+	$PY - "$TMP/cb.jsonl" "$1" <<'PY'
+import json, sys
+h = "none"
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["path"] == "/cb/" + sys.argv[2] and r["method"] == "POST":
+        h = json.loads(r["body"])["health_string"].lower()
+print(h)
 PY
 }
 # reports ID: the JUnit reports written of the job, by any host
@@ -125,7 +138,7 @@ test_expect_success 'its end is announced by hC: JUnit report, one callback, the
 	wait_for "[ -s $TMP/hC/junit/job-$JB.xml ] && [ \$(callbacks $JB) -ge 1 ]" 30 &&
 	wait_for "grep -q \"\\\"kind\\\": *\\\"finished\\\"\" $TMP/stream-$JB" 10 &&
 	grep "\"kind\": *\"finished\"" "$TMP/stream-$JB" &&
-	[ "$(callbacks $JB)" = 1 ] && [ "$(reports $JB)" = 1 ]
+	[ "$(callbacks $JB)" = 1 ] && [ "$(reports $JB)" = 1 ] && [ "$(health $JB)" = incomplete ]
 '
 
 test_expect_success 'the other job, requeued, finishes once on hC' '
@@ -134,7 +147,7 @@ test_expect_success 'the other job, requeued, finishes once on hC' '
 	[ "$(kinds $JC)" = "queued started attempt-ended requeued started finished" ] &&
 	dense $JC &&
 	wait_for "[ \$(callbacks $JC) -ge 1 ] && [ -s $TMP/hC/junit/job-$JC.xml ]" 30 &&
-	[ "$(callbacks $JC)" = 1 ] && [ "$(reports $JC)" = 1 ]
+	[ "$(callbacks $JC)" = 1 ] && [ "$(reports $JC)" = 1 ] && [ "$(health $JC)" = complete ]
 '
 
 test_expect_success 'hA and hB started again: their boards back, nothing announced again' '
