@@ -118,25 +118,40 @@ board_state() {
 		"$URL_hB/api/v1/devices/$1/state" >/dev/null
 }
 
-# The session holds the job's row: the cancel's write waits for it, and the
-# claim commits first, as when B claims the job just after A read it queued.
-test_expect_success 'a job B starts between the read and the write of a cancel through A: B cancels it' '
-	board_state b-01 maintenance &&
+# race_cancel HOW: a job queued through A, canceled through A (HOW: native,
+# rpc) while the session holds its row: the cancel's write waits for it, and
+# a claim by B commits first, as when B claims the job just after A read it
+# queued.  B cancels it: the answer is B's, the job ends once, its events
+# queued, cancel, finished, 1..3.
+race_cancel() {
+	local id
 	id=$(LABD_URL=$URL_hA labctl submit -q "$TMP/ticks.yaml") && echo "job $id" &&
 	wait_for "[ \"\$(pg_sql \"SELECT count(*) FROM events WHERE job_id = $id\")\" = 1 ]" 10 &&
-	sql_session && echo "BEGIN; SELECT id FROM jobs WHERE id = $id FOR UPDATE;" >&7 &&
+	rm -f "$TMP/sql.in" "$TMP/race.out" && sql_session &&
+	echo "BEGIN; SELECT id FROM jobs WHERE id = $id FOR UPDATE;" >&7 &&
 	wait_for "grep -qx $id $TMP/sql.out" 10 &&
-	{ curl -s -o "$TMP/race.json" -w "%{http_code}" -X POST \
-		"$URL_hA/api/v1/jobs/$id/cancel" >"$TMP/race.code" & } &&
+	case $1 in
+	native) { curl -s -o "$TMP/race.json" -w "%{http_code}" -X POST \
+			"$URL_hA/api/v1/jobs/$id/cancel" >"$TMP/race.tmp" &&
+		  mv "$TMP/race.tmp" "$TMP/race.out"; } & ;;
+	rpc) { rpc "$URL_hA" scheduler.jobs.cancel "$id" >"$TMP/race.tmp" &&
+	       mv "$TMP/race.tmp" "$TMP/race.out"; } & ;;
+	esac
 	wait_for finish_waits 20 && claimed_by_b "$id" && exec 7>&- &&
-	wait_for "[ -s $TMP/race.code ]" 30 && cat "$TMP/race.json" && echo &&
-	[ "$(cat "$TMP/race.code")" = 200 ] &&
+	wait_for "[ -s $TMP/race.out ]" 30 && cat "$TMP/race.out" && echo &&
+	[ "$(cat "$TMP/race.out")" = "$2" ] &&
 	[ "$(pg_sql "SELECT state || health FROM jobs WHERE id = $id")" = finishedcanceled ] &&
 	grep "job $id: not canceled here: a host started it meanwhile" "$TMP/hA/labd.log" &&
 	pg_sql "SELECT seq, kind FROM events WHERE job_id = $id ORDER BY seq" >"$TMP/ev-$id" &&
 	cat "$TMP/ev-$id" &&
 	[ "$(cut -d"|" -f2 "$TMP/ev-$id" | tr "\n" " ")" = "queued cancel finished " ] &&
-	[ "$(cut -d"|" -f1 "$TMP/ev-$id" | tr "\n" " ")" = "1 2 3 " ] &&
+	[ "$(cut -d"|" -f1 "$TMP/ev-$id" | tr "\n" " ")" = "1 2 3 " ]
+}
+
+test_expect_success 'a job B starts between the read and the write of a cancel through A: B cancels it' '
+	board_state b-01 maintenance &&
+	race_cancel native 200 &&
+	race_cancel rpc True &&
 	board_state b-01 idle
 '
 

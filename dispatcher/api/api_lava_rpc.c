@@ -367,6 +367,7 @@ struct rpc_call_state {
 	unsigned calls;
 	char *elsewhere;	/* the host, or NULL */
 	int64_t id;		/* the job it runs */
+	int64_t canceled;	/* a job read queued and canceled here, or 0 */
 };
 
 static void rpc_call_state_free(void *ctx)
@@ -408,6 +409,8 @@ static xmlrpc_value *jobs_cancel(xmlrpc_env *env, xmlrpc_value *params, struct a
 	err = api_lava_cancel(r, &rec, &d);
 	if (err == -EREMOTE)
 		cancel_elsewhere(env, r, &rec);
+	else if (!err && rec.state == JOB_STATE_QUEUED && call_state(r))
+		call_state(r)->canceled = rec.id;	/* a host may have started it: read back */
 	job_record_release(&rec);
 	if (err == -EREMOTE)
 		;	/* the fault is set */
@@ -766,34 +769,99 @@ struct MHD_Response *api_rpc_fault_response(int code, const char *msg)
 	return xml_response(out);
 }
 
-/*
- * The call, sent as it is to the host that runs the job it cancels, when
- * that is all it did here (struct rpc_call_state): true with @ret the answer.
- */
-static bool call_elsewhere(struct api_request *r, xmlrpc_mem_block *out, enum MHD_Result *ret)
+/* The answer of a call that returned true: <boolean>1</boolean>. */
+static struct MHD_Response *true_response(void)
 {
-	struct rpc_call_state *cs = call_state(r);
-	int64_t id;
-	char *host;
+	xmlrpc_mem_block *out;
+	xmlrpc_value *v;
+	xmlrpc_env env;
 
-	if (!cs || !cs->elsewhere || cs->calls != 1 ||
-	    store_read_pending(api_deps_of(r)->store)) {
-		if (cs) {
-			r->ctx_free(r->ctx);
-			r->ctx = NULL;
-			r->ctx_free = NULL;
-		}
-		return false;
-	}
-	host = cs->elsewhere;
-	id = cs->id;
-	cs->elsewhere = NULL;
-	r->ctx_free(r->ctx);	/* the forward takes r->ctx */
+	xmlrpc_env_init(&env);
+	out = XMLRPC_MEMBLOCK_NEW(char, &env, 0);
+	v = env.fault_occurred ? NULL : xmlrpc_bool_new(&env, 1);
+	if (v)
+		xmlrpc_serialize_response(&env, out, v);
+	if (v)
+		xmlrpc_DECREF(v);
+	if (env.fault_occurred && out)
+		xmlrpc_mem_block_free(out);
+	if (env.fault_occurred)
+		out = NULL;
+	xmlrpc_env_clean(&env);
+	return out ? xml_response(out) : NULL;
+}
+
+/*
+ * The answer to a call that canceled job @id, read queued (an
+ * api_answer_fn): the job read back after the write; a host that started
+ * it meanwhile (the store left it to that host) is sent the call.
+ */
+static enum MHD_Result canceled_answer(struct api_request *r, unsigned status, int64_t id)
+{
+	struct job_record rec = { 0 };
+	enum MHD_Result ret;
+
+	if (api_forwarding(r))
+		return api_forward_answer(r);
+	if (api_lava_job(r, id, &rec) == 0 && api_lava_runs_elsewhere(r, &rec))
+		ret = api_job_forward(r, id, rec.host);
+	else
+		ret = api_reply(r, status, true_response());
+	job_record_release(&rec);
+	return ret;
+}
+
+/* Whether @r is a call of a method of its own (a job's cancel), not a system.multicall. */
+static bool call_alone(const struct api_request *r)
+{
+	const char *name = NULL;
+	xmlrpc_value *params = NULL;
+	xmlrpc_env env;
+	bool yes;
+
+	xmlrpc_env_init(&env);
+	xmlrpc_parse_call(&env, r->body.buf, r->body.len, &name, &params);
+	yes = !env.fault_occurred && name && strncmp(name, "system.", 7);
+	if (params)
+		xmlrpc_DECREF(params);
+	free((char *)name);
+	xmlrpc_env_clean(&env);
+	return yes;
+}
+
+static void drop_call_state(struct api_request *r)
+{
+	r->ctx_free(r->ctx);
 	r->ctx = NULL;
 	r->ctx_free = NULL;
+}
+
+/*
+ * The answer made after the methods ran, when that is all the call did
+ * here (struct rpc_call_state): sent as it is to the host that runs the job
+ * it cancels, or, for a job read queued and canceled, once it is read back.
+ * True with @ret the answer (@out freed); false: @out is the answer.
+ */
+static bool call_answer(struct api_request *r, xmlrpc_mem_block *out, enum MHD_Result *ret)
+{
+	struct rpc_call_state *cs = call_state(r);
+	int64_t id = cs ? cs->id : 0, canceled = cs ? cs->canceled : 0;
+	char *host = cs ? cs->elsewhere : NULL;
+	unsigned calls = cs ? cs->calls : 0;
+
+	if (!cs)
+		return false;
+	cs->elsewhere = NULL;
+	drop_call_state(r);	/* the forward takes r->ctx */
+	if (calls != 1 || store_read_pending(api_deps_of(r)->store) ||
+	    (!host && (!canceled || !call_alone(r)))) {
+		free(host);
+		return false;
+	}
 	if (out)
 		xmlrpc_mem_block_free(out);
-	*ret = api_job_forward(r, id, host);
+	*ret = host ? api_job_forward(r, id, host) :
+		      api_answer_after(r, canceled_answer, MHD_HTTP_OK, canceled);
 	free(host);
 	return true;
 }
@@ -814,7 +882,7 @@ static enum MHD_Result rpc_call(struct api_request *r)
 	xmlrpc_env_init(&env);
 	xmlrpc_registry_process_call2(&env, api_rpc_of(r)->registry, r->body.buf, r->body.len,
 				      r, &out);
-	if (call_elsewhere(r, env.fault_occurred ? NULL : out, &ret)) {
+	if (call_answer(r, env.fault_occurred ? NULL : out, &ret)) {
 		xmlrpc_env_clean(&env);
 		return ret;
 	}
