@@ -113,9 +113,12 @@ test_expect_success 'hA killed: each job gets attempt-ended and requeued, number
 JB=$(pg_sql "SELECT id FROM jobs WHERE id IN ($X, $Y) AND device = 'b-01'")
 JC=$(pg_sql "SELECT id FROM jobs WHERE id IN ($X, $Y) AND device = 'c-01'")
 
-# the events stream of the job on hB, through hC
+# the events stream of the job on hB through hC, and its log followed through hC
 if [ -n "$JB" ]; then
 	curl -sN "$URL_hC/api/v1/stream?job=$JB" >"$TMP/stream-$JB" 2>/dev/null &
+	at_exit "kill $! 2>/dev/null"
+	LABD_URL=$URL_hC labctl log -f "$JB" >"$TMP/follow-$JB" 2>&1 &
+	echo $! >"$TMP/follow.pid"
 	at_exit "kill $! 2>/dev/null"
 fi
 
@@ -138,6 +141,8 @@ test_expect_success 'its end is announced by hC: JUnit report, one callback, the
 	wait_for "[ -s $TMP/hC/junit/job-$JB.xml ] && [ \$(callbacks $JB) -ge 1 ]" 30 &&
 	wait_for "grep -q \"\\\"kind\\\": *\\\"finished\\\"\" $TMP/stream-$JB" 10 &&
 	grep "\"kind\": *\"finished\"" "$TMP/stream-$JB" &&
+	wait_for "! kill -0 $(cat "$TMP/follow.pid")" 30 &&	# the log followed: ended
+	tail -3 "$TMP/follow-$JB" &&
 	[ "$(callbacks $JB)" = 1 ] && [ "$(reports $JB)" = 1 ] && [ "$(health $JB)" = incomplete ]
 '
 
