@@ -378,7 +378,7 @@ static void register_new_board(struct reload_run *rr, const struct device *dev)
 static bool board_reads_pending(struct reload_run *rr, const struct lab_config *cfg)
 {
 	struct device_record rec;
-	size_t i;
+	size_t i, n = 0;
 
 	rr->refused = strv_free(rr->refused);
 	rr->owners = strv_free(rr->owners);
@@ -392,8 +392,12 @@ static bool board_reads_pending(struct reload_run *rr, const struct lab_config *
 		if (store_device_get(rr->d->store, cfg->devices[i]->name, &rec) == 0)
 			device_record_release(&rec);
 		register_new_board(rr, cfg->devices[i]);
+		n++;
 	}
-	return store_read_pending(rr->d->store);
+	if (!store_read_pending(rr->d->store))
+		return false;
+	log_debug("reload: waiting for the store's answers about %zu board(s)", n);
+	return true;
 }
 
 /* The boards' registration, once every answer is in: -errno when one failed (logged). */

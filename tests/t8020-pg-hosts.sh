@@ -101,9 +101,12 @@ reload() {
 	mark "$1" && kill -HUP "$(cat "$TMP/$1.pid")" &&
 	wait_for "since $1 | grep -q reloaded:" 30 && since "$1"
 }
-# no_wait NAME: nothing waited for the database in NAME's loop since its mark
+# no_wait NAME: nothing waited for the database in NAME's loop since its mark, and
+# its last reload ran once with its reads sent, once with their answers: reads
+# that depend on the answer of another make it run again (one run per board)
 no_wait() {
-	grep -q "debug: " "$TMP/$1/labd.log" && ! since "$1" | grep "store: waited"
+	grep -q "debug: " "$TMP/$1/labd.log" && ! since "$1" | grep "store: waited" &&
+	[ "$(since "$1" | grep -c "reload: waiting for the store.s answers")" -le 1 ]
 }
 # host_of BOARD: its host in the lab's registry ("-": none)
 host_of() { pg_sql "SELECT coalesce(host, \$\$-\$\$) FROM devices WHERE name = \$\$$1\$\$"; }

@@ -501,20 +501,27 @@ int pg_host_start(struct pg_store *ps)
 }
 
 /* Take the board unless a host that is alive has it; the row's host after. */
+/* a board reaped while its host was away, idle again when it is taken */
+#define BOARD_REAPED "devices.state = 'bad' AND devices.reason = 'its host stopped'"
+/*
+ * ($1 board, $2 this host, $3 its type, $4 now) whether this host has the
+ * board now, and the board's host (the other one as the statement found
+ * it).  One statement, no read that depends on another: a read context (a
+ * reload) runs again for each read that depends on the answer of another.
+ */
 static const char sql_board_register[] =
-	"INSERT INTO devices (name, state, host, device_type, changed)"
-	" VALUES ($1, 'idle', $2, $3, $4)"
-	" ON CONFLICT (name) DO UPDATE SET host = excluded.host,"
-	"  device_type = excluded.device_type"
-	"  WHERE devices.host IS NULL OR devices.host = excluded.host"
-	"  OR NOT EXISTS (SELECT 1 FROM hosts h WHERE h.name = devices.host"
-	"   AND h.lease_until > $4)"
-	" RETURNING host";
-static const char sql_board_owner[] = "SELECT host FROM devices WHERE name = $1";
-/* a board reaped while its host was away is its host's again */
-static const char sql_board_back[] =
-	"UPDATE devices SET state = 'idle', reason = NULL"
-	" WHERE name = $1 AND host = $2 AND state = 'bad' AND reason = 'its host stopped'";
+	"WITH reg AS (INSERT INTO devices (name, state, host, device_type, changed)"
+	"  VALUES ($1, 'idle', $2, $3, $4)"
+	"  ON CONFLICT (name) DO UPDATE SET host = excluded.host,"
+	"   device_type = excluded.device_type,"
+	"   state = CASE WHEN " BOARD_REAPED " THEN 'idle' ELSE devices.state END,"
+	"   reason = CASE WHEN " BOARD_REAPED " THEN NULL ELSE devices.reason END"
+	"   WHERE devices.host IS NULL OR devices.host = excluded.host"
+	"   OR NOT EXISTS (SELECT 1 FROM hosts h WHERE h.name = devices.host"
+	"    AND h.lease_until > $4)"
+	"  RETURNING host)"
+	" SELECT EXISTS (SELECT 1 FROM reg),"
+	"  coalesce((SELECT host FROM reg), (SELECT host FROM devices WHERE name = $1))";
 
 /* a board this host no longer has (a reload removed it): no host's */
 static const char sql_board_release[] =
@@ -532,17 +539,21 @@ static void tell_type(struct pg_store *ps, const char *type)
 	pg_conn_send(ps->conn, sql_tell_type, 1, v, PG_CMD_SYNC, NULL, NULL);
 }
 
-struct owner_read {
+struct board_read {
+	bool mine;
 	char *owner;
 	size_t len;
 };
 
-static int read_owner(PGresult *res, void *userdata)
+static int read_board(PGresult *res, void *userdata)
 {
-	struct owner_read *o = userdata;
+	struct board_read *o = userdata;
+	const char *host = PQntuples(res) ? pg_value(res, 0, 1) : NULL;
 
-	if (PQntuples(res))
-		snprintf(o->owner, o->len, "%s", pg_value(res, 0, 0) ? pg_value(res, 0, 0) : "");
+	if (!PQntuples(res))
+		return -EIO;
+	o->mine = pg_bool(res, 0, 0);
+	snprintf(o->owner, o->len, "%s", host ? host : "");
 	return 0;
 }
 
@@ -550,7 +561,7 @@ int pg_board_register(struct store *st, const char *name, const char *device_typ
 		      uint64_t now, char *owner, size_t len)
 {
 	struct pg_store *ps = pg_of(st);
-	struct owner_read o = { owner, len };
+	struct board_read o = { false, owner, len };
 	struct pg_args a = { 0 };
 	int r;
 
@@ -558,22 +569,16 @@ int pg_board_register(struct store *st, const char *name, const char *device_typ
 	pg_arg_text(&a, ps->host);
 	pg_arg_text(&a, device_type);
 	pg_arg_int(&a, (int64_t)now);
-	r = pg_call(ps, "register a board", sql_board_register, &a, read_owner, &o);
+	r = pg_call(ps, "register a board", sql_board_register, &a, read_board, &o);
 	if (r < 0)
 		return r;
-	if (!owner[0]) {	/* no row: another host has it */
-		memset(&a, 0, sizeof(a));
-		pg_arg_text(&a, name);
-		r = pg_call(ps, "read a board's host", sql_board_owner, &a, read_owner, &o);
-		return r < 0 ? r : -EADDRINUSE;
+	if (!o.mine) {
+		if (!owner[0])	/* registered meanwhile, after the statement began */
+			snprintf(owner, len, "%s", "another host");
+		return -EADDRINUSE;
 	}
-	memset(&a, 0, sizeof(a));
-	pg_arg_text(&a, name);
-	pg_arg_text(&a, ps->host);
-	r = pg_call(ps, "take a board back", sql_board_back, &a, NULL, NULL);
-	if (!r)
-		tell_type(ps, device_type);
-	return r;
+	tell_type(ps, device_type);
+	return 0;
 }
 
 int pg_board_release(struct store *st, const char *name)
