@@ -525,12 +525,12 @@ TEST(test_queue__pg_reaped_journal_dropped)
 		pg_write_and_die(cut, 3, false);
 	CHECK(waitpid(pid, &status, 0) == pid);
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	CHECK_INT(pg_count(cut, "WITH r AS (UPDATE hosts SET lease_until = 0 RETURNING 1)"
-			   " SELECT count(*) FROM r"), ==, 1);
+	CHECK_INT(pg_test_count(cut, "WITH r AS (UPDATE hosts SET lease_until = 0 RETURNING 1)"
+				" SELECT count(*) FROM r"), ==, 1);
 	CHECK(open_with_loop(cut, l, &st) == 0);
 	CHECK(job(st, "after", "sim", NULL, 50, 9) > 0);
 	CHECK_INT(pg_wait_committed(l, cut, 1), ==, 1);	/* the new one, not the 3 cut */
-	CHECK_INT(pg_count(cut, "SELECT count(*) FROM jobs"), ==, 1);
+	CHECK_INT(pg_test_count(cut, "SELECT count(*) FROM jobs"), ==, 1);
 	st = store_close(st);
 	loop_free(l);
 }
