@@ -214,12 +214,16 @@ static void on_durable(int err, void *ud)
 }
 
 /* An event of job @job_id; @data and @text stolen (freed on failure: NULL). */
-static struct pending *pending_new(int64_t job_id, uint64_t ts, const char *kind, json_t *data,
-				   char *text)
+/* An event to store or announce, @data's reference stolen (NULL: {}); NULL when out of memory. */
+static struct pending *pending_new(int64_t job_id, uint64_t ts, const char *kind, json_t *data)
 {
 	struct pending *p = calloc(1, sizeof(*p));
+	char *text;
 
-	if (!p || !(p->ev.kind = strdup(kind))) {
+	if (!data)
+		data = json_object();
+	text = data ? json_dumps(data, JSON_COMPACT) : NULL;
+	if (!p || !text || !(p->ev.kind = strdup(kind))) {
 		free(p);
 		json_decref(data);
 		free(text);
@@ -333,18 +337,9 @@ static int number_later(struct events *e, struct pending *p)
 
 int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind, json_t *data)
 {
-	struct pending *p;
-	char *text;
+	struct pending *p = pending_new(job_id, ts, kind, data);
 	int r;
 
-	if (!data)
-		data = json_object();
-	text = data ? json_dumps(data, JSON_COMPACT) : NULL;
-	if (!text) {
-		json_decref(data);
-		return -ENOMEM;
-	}
-	p = pending_new(job_id, ts, kind, data, text);
 	if (!p)
 		return -ENOMEM;
 	if (held(e, job_id)) {	/* behind an event of its job that waits for its number */
@@ -366,18 +361,9 @@ int events_emit(struct events *e, int64_t job_id, uint64_t ts, const char *kind,
 int events_announce(struct events *e, int64_t job_id, int64_t seq, uint64_t ts, const char *kind,
 		    const char *data_text)
 {
-	json_t *data = json_loads(data_text ? data_text : "{}", 0, NULL);
-	struct pending *p;
-	char *text;
+	struct pending *p = pending_new(job_id, ts, kind,
+					json_loads(data_text ? data_text : "{}", 0, NULL));
 
-	if (!data)
-		data = json_object();
-	text = data ? json_dumps(data, JSON_COMPACT) : NULL;
-	if (!text) {
-		json_decref(data);
-		return -ENOMEM;
-	}
-	p = pending_new(job_id, ts, kind, data, text);
 	if (!p)
 		return -ENOMEM;
 	p->ev.seq = seq;
