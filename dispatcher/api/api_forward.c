@@ -24,6 +24,7 @@
 #include "core/http_client.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "sched/sched.h"
 #include "store/store.h"
 
 #define FWD_BUFFER_MAX (256 * 1024)	/* bytes received, not yet sent: then pause */
@@ -326,6 +327,15 @@ enum MHD_Result api_job_forward(struct api_request *r, int64_t id, const char *h
 	return api_reply_error(r, MHD_HTTP_CONFLICT,
 			       "job %lld runs on host '%s' of this lab, not on the host asked: "
 			       "try again", (long long)id, host);
+}
+
+enum MHD_Result api_reply_canceled(struct api_request *r, const struct job_record *rec,
+				   unsigned status, json_t *body)
+{
+	if (!sched_runs_elsewhere(api_deps_of(r)->sched, rec))
+		return api_reply_json(r, status, body);
+	json_decref(body);
+	return api_job_forward(r, rec->id, rec->host);
 }
 
 bool api_board_forwarded(struct api_request *r, const char *board, bool here_only,

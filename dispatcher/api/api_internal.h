@@ -510,6 +510,14 @@ bool api_elsewhere(struct api_request *r, const char *host, enum MHD_Result *ret
 #define API_FORWARD_ACT_TIMEOUT (30ULL * 1000 * 1000)	/* usec */
 enum MHD_Result api_job_forward(struct api_request *r, int64_t id, const char *host);
 /**
+ * api_reply_canceled() - the answer to a cancel of job @rec, read back after
+ * it was written: forwarded to the host that started it meanwhile (the store
+ * left it to that host, sched_runs_elsewhere()), else @status with @body
+ * (stolen).
+ */
+enum MHD_Result api_reply_canceled(struct api_request *r, const struct job_record *rec,
+				   unsigned status, json_t *body);
+/**
  * api_board_forwarded() - whether @board is a board of another host of the
  * lab (none of this one's): true with @ret the answer, that host's
  * (forwarded) or, @here_only, 421 naming it; false for a board of this host

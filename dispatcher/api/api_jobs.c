@@ -300,10 +300,7 @@ static enum MHD_Result reply_canceled(struct api_request *r, unsigned status, in
 		return api_forward_answer(r);
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
-	if (sched_runs_elsewhere(api_deps_of(r)->sched, &rec))
-		ret = api_job_forward(r, rec.id, rec.host);
-	else
-		ret = api_reply_json(r, status, job_summary(&rec));
+	ret = api_reply_canceled(r, &rec, status, job_summary(&rec));
 	job_record_release(&rec);
 	return ret;
 }

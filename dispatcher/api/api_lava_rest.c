@@ -427,11 +427,8 @@ static enum MHD_Result reply_canceled(struct api_request *r, unsigned status, in
 		return api_forward_answer(r);
 	if (get_job(r, &rec, &ret) < 0)
 		return ret;
-	if (api_lava_runs_elsewhere(r, &rec))
-		ret = api_job_forward(r, rec.id, rec.host);
-	else
-		ret = api_reply_json(r, status, json_pack("{s:s}", "message",
-							  "Job cancel signal sent."));
+	ret = api_reply_canceled(r, &rec, status,
+				 json_pack("{s:s}", "message", "Job cancel signal sent."));
 	job_record_release(&rec);
 	return ret;
 }
