@@ -66,6 +66,17 @@ test_expect_success 'a libconfig syntax error names the file and line' '
 	rm "$BAD/devices/30-syntax.conf"
 '
 
+# libconfig's scanner exits the process on a NUL byte in an @include (found by
+# fuzz-config): labd never hands it a file with one, and says where it is
+test_expect_success 'a NUL byte in a board file: file:line, not an exit inside libconfig' '
+	printf "device = { name = \"x\";\n@include \"\0\0../x\";\n};\n" >"$BAD/devices/31-nul.conf" &&
+	test_must_fail "$LABD" check-config -c "$BAD/labd.conf" 2>"$TMP/err" &&
+	cat "$TMP/err" &&
+	grep -q "31-nul.conf:2: a NUL byte: not a text file" "$TMP/err" &&
+	! grep -q "flex scanner" "$TMP/err" &&
+	rm "$BAD/devices/31-nul.conf"
+'
+
 # A lab whose labd.conf and board files are reached through relative paths.
 CC=$TMP/cc
 mkdir -p "$CC/lab/devices" "$CC/lab/inc"
