@@ -2,12 +2,15 @@
 /* api_auth.c -- who sends an API request (user, token, Unix peer) and what they may do */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/sha.h>
 
 #include "api/api_internal.h"
@@ -35,6 +38,9 @@
  *                 the same; "Basic base64(user:token)", XML-RPC's, also
  *                 needs the user to be the token's, unless it is one of
  *                 http.tokens)
+ *   forwarded     the identity another host of the lab vouches for with
+ *                 the lab's secret (api_forward_identity()); refused (401)
+ *                 when not signed with it
  *   no token      401 where the listener needs a token; else "anonymous", an
  *                 admin when no users are configured, a reader otherwise
  */
@@ -189,6 +195,94 @@ static const char *ws_token(struct api_request *r, char *buf, size_t size)
 	return buf;
 }
 
+/* HMAC-SHA256 of a forwarded identity with the lab's @secret, in hex (@hex: 65 bytes). */
+static int forward_mac(const char *secret, long long when, const char *user, const char *role,
+		       const char *method, const char *path, char *hex)
+{
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned int len = 0, i;
+	char *msg;
+	int n;
+
+	n = asprintf(&msg, "labd-forward-1\n%lld\n%s\n%s\n%s\n%s", when, user, role, method,
+		     path);
+	if (n < 0)
+		return -ENOMEM;
+	if (!HMAC(EVP_sha256(), secret, (int)strlen(secret), (unsigned char *)msg, (size_t)n, mac,
+		  &len) || len != SHA256_DIGEST_LENGTH) {
+		free(msg);
+		return -EIO;
+	}
+	free(msg);
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", mac[i]);
+	return 0;
+}
+
+int api_forward_identity(struct store *st, const struct api_identity *who, const char *method,
+			 const char *path, struct api_forward_id *ret)
+{
+	const char *secret = store_lab_secret(st);
+	const char *role = user_role_name(who->role);
+	long long now = (long long)time(NULL);
+	char hex[2 * SHA256_DIGEST_LENGTH + 1];
+	int err;
+
+	if (!secret)
+		return -ENOENT;
+	err = forward_mac(secret, now, who->name, role, method, path, hex);
+	if (err < 0)
+		return err;
+	snprintf(ret->user, sizeof(ret->user), "%s: %s", API_FWD_USER_HEADER, who->name);
+	snprintf(ret->role, sizeof(ret->role), "%s: %s", API_FWD_ROLE_HEADER, role);
+	snprintf(ret->auth, sizeof(ret->auth), "%s: %lld.%s", API_FWD_AUTH_HEADER, now, hex);
+	return 0;
+}
+
+/* Whether the forwarded identity of @r's headers is signed with the lab's secret. */
+static bool forward_valid(struct api_request *r, const char *user, const char *role,
+			  const char *auth)
+{
+	const char *secret = store_lab_secret(api_deps_of(r)->store);
+	char hex[2 * SHA256_DIGEST_LENGTH + 1], *end;
+	long long when, now = (long long)time(NULL);
+
+	if (!secret || !user || !role || !auth || strlen(user) >= API_IDENTITY_MAX)
+		return false;
+	when = strtoll(auth, &end, 10);
+	if (*end != '.' || strlen(end + 1) != sizeof(hex) - 1 || when < now - API_FWD_MAX_SKEW ||
+	    when > now + API_FWD_MAX_SKEW)
+		return false;
+	if (forward_mac(secret, when, user, role, r->method, r->url, hex) < 0)
+		return false;
+	return !CRYPTO_memcmp(hex, end + 1, sizeof(hex) - 1);
+}
+
+/*
+ * A request another host forwarded with the identity it established: true
+ * when it says so (r->who is then that identity, or bad_forward).
+ */
+static bool identify_forwarded(struct api_request *r, const struct users *users)
+{
+	const char *user, *role, *auth;
+	enum user_role rl;
+
+	user = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, API_FWD_USER_HEADER);
+	role = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, API_FWD_ROLE_HEADER);
+	auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, API_FWD_AUTH_HEADER);
+	if (!user && !role && !auth)
+		return false;
+	if (!forward_valid(r, user, role, auth) || user_role_from_name(role, &rl) < 0) {
+		snprintf(r->who.name, sizeof(r->who.name), "anonymous");
+		r->who.bad_token = r->who.bad_forward = true;
+		return true;
+	}
+	snprintf(r->who.name, sizeof(r->who.name), "%s", user);
+	r->who.role = rl;
+	r->who.is_user = users_find_name(users, user) != NULL;
+	return true;
+}
+
 void api_identify(struct api_request *r)
 {
 	char ws_auth[sizeof(BEARER) + WS_TOKEN_MAX];
@@ -204,6 +298,8 @@ void api_identify(struct api_request *r)
 		identify_peer(r, users);
 		return;
 	}
+	if (identify_forwarded(r, users))
+		return;
 	auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
 					   MHD_HTTP_HEADER_AUTHORIZATION);
 	if (!auth)
@@ -260,6 +356,11 @@ int api_check(const struct api_request *r, enum user_role need, const char *what
 	};
 
 	d->status = MHD_HTTP_UNAUTHORIZED;
+	if (r->who.bad_forward) {
+		snprintf(d->msg, sizeof(d->msg), "a forwarded identity not vouched for by a host "
+			 "of this lab");
+		return -EACCES;
+	}
 	if (r->who.bad_token) {
 		snprintf(d->msg, sizeof(d->msg), "invalid token");
 		return -EACCES;

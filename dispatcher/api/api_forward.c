@@ -212,13 +212,20 @@ char *api_forward_url(const struct api_request *r, const char *base)
 	return ret;
 }
 
+bool api_vouch(const struct api_request *r, struct api_forward_id *id)
+{
+	return api_listener_is_unix(r->listener) &&
+	       !api_forward_identity(api_deps_of(r)->store, &r->who, r->method, r->url, id);
+}
+
 static int start_transfer(struct forward *f, const char *url)
 {
 	const struct api_request *r = f->r;
 	const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
 						       MHD_HTTP_HEADER_AUTHORIZATION);
 	char h_auth[1024], h_fwd[128];
-	const char *headers[3] = { h_fwd, NULL, NULL };
+	struct api_forward_id id;
+	const char *headers[6] = { h_fwd, NULL, NULL, NULL, NULL, NULL };
 	struct http_request_opts o = {
 		.method = r->method, .url = url, .headers = headers,
 		.body = r->body.len ? r->body.buf : NULL, .body_len = r->body.len,
@@ -227,11 +234,17 @@ static int start_transfer(struct forward *f, const char *url)
 		.max_size = UINT64_MAX, .data = on_data, .head = on_head,
 	};
 	const char *me = store_host_name(api_deps_of(r)->store);
+	size_t n = 1;
 
 	snprintf(h_fwd, sizeof(h_fwd), "%s: %s", API_FORWARDED_HEADER, me ? me : "labd");
 	if (auth && strlen(auth) < sizeof(h_auth) - 32) {
 		snprintf(h_auth, sizeof(h_auth), "Authorization: %s", auth);
-		headers[1] = h_auth;
+		headers[n++] = h_auth;
+	}
+	if (api_vouch(r, &id)) {	/* the headers end at the first NULL */
+		headers[n++] = id.user;
+		headers[n++] = id.role;
+		headers[n++] = id.auth;
 	}
 	return http_request_start(api_deps_of(r)->http, &o, on_done, f, &f->req);
 }

@@ -45,6 +45,7 @@ struct api_ws;
 struct board;
 struct diag;
 struct job_record;
+struct store;
 
 #define API_PREFIX "/api/v1"
 #define API_LAVA_PREFIX "/api/v0.2"		/* LAVA's REST API (api_lava_rest.c) */
@@ -84,6 +85,7 @@ struct api_identity {
 	bool bad_token;		/* a token was given and matched none */
 	bool basic;		/* it came as HTTP Basic user:token (XML-RPC clients) */
 	bool anonymous;		/* no credentials at all (TCP without Authorization) */
+	bool bad_forward;	/* an identity said forwarded, not signed with the lab's secret */
 };
 
 /*
@@ -308,6 +310,35 @@ void api_conns_done(struct MHD_Connection *conn);
 /** api_identify() - fill r->who from the connection and its Authorization header. */
 void api_identify(struct api_request *r);
 
+/*
+ * A request one host of a lab forwards to another (api_forward.c, api_tunnel.c)
+ * may carry the identity the first host established (a Unix socket's peer,
+ * which the other host cannot see): the user's name and role, the time, and
+ * an HMAC-SHA256 of them, the request's method and path with the lab's
+ * secret (store_lab_secret()).  The other host takes it as the request's
+ * identity when the HMAC is right and the time within API_FWD_MAX_SKEW of
+ * its own; any of these headers otherwise makes the request 401.
+ */
+#define API_FWD_USER_HEADER "X-Labd-Forwarded-User"
+#define API_FWD_ROLE_HEADER "X-Labd-Forwarded-Role"
+#define API_FWD_AUTH_HEADER "X-Labd-Forwarded-Auth"	/* "<unix time>.<hex HMAC>" */
+#define API_FWD_MAX_SKEW 300				/* seconds */
+
+/* The three header lines ("Name: value") of a forwarded identity. */
+struct api_forward_id {
+	char user[API_IDENTITY_MAX + 32];
+	char role[64];
+	char auth[128];
+};
+
+/**
+ * api_forward_identity() - the headers vouching for @who on a request of
+ * @method to @path (without its query) forwarded to another host.  Returns
+ * 0, or -ENOENT without a lab secret (one host).
+ */
+int api_forward_identity(struct store *st, const struct api_identity *who, const char *method,
+			 const char *path, struct api_forward_id *ret);
+
 /** api_authenticated() - whether r->who came with a valid token (or a Unix socket peer). */
 bool api_authenticated(const struct api_request *r);
 
@@ -531,6 +562,11 @@ bool api_board_forwarded(struct api_request *r, const char *board, bool here_onl
  * host has it.  Its store reads may complete later (a GET's run, api.c).
  */
 enum MHD_Result api_board_elsewhere(struct api_request *r);
+/**
+ * api_vouch() - the headers of @r's identity for the host it is forwarded
+ * to, when that host cannot tell it (a Unix socket's peer): true with @id.
+ */
+bool api_vouch(const struct api_request *r, struct api_forward_id *id);
 /** api_forwarded() - whether @r came forwarded by another host (it is not forwarded again). */
 bool api_forwarded(const struct api_request *r);
 int api_forwards_new(struct api_forwards **ret);

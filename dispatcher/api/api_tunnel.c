@@ -306,6 +306,7 @@ static int upgrade_request(struct tunnel *t, const struct api_request *r, const 
 							  MHD_HTTP_HEADER_UPGRADE);
 	const char *me = store_host_name(api_deps_of(r)->store);
 	char *target = NULL, *host = NULL;
+	struct api_forward_id id;
 	size_t i;
 	int err;
 
@@ -318,6 +319,8 @@ static int upgrade_request(struct tunnel *t, const struct api_request *r, const 
 	strbuf_addf(&t->head, "%s: %s\r\n", API_FORWARDED_HEADER, me ? me : "labd");
 	for (i = 0; upgrade_headers[i]; i++)
 		add_header(t, r, upgrade_headers[i]);
+	if (api_vouch(r, &id))
+		strbuf_addf(&t->head, "%s\r\n%s\r\n%s\r\n", id.user, id.role, id.auth);
 	free(target);
 	free(host);
 	return strbuf_addstr(&t->head, "\r\n");

@@ -309,6 +309,7 @@ static void pg_close(struct store *st)
 	pg_writer_close(ps);
 	free(ps->host);
 	free(ps->url);
+	free(ps->lab_secret);
 	free(ps);
 }
 
@@ -351,6 +352,7 @@ static const struct store_ops pg_ops = {
 	.board_release = pg_board_release,
 	.host_name = pg_host_name,
 	.host_url = pg_host_url,
+	.lab_secret = pg_lab_secret,
 	.board_elsewhere = pg_board_elsewhere,
 	.result_add = pg_result_add,
 	.result_list = pg_result_list,
@@ -480,6 +482,8 @@ static int pg_open(const struct store_params *p, struct store **ret, struct diag
 		r = pg_migrate(ps);
 	if (!r && !p->tool)
 		r = pg_host_open(ps, p->boards);
+	if (!r && !p->tool)
+		r = pg_lab_secret_load(ps);
 	if (!r && pg_writing_behind(ps))
 		r = pg_ids_fill(ps);
 	if (!r && ps->loop)
@@ -506,6 +510,7 @@ err:
 	pg_writer_close(ps);
 	free(ps->host);
 	free(ps->url);
+	free(ps->lab_secret);
 	free(ps);
 	return r;
 }

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -692,4 +693,49 @@ void pg_host_free(struct pg_store *ps)
 {
 	ps->other_types = strv_free(ps->other_types);
 	ps->own_types = strv_free(ps->own_types);
+}
+
+/* ---- the lab's secret, shared by its hosts ---- */
+
+#define LAB_SECRET_BYTES 32
+
+/* The row made by this host, or the one another host made first. */
+static const char sql_lab_secret[] =
+	"WITH made AS (INSERT INTO lab_secret (id, secret) VALUES (1, $1)"
+	" ON CONFLICT (id) DO NOTHING RETURNING secret)"
+	" SELECT secret FROM made UNION ALL SELECT secret FROM lab_secret WHERE id = 1";
+
+static int read_secret(PGresult *res, void *userdata)
+{
+	char **secret = userdata;
+
+	if (!PQntuples(res) || pg_null(res, 0, 0))
+		return -ENOENT;
+	*secret = strdup(pg_value(res, 0, 0));
+	return *secret ? 0 : -ENOMEM;
+}
+
+int pg_lab_secret_load(struct pg_store *ps)
+{
+	unsigned char raw[LAB_SECRET_BYTES];
+	char hex[2 * LAB_SECRET_BYTES + 1];
+	struct pg_args a = { 0 };
+	size_t i;
+	int r;
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -errno;
+	for (i = 0; i < sizeof(raw); i++)
+		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+	explicit_bzero(raw, sizeof(raw));
+	pg_arg_text(&a, hex);
+	r = pg_call_now(ps, "read the lab's secret", sql_lab_secret, &a, read_secret,
+			&ps->lab_secret);
+	explicit_bzero(hex, sizeof(hex));
+	return r;
+}
+
+const char *pg_lab_secret(const struct store *st)
+{
+	return ((const struct pg_store *)st)->lab_secret;
 }

@@ -76,6 +76,7 @@ struct pg_store {
 	struct loop *loop;	/* NULL: every call waits (tools, unit tests) */
 	char *host;		/* this host's name in the lab */
 	char *url;		/* its API, for the other hosts, or NULL */
+	char *lab_secret;	/* store_lab_secret(), or NULL (a tool) */
 	void (*changed)(void *userdata);	/* store_params.changed */
 	void (*queued)(const struct store_queued *q, void *userdata);	/* .queued */
 	void (*fenced_fn)(void *userdata);	/* store_params.fenced */
@@ -420,6 +421,10 @@ int pg_board_release(struct store *st, const char *name);
 /* pg_host_name(), pg_host_url() - store_host_name(), store_host_url() (a short read). */
 const char *pg_host_name(const struct store *st);
 int pg_host_url(struct store *st, const char *host, char **ret);
+/* pg_lab_secret_load() - the lab's secret, made when there is none (at open, waiting). */
+int pg_lab_secret_load(struct pg_store *ps);
+/* pg_lab_secret() - store_lab_secret(). */
+const char *pg_lab_secret(const struct store *st);
 /* pg_board_elsewhere() - store_board_elsewhere() (a short read). */
 int pg_board_elsewhere(struct store *st, const char *device_type, bool *ret);
 

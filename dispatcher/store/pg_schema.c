@@ -145,12 +145,23 @@ static const char *const schema_v5[] = {
 	NULL,
 };
 
+/*
+ * 6: the secret the hosts of a lab share (pg_hosts.c), one row, made by the
+ * first host that opens the database: a request one host forwards to
+ * another carries the identity it established, signed with it
+ */
+static const char *const schema_v6[] = {
+	"CREATE TABLE lab_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret TEXT NOT NULL)",
+	NULL,
+};
+
 static const char *const *const migrations[] = {
 	schema_v1,
 	schema_v2,
 	schema_v3,
 	schema_v4,
 	schema_v5,
+	schema_v6,
 };
 
 #define LATEST ((int64_t)(sizeof(migrations) / sizeof(migrations[0])))

@@ -560,6 +560,11 @@ const char *store_host_name(const struct store *st)
 	return st->ops->host_name ? st->ops->host_name(st) : NULL;
 }
 
+const char *store_lab_secret(const struct store *st)
+{
+	return st->ops->lab_secret ? st->ops->lab_secret(st) : NULL;
+}
+
 int store_host_url(struct store *st, const char *host, char **ret)
 {
 	if (!host || !ret)

@@ -555,6 +555,15 @@ const char *store_host_name(const struct store *st);
 int store_host_url(struct store *st, const char *host, char **ret);
 
 /**
+ * store_lab_secret() - the secret the hosts of a lab share (hex text, made
+ * once by the first host to open the database, kept in it), with which a
+ * host vouches for the identity of a request it forwards to another
+ * (api_forward_identity()); NULL with one host (SQLite) and for a tool.
+ * Never shown through the API.  Borrowed: valid until store_close().
+ */
+const char *store_lab_secret(const struct store *st);
+
+/**
  * store_board_elsewhere() - whether another host of the lab registered a
  * board of @device_type (its tags are not known here): a job for it may be
  * submitted through this host.  SQLite: one host, always false.

@@ -118,6 +118,7 @@ struct store_ops {
 	/* optional (NULL: one host): store_host_name(), store_host_url() */
 	const char *(*host_name)(const struct store *st);
 	int (*host_url)(struct store *st, const char *host, char **ret);
+	const char *(*lab_secret)(const struct store *st);
 	int (*board_elsewhere)(struct store *st, const char *device_type, bool *ret);
 
 	int (*token_add)(struct store *st, const struct token_record *rec);
