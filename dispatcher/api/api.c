@@ -407,10 +407,12 @@ static enum MHD_Result run_reading(struct api_request *r, api_handler_fn fn)
 	r->reading = false;
 	if (store_read_end(st) <= 0)
 		return ret;
-	if (r->ctx_free)	/* what the dropped run made is made again */
-		r->ctx_free(r->ctx);
-	r->ctx = NULL;
-	r->ctx_free = NULL;
+	if (!r->answer) {	/* what the dropped run made is made again */
+		if (r->ctx_free)
+			r->ctx_free(r->ctx);
+		r->ctx = NULL;
+		r->ctx_free = NULL;
+	}
 	r->rerun = true;
 	held_link(r);
 	MHD_suspend_connection(r->conn);
@@ -423,20 +425,25 @@ static enum MHD_Result run_answer(struct api_request *r)
 	return r->answer(r, r->answer_status, r->answer_id);
 }
 
-enum MHD_Result api_answer_after(struct api_request *r, api_answer_fn fn, unsigned status,
-				 int64_t id)
+void api_answer_afresh(struct api_request *r)
 {
 	struct store *st = api_deps_of(r)->store;
 
+	if (!r->reading)
+		return;
+	/* the run that acted is done: what follows reads in a context of its own */
+	store_read_end(st);
+	if (store_read_begin(st, on_reads_answered, r) < 0)
+		r->reading = false;	/* out of memory: its reads wait */
+}
+
+enum MHD_Result api_answer_after(struct api_request *r, api_answer_fn fn, unsigned status,
+				 int64_t id)
+{
 	r->answer = fn;
 	r->answer_status = status;
 	r->answer_id = id;
-	if (r->reading) {
-		/* the run that acted is done: the answer's reads go in a context of their own */
-		store_read_end(st);
-		if (store_read_begin(st, on_reads_answered, r) < 0)
-			r->reading = false;	/* out of memory: its reads wait */
-	}
+	api_answer_afresh(r);
 	return fn(r, status, id);
 }
 

@@ -251,10 +251,22 @@ enum MHD_Result api_reply(struct api_request *r, unsigned status, struct MHD_Res
  * acted: @fn reads what the act changed (a job canceled, a reservation made)
  * in a read context of its own, and when those reads go to the database, the
  * request is suspended and @fn alone runs again with their answers, not the
- * handler that acted.  @fn only reads and answers.  Returns what @fn returns.
+ * handler that acted (r->ctx is kept for it).  @fn only reads and answers,
+ * or acts in steps of its own, each in a context of its own
+ * (api_answer_afresh()) and done once: a step whose reads went to the
+ * database acted on nothing, it is the one run again (an XML-RPC
+ * system.multicall, one call a step).  Returns what @fn returns.
  */
 enum MHD_Result api_answer_after(struct api_request *r, api_answer_fn fn, unsigned status,
 				 int64_t id);
+
+/**
+ * api_answer_afresh() - in an answer of api_answer_after(): what was read
+ * so far was all answered (the store read nothing pending), what follows
+ * reads in a read context of its own, so that only it runs again when its
+ * reads go to the database.
+ */
+void api_answer_afresh(struct api_request *r);
 
 /** api_query() - the query argument @key, or NULL. */
 const char *api_query(const struct api_request *r, const char *key);
