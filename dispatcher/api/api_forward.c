@@ -11,7 +11,9 @@
  * bounded: libcurl is paused when it holds FWD_BUFFER_MAX bytes the client
  * did not take yet, and goes on as the client takes them.  With nothing to
  * send, the client's connection is suspended until more arrives.  A request
- * that came forwarded (FORWARDED_HEADER) is never forwarded again.
+ * that came forwarded (FORWARDED_HEADER) is never forwarded again.  One call
+ * of an XML-RPC system.multicall is sent alone (api_forward_call()), its
+ * answer collected whole and handed to the caller, not streamed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,6 +59,9 @@ struct forward {
 	char *error;			/* the transfer's error before the head */
 	struct strbuf out;
 	size_t out_pos;
+	/* a call answered whole (api_forward_call()): told, instead of streamed */
+	api_call_done_fn call_done;
+	void *call_ud;
 };
 
 
@@ -218,7 +223,21 @@ bool api_vouch(const struct api_request *r, struct api_forward_id *id)
 	       !api_forward_identity(api_deps_of(r)->store, &r->who, r->method, r->url, id);
 }
 
-static int start_transfer(struct forward *f, const char *url)
+/* The answer of a call forwarded whole: the forward is done, its caller told. */
+static void on_call_done(struct http_request *req, const struct http_response *resp, void *ud)
+{
+	struct forward *f = ud;
+	api_call_done_fn done = f->call_done;
+	struct api_request *r = f->r;
+	void *call_ud = f->call_ud;
+
+	f->req = NULL;
+	forward_free(f);
+	done(r, resp, call_ud);
+}
+
+/* @body to @url as @f's request would go (its method, Authorization, and who forwards it). */
+static int start_transfer(struct forward *f, const char *url, const void *body, size_t len)
 {
 	const struct api_request *r = f->r;
 	const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
@@ -228,7 +247,7 @@ static int start_transfer(struct forward *f, const char *url)
 	const char *headers[6] = { h_fwd, NULL, NULL, NULL, NULL, NULL };
 	struct http_request_opts o = {
 		.method = r->method, .url = url, .headers = headers,
-		.body = r->body.len ? r->body.buf : NULL, .body_len = r->body.len,
+		.body = len ? body : NULL, .body_len = len,
 		.timeout = r->forward_timeout ? r->forward_timeout : HTTP_NO_TIMEOUT,
 		.connect_timeout = FWD_CONNECT_TIMEOUT,
 		.max_size = UINT64_MAX, .data = on_data, .head = on_head,
@@ -236,6 +255,12 @@ static int start_transfer(struct forward *f, const char *url)
 	const char *me = store_host_name(api_deps_of(r)->store);
 	size_t n = 1;
 
+	if (f->call_done) {
+		o.timeout = API_FORWARD_ACT_TIMEOUT;
+		o.max_size = 0;	/* the default bound: collected whole */
+		o.data = NULL;
+		o.head = NULL;
+	}
 	snprintf(h_fwd, sizeof(h_fwd), "%s: %s", API_FORWARDED_HEADER, me ? me : "labd");
 	if (auth && strlen(auth) < sizeof(h_auth) - 32) {
 		snprintf(h_auth, sizeof(h_auth), "Authorization: %s", auth);
@@ -246,7 +271,17 @@ static int start_transfer(struct forward *f, const char *url)
 		headers[n++] = id.role;
 		headers[n++] = id.auth;
 	}
-	return http_request_start(api_deps_of(r)->http, &o, on_done, f, &f->req);
+	return http_request_start(api_deps_of(r)->http, &o, f->call_done ? on_call_done : on_done,
+				  f, &f->req);
+}
+
+static void forward_link(struct api_forwards *set, struct forward *f)
+{
+	f->set = set;
+	f->next = set->list;
+	if (f->next)
+		f->next->prev = f;
+	set->list = f;
 }
 
 enum MHD_Result api_forward(struct api_request *r, const char *host, const char *base_url)
@@ -259,10 +294,9 @@ enum MHD_Result api_forward(struct api_request *r, const char *host, const char 
 	if (!err && !(f->host = strdup(host)))
 		err = -ENOMEM;
 	if (!err) {
-		f->set = set;
 		f->r = r;
 		strbuf_init(&f->out);
-		err = start_transfer(f, url);
+		err = start_transfer(f, url, r->body.buf, r->body.len);
 	}
 	free(url);
 	if (err < 0) {
@@ -272,14 +306,50 @@ enum MHD_Result api_forward(struct api_request *r, const char *host, const char 
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				       "cannot ask host '%s': %s", host, strerror(-err));
 	}
-	f->next = set->list;
-	if (f->next)
-		f->next->prev = f;
-	set->list = f;
+	forward_link(set, f);
 	r->ctx = f;
 	r->ctx_free = forward_free;
 	MHD_suspend_connection(r->conn);
 	return MHD_YES;
+}
+
+int api_forward_call(struct api_request *r, const char *host, const void *body, size_t len,
+		     api_call_done_fn done, void *ud, struct forward **ret)
+{
+	struct forward *f = NULL;
+	char *base = NULL, *url = NULL;
+	int err;
+
+	if (api_forwarded(r))
+		return -ELOOP;
+	err = store_host_url(api_deps_of(r)->store, host, &base);
+	if (!err && (!(url = api_forward_url(r, base)) || !(f = calloc(1, sizeof(*f))) ||
+		     !(f->host = strdup(host))))
+		err = -ENOMEM;
+	if (!err) {
+		f->r = r;
+		f->call_done = done;
+		f->call_ud = ud;
+		strbuf_init(&f->out);
+		err = start_transfer(f, url, body, len);
+	}
+	free(base);
+	free(url);
+	if (err < 0) {
+		if (f)
+			free(f->host);
+		free(f);
+		return err;
+	}
+	forward_link(api_forwards_of(r), f);
+	*ret = f;
+	return 0;
+}
+
+void api_forward_call_cancel(struct forward *f)
+{
+	if (f)
+		forward_free(f);
 }
 
 bool api_forwarding(const struct api_request *r)
@@ -429,12 +499,29 @@ int api_forwards_new(struct api_forwards **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* labd stops: a call forwarded whole ends, its caller told. */
+static void call_shutdown(struct forward *f)
+{
+	struct http_response resp = { .err = -ESHUTDOWN, .error = "labd stops", .body = "" };
+	api_call_done_fn done = f->call_done;
+	struct api_request *r = f->r;
+	void *ud = f->call_ud;
+
+	forward_free(f);
+	done(r, &resp, ud);
+}
+
 void api_forwards_shutdown(struct api_forwards *set)
 {
-	struct forward *f;
+	struct forward *f, *next;
 
 	api_tunnels_shutdown(set);
-	for (f = set ? set->list : NULL; f; f = f->next) {
+	for (f = set ? set->list : NULL; f; f = next) {
+		next = f->next;
+		if (f->call_done) {
+			call_shutdown(f);
+			continue;
+		}
 		f->closed = true;
 		http_request_cancel(f->req);
 		f->req = NULL;

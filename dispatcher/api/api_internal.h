@@ -493,6 +493,7 @@ enum MHD_Result api_ws_console(struct api_request *r, struct board *b);
 /* ---- api_forward.c: a request another host of the lab answers (api_forward.c) ---- */
 
 struct forward;
+struct http_response;
 struct tunnel;
 
 /* What this host forwards: requests streamed (api_forward.c), consoles tunneled (api_tunnel.c). */
@@ -511,6 +512,26 @@ struct api_forwards {
  * with api_forward_answer() (check api_forwarding() first).
  */
 enum MHD_Result api_forward(struct api_request *r, const char *host, const char *base_url);
+/* The answer of a call api_forward_call() sent (resp->body: whole; resp->err: none came). */
+typedef void (*api_call_done_fn)(struct api_request *r, const struct http_response *resp,
+				 void *ud);
+/**
+ * api_forward_call() - send @body, a request of @r's kind (its method and
+ * path, Authorization, API_FORWARDED_HEADER), to @host, another host of the
+ * lab, its answer collected whole within API_FORWARD_ACT_TIMEOUT: one call
+ * of an XML-RPC system.multicall that @host acts on (a cancel of a job it
+ * runs).  @done(@r, resp, @ud) is called once from the loop (resp->err
+ * -ESHUTDOWN when labd stops first), unless api_forward_call_cancel(*@ret)
+ * first; the caller suspends @r meanwhile and resumes it from @done.
+ * Returns 0, -ELOOP (@r came forwarded: not forwarded again), -EINPROGRESS
+ * (@host's address is being read: a read context's run, done again),
+ * -ENOTCONN (the store is away), -ENOENT (@host has no API address) or
+ * -ENOMEM.
+ */
+int api_forward_call(struct api_request *r, const char *host, const void *body, size_t len,
+		     api_call_done_fn done, void *ud, struct forward **ret);
+/** api_forward_call_cancel() - drop a call api_forward_call() sent; accepts NULL. */
+void api_forward_call_cancel(struct forward *f);
 /** api_forwarding() - whether @r is being forwarded: its handler calls api_forward_answer(). */
 bool api_forwarding(const struct api_request *r);
 /** api_forward_answer() - the other host's answer, or 502 when it did not give one. */
