@@ -8,7 +8,11 @@
 # - 300 jobs submitted at the same instant through both hosts (labd's API,
 #   LAVA's REST and XML-RPC), more than the ids fetched ahead: a request that
 #   finds none left is held until the refill is in.  Each job is queued
-#   once, with an id of its own.
+#   once, with an id of its own;
+# - 40 submissions in one LAVA system.multicall: each call that finds no id
+#   left is held, and run again alone once the refill is in (never the
+#   calls before it): every call answers an id of its own, each job queued
+#   once.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
@@ -83,6 +87,39 @@ timeouts: {job: {minutes: 2}}
 actions:
 $(sim_minimal_boot)
 JOB
+
+# multi_submit N: N jobs (multi-0 ...) in one LAVA system.multicall through
+# host A, both of LAVA's submit methods; "multi-i ID" printed for each, a fault
+# (a call that found no id left) fails
+multi_submit() { $PY - "$URL_hA" "$1" "$TMP/burst.yaml" <<'PY'
+import sys, xmlrpc.client
+p = xmlrpc.client.ServerProxy(sys.argv[1] + "/RPC2", allow_none=True)
+text = open(sys.argv[3]).read()
+m = xmlrpc.client.MultiCall(p)
+for i in range(int(sys.argv[2])):
+    submit = m.scheduler.submit_job if i % 2 else m.scheduler.jobs.submit
+    submit(text.replace("@NAME@", "multi-%d" % i))
+for i, job in enumerate(m()):
+    print("multi-%d %d" % (i, job))
+PY
+}
+
+test_expect_success 'a system.multicall of 40 submissions, 4 ids ahead: each held until its id came, none waited' '
+	for b in a-01 b-01; do
+		u=$URL_hA; [ $b = b-01 ] && u=$URL_hB
+		curl -sf -X POST -d "{\"state\":\"maintenance\",\"reason\":\"t8017\"}" \
+			"$u/api/v1/devices/$b/state" >/dev/null || return
+	done &&
+	mark && multi_submit 40 >"$TMP/multi.out" && cat "$TMP/multi.out" &&
+	[ "$(awk "{print \$2}" "$TMP/multi.out" | sort -u | wc -l)" = 40 ] &&
+	sort -k2n "$TMP/multi.out" | awk "{print \$1 \":\" \$2}" >"$TMP/multi.want" &&
+	pg_sql "SELECT name || \$\$:\$\$ || id FROM jobs WHERE name LIKE \$\$multi-%\$\$ ORDER BY id" \
+		>"$TMP/multi.db" &&
+	diff -u "$TMP/multi.want" "$TMP/multi.db" &&
+	tail -c +$(($(cat "$TMP/hA.mark") + 1)) "$TMP/hA/labd.log" |
+		grep -c "no id of jobs_id_seq left ahead: a request held" &&
+	waits && no_wait
+'
 
 test_expect_success '300 jobs at once through both hosts: each queued once, its own id, none waited' '
 	for b in a-01 b-01; do

@@ -2,9 +2,11 @@
 /*
  * api_lava_rpc.c -- LAVA's XML-RPC API at /RPC2, as lavacli, Mesa's CI and squad call it
  *
- * xmlrpc-c parses each call and serializes each answer (its method
- * registry, xmlrpc_registry_process_call2()); labd's own HTTP server and
- * loop carry them: no thread, no XML written here.  Every method passes
+ * xmlrpc-c parses each call and serializes each answer; labd's own HTTP
+ * server and loop carry them: no thread, no XML written here.  labd calls
+ * its methods itself (xmlrpc-c's registry answers the others:
+ * system.listMethods ...), and runs the calls of a system.multicall one at
+ * a time (struct rpc_multi).  Every method passes
  * the API's role check (api_check()) first; a refusal, like every error,
  * is a fault whose code is LAVA's: 400 bad data, 401 authentication
  * needed, 403 not allowed, 404 no such job.  Job ids come as strings from
@@ -27,6 +29,7 @@
 #include "api/api_lava.h"
 #include "board/board.h"
 #include "config/config.h"
+#include "core/http_client.h"
 #include "core/strv.h"
 #include "results/lava_log.h"
 #include "results/lava_results.h"
@@ -357,17 +360,38 @@ static xmlrpc_value *job_health(xmlrpc_env *env, xmlrpc_value *params, struct ap
 }
 
 /*
- * What one POST /RPC2 did, in r->ctx while its methods run: how many were
- * called, and the host a job to cancel runs on.  A call that only cancels
- * such a job (alone, or the one method of a system.multicall) is sent as it
+ * What the call of a method did, in r->ctx while it runs: the host a job to
+ * cancel runs on, or the job it canceled read queued (another host may have
+ * started it meanwhile: read back).  A call of its own is then sent as it
  * is to that host's /RPC2 (api_job_forward()), whose answer is the answer;
- * in a multicall that called others here too it is a fault naming the host.
+ * so is each such call of a system.multicall (struct rpc_multi).
  */
 struct rpc_call_state {
-	unsigned calls;
 	char *elsewhere;	/* the host, or NULL */
 	int64_t id;		/* the job it runs */
 	int64_t canceled;	/* a job read queued and canceled here, or 0 */
+};
+
+/*
+ * A system.multicall, run here one call at a time (not by xmlrpc-c, which
+ * runs them all in one go), each call in a read context of its own
+ * (api_answer_after(), api_answer_afresh()): a call whose reads go to the
+ * database, or that waits for a job id (none left ahead), is run again
+ * alone once the answers are in, never the calls before it, which acted
+ * once.  A cancel of a job another host runs, or started before the
+ * cancel's end was written (read back in a step of its own), is sent to
+ * that host as a call of its own (api_forward_call()): its answer is the
+ * call's.
+ */
+struct rpc_multi {
+	struct rpc_call_state cs;	/* of the call running */
+	xmlrpc_value *calls;		/* [{methodName, params}] */
+	unsigned n, next;		/* how many, the one to run */
+	xmlrpc_value *answers;		/* of the calls before next */
+	int64_t canceled;		/* call next canceled this job read queued: read back */
+	char *host;			/* call next is sent to this host, which runs its job */
+	struct forward *fwd;		/* ... and is there */
+	int err;			/* an answer could not be kept (-ENOMEM) */
 };
 
 static void rpc_call_state_free(void *ctx)
@@ -378,8 +402,24 @@ static void rpc_call_state_free(void *ctx)
 	free(cs);
 }
 
+static void rpc_multi_free(void *ctx)
+{
+	struct rpc_multi *m = ctx;
+
+	api_forward_call_cancel(m->fwd);
+	if (m->calls)
+		xmlrpc_DECREF(m->calls);
+	if (m->answers)
+		xmlrpc_DECREF(m->answers);
+	free(m->cs.elsewhere);
+	free(m->host);
+	free(m);
+}
+
 static struct rpc_call_state *call_state(struct api_request *r)
 {
+	if (r->ctx_free == rpc_multi_free)
+		return &((struct rpc_multi *)r->ctx)->cs;
 	return r->ctx_free == rpc_call_state_free ? r->ctx : NULL;
 }
 
@@ -670,11 +710,8 @@ static xmlrpc_value *dispatch(xmlrpc_env *env, xmlrpc_value *params, void *serve
 {
 	const struct rpc_method *m = server_info;
 	struct api_request *r = call_info;
-	struct rpc_call_state *cs = call_state(r);
 	struct api_denial d;
 
-	if (cs)
-		cs->calls++;
 	if (api_check(r, m->role, m->what, &d) < 0) {
 		xmlrpc_env_set_fault(env, (int)d.status, d.msg);
 		return NULL;
@@ -769,24 +806,36 @@ struct MHD_Response *api_rpc_fault_response(int code, const char *msg)
 	return xml_response(out);
 }
 
+/* @v (its reference given up), or the fault in @env, as an answer's XML; NULL: out of memory. */
+static xmlrpc_mem_block *answer_xml(const xmlrpc_env *env, xmlrpc_value *v)
+{
+	xmlrpc_mem_block *out;
+	xmlrpc_env e;
+
+	xmlrpc_env_init(&e);
+	out = XMLRPC_MEMBLOCK_NEW(char, &e, 0);
+	if (!e.fault_occurred && env->fault_occurred)
+		xmlrpc_serialize_fault(&e, out, env);
+	else if (!e.fault_occurred && v)
+		xmlrpc_serialize_response(&e, out, v);
+	if (v)
+		xmlrpc_DECREF(v);
+	if (e.fault_occurred && out)
+		xmlrpc_mem_block_free(out);
+	if (e.fault_occurred)
+		out = NULL;
+	xmlrpc_env_clean(&e);
+	return out;
+}
+
 /* The answer of a call that returned true: <boolean>1</boolean>. */
 static struct MHD_Response *true_response(void)
 {
 	xmlrpc_mem_block *out;
-	xmlrpc_value *v;
 	xmlrpc_env env;
 
 	xmlrpc_env_init(&env);
-	out = XMLRPC_MEMBLOCK_NEW(char, &env, 0);
-	v = env.fault_occurred ? NULL : xmlrpc_bool_new(&env, 1);
-	if (v)
-		xmlrpc_serialize_response(&env, out, v);
-	if (v)
-		xmlrpc_DECREF(v);
-	if (env.fault_occurred && out)
-		xmlrpc_mem_block_free(out);
-	if (env.fault_occurred)
-		out = NULL;
+	out = answer_xml(&env, xmlrpc_bool_new(&env, 1));
 	xmlrpc_env_clean(&env);
 	return out ? xml_response(out) : NULL;
 }
@@ -811,24 +860,6 @@ static enum MHD_Result canceled_answer(struct api_request *r, unsigned status, i
 	return ret;
 }
 
-/* Whether @r is a call of a method of its own (a job's cancel), not a system.multicall. */
-static bool call_alone(const struct api_request *r)
-{
-	const char *name = NULL;
-	xmlrpc_value *params = NULL;
-	xmlrpc_env env;
-	bool yes;
-
-	xmlrpc_env_init(&env);
-	xmlrpc_parse_call(&env, r->body.buf, r->body.len, &name, &params);
-	yes = !env.fault_occurred && name && strncmp(name, "system.", 7);
-	if (params)
-		xmlrpc_DECREF(params);
-	free((char *)name);
-	xmlrpc_env_clean(&env);
-	return yes;
-}
-
 static void drop_call_state(struct api_request *r)
 {
 	r->ctx_free(r->ctx);
@@ -837,24 +868,22 @@ static void drop_call_state(struct api_request *r)
 }
 
 /*
- * The answer made after the methods ran, when that is all the call did
- * here (struct rpc_call_state): sent as it is to the host that runs the job
- * it cancels, or, for a job read queued and canceled, once it is read back.
- * True with @ret the answer (@out freed); false: @out is the answer.
+ * The answer made after a call of its own ran (struct rpc_call_state): sent
+ * as it is to the host that runs the job it cancels, or, for a job read
+ * queued and canceled, once it is read back.  True with @ret the answer
+ * (@out freed); false: @out is the answer.
  */
 static bool call_answer(struct api_request *r, xmlrpc_mem_block *out, enum MHD_Result *ret)
 {
 	struct rpc_call_state *cs = call_state(r);
 	int64_t id = cs ? cs->id : 0, canceled = cs ? cs->canceled : 0;
 	char *host = cs ? cs->elsewhere : NULL;
-	unsigned calls = cs ? cs->calls : 0;
 
 	if (!cs)
 		return false;
 	cs->elsewhere = NULL;
 	drop_call_state(r);	/* the forward takes r->ctx */
-	if (calls != 1 || store_read_pending(api_deps_of(r)->store) ||
-	    (!host && (!canceled || !call_alone(r)))) {
+	if (store_read_pending(api_deps_of(r)->store) || (!host && !canceled)) {
 		free(host);
 		return false;
 	}
@@ -866,10 +895,347 @@ static bool call_answer(struct api_request *r, xmlrpc_mem_block *out, enum MHD_R
 	return true;
 }
 
+/* ---- calls ---- */
+
+/* A method xmlrpc-c answers itself (system.listMethods ...), or none: through its registry. */
+static xmlrpc_value *call_registry(xmlrpc_env *env, struct api_request *r, const char *name,
+				   xmlrpc_value *params)
+{
+	xmlrpc_mem_block *call = XMLRPC_MEMBLOCK_NEW(char, env, 0), *out = NULL;
+	const char *fault = NULL;
+	xmlrpc_value *v = NULL;
+	int code = 0;
+
+	if (!env->fault_occurred)
+		xmlrpc_serialize_call2(env, call, name, params, xmlrpc_dialect_i8);
+	if (!env->fault_occurred)
+		xmlrpc_registry_process_call2(env, api_rpc_of(r)->registry,
+					      xmlrpc_mem_block_contents(call),
+					      xmlrpc_mem_block_size(call), r, &out);
+	if (!env->fault_occurred)
+		xmlrpc_parse_response2(env, xmlrpc_mem_block_contents(out),
+				       xmlrpc_mem_block_size(out), &v, &code, &fault);
+	if (fault)
+		xmlrpc_env_set_fault(env, code, fault);
+	free((char *)fault);
+	if (out)
+		xmlrpc_mem_block_free(out);
+	if (call)
+		xmlrpc_mem_block_free(call);
+	return v;
+}
+
+/* Method @name called with @params: its value, or a fault in @env. */
+static xmlrpc_value *call_one(xmlrpc_env *env, struct api_request *r, const char *name,
+			      xmlrpc_value *params)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!strcmp(methods[i].name, name))
+			return dispatch(env, params, (void *)&methods[i], r);
+	return call_registry(env, r, name, params);
+}
+
+/* ---- system.multicall (struct rpc_multi) ---- */
+
+static struct rpc_multi *multi_of(struct api_request *r)
+{
+	return r->ctx_free == rpc_multi_free ? r->ctx : NULL;
+}
+
+/* Call next answered @v (its reference given up) or the fault in @env: [v] or the fault struct. */
+static void multi_answer(struct rpc_multi *m, const xmlrpc_env *env, xmlrpc_value *v)
+{
+	xmlrpc_value *entry;
+	xmlrpc_env e;
+
+	xmlrpc_env_init(&e);
+	if (env->fault_occurred)
+		entry = xmlrpc_build_value(&e, "{s:i,s:s}", "faultCode", env->fault_code,
+					   "faultString", env->fault_string);
+	else
+		entry = xmlrpc_build_value(&e, "(V)", v);
+	if (!e.fault_occurred)
+		xmlrpc_array_append_item(&e, m->answers, entry);
+	if (e.fault_occurred)
+		m->err = -ENOMEM;
+	if (entry)
+		xmlrpc_DECREF(entry);
+	if (v)
+		xmlrpc_DECREF(v);
+	xmlrpc_env_clean(&e);
+	m->next++;
+}
+
+/* Call next's method and parameters (references), or a fault in @env. */
+static void multi_call_of(xmlrpc_env *env, struct rpc_multi *m, const char **name,
+			  xmlrpc_value **params)
+{
+	xmlrpc_value *call = NULL;
+
+	xmlrpc_array_read_item(env, m->calls, m->next, &call);
+	if (!env->fault_occurred && xmlrpc_value_type(call) != XMLRPC_TYPE_STRUCT)
+		xmlrpc_env_set_fault(env, XMLRPC_TYPE_ERROR, "a call of system.multicall must be "
+				     "a struct {methodName, params}");
+	if (!env->fault_occurred)
+		xmlrpc_decompose_value(env, call, "{s:s,s:A,*}", "methodName", name, "params",
+				       params);
+	if (!env->fault_occurred && !strcmp(*name, "system.multicall"))
+		xmlrpc_env_set_fault(env, XMLRPC_REQUEST_REFUSED_ERROR,
+				     "Recursive system.multicall forbidden");
+	if (call)
+		xmlrpc_DECREF(call);
+}
+
+/* Run call next; a cancel its job's host answers, or read back, is for the next steps. */
+static void multi_call(struct api_request *r, struct rpc_multi *m)
+{
+	xmlrpc_value *params = NULL, *v = NULL;
+	const char *name = NULL;
+	xmlrpc_env env;
+
+	free(m->cs.elsewhere);
+	memset(&m->cs, 0, sizeof(m->cs));
+	xmlrpc_env_init(&env);
+	multi_call_of(&env, m, &name, &params);
+	if (!env.fault_occurred)
+		v = call_one(&env, r, name, params);
+	if (store_read_pending(api_lava_store(r))) {
+		if (v)
+			xmlrpc_DECREF(v);	/* acted on nothing: run again with the answers */
+	} else if (m->cs.elsewhere) {
+		m->host = m->cs.elsewhere;	/* its fault is not the answer: that host's is */
+		m->cs.elsewhere = NULL;
+		if (v)
+			xmlrpc_DECREF(v);
+	} else if (m->cs.canceled) {
+		m->canceled = m->cs.canceled;
+		if (v)
+			xmlrpc_DECREF(v);
+	} else {
+		multi_answer(m, &env, v);
+	}
+	if (params)
+		xmlrpc_DECREF(params);
+	free((char *)name);
+	xmlrpc_env_clean(&env);
+}
+
+/* Job m->canceled, canceled by call next, read back: still this host's, or sent on. */
+static void multi_read_back(struct api_request *r, struct rpc_multi *m)
+{
+	struct job_record rec = { 0 };
+	xmlrpc_env env;
+	int err;
+
+	xmlrpc_env_init(&env);
+	err = api_lava_job(r, m->canceled, &rec);
+	if (store_read_pending(api_lava_store(r)))
+		goto out;
+	if (!err && api_lava_runs_elsewhere(r, &rec) && !api_forwarded(r)) {
+		m->host = strdup(rec.host);
+		if (!m->host)
+			m->err = -ENOMEM;
+	} else if (!err && api_lava_runs_elsewhere(r, &rec)) {
+		xmlrpc_env_set_fault_formatted(&env, MHD_HTTP_CONFLICT,
+					       "job %lld runs on host '%s' of this lab, not on the "
+					       "host asked: try again", (long long)rec.id, rec.host);
+		multi_answer(m, &env, NULL);
+	} else {
+		multi_answer(m, &env, xmlrpc_bool_new(&env, 1));
+	}
+	m->canceled = 0;
+out:
+	job_record_release(&rec);
+	xmlrpc_env_clean(&env);
+}
+
+/* The answer of m->host to call next (api_call_done_fn): the call's answer. */
+static void multi_forwarded(struct api_request *r, const struct http_response *resp, void *ud)
+{
+	struct rpc_multi *m = ud;
+	const char *fault = NULL;
+	xmlrpc_value *v = NULL;
+	xmlrpc_env env;
+	int code = 0;
+
+	m->fwd = NULL;
+	xmlrpc_env_init(&env);
+	if (resp->err)
+		xmlrpc_env_set_fault_formatted(&env, MHD_HTTP_BAD_GATEWAY,
+					       "host '%s' did not answer: %s", m->host,
+					       resp->error ? resp->error : strerror(-resp->err));
+	else
+		xmlrpc_parse_response2(&env, resp->body, resp->body_len, &v, &code, &fault);
+	if (!resp->err && env.fault_occurred) {
+		xmlrpc_env_clean(&env);
+		xmlrpc_env_init(&env);
+		xmlrpc_env_set_fault_formatted(&env, MHD_HTTP_BAD_GATEWAY, "host '%s' answered "
+					       "HTTP %ld, not XML-RPC", m->host, resp->status);
+	} else if (fault) {
+		xmlrpc_env_set_fault(&env, code, fault);
+	}
+	free((char *)fault);
+	multi_answer(m, &env, v);
+	xmlrpc_env_clean(&env);
+	free(m->host);
+	m->host = NULL;
+	api_resume(r);
+}
+
+/* Call next could not be sent to m->host (@err): its answer says why. */
+static void multi_not_sent(struct rpc_multi *m, int err)
+{
+	xmlrpc_env env;
+
+	xmlrpc_env_init(&env);
+	if (err == -ENOTCONN)
+		xmlrpc_env_set_fault(&env, MHD_HTTP_SERVICE_UNAVAILABLE,
+				     "the store is not reachable: try again");
+	else if (err == -ENOENT)
+		xmlrpc_env_set_fault_formatted(&env, MHD_HTTP_BAD_GATEWAY, "host '%s' of this lab "
+					       "has no API address (store.url)", m->host);
+	else
+		xmlrpc_env_set_fault_formatted(&env, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					       "cannot ask host '%s': %s", m->host, strerror(-err));
+	multi_answer(m, &env, NULL);
+	xmlrpc_env_clean(&env);
+	free(m->host);
+	m->host = NULL;
+}
+
+/* Send call next to m->host: 1 (the request waits for its answer), or 0 (answered, or again). */
+static int multi_forward(struct api_request *r, struct rpc_multi *m)
+{
+	xmlrpc_value *params = NULL;
+	xmlrpc_mem_block *call;
+	const char *name = NULL;
+	xmlrpc_env env;
+	int err = -ENOMEM;
+
+	xmlrpc_env_init(&env);
+	multi_call_of(&env, m, &name, &params);	/* read before: valid */
+	call = env.fault_occurred ? NULL : XMLRPC_MEMBLOCK_NEW(char, &env, 0);
+	if (call)
+		xmlrpc_serialize_call2(&env, call, name, params, xmlrpc_dialect_i8);
+	if (call && !env.fault_occurred)
+		err = api_forward_call(r, m->host, xmlrpc_mem_block_contents(call),
+				       xmlrpc_mem_block_size(call), multi_forwarded, m, &m->fwd);
+	if (call)
+		xmlrpc_mem_block_free(call);
+	if (params)
+		xmlrpc_DECREF(params);
+	free((char *)name);
+	xmlrpc_env_clean(&env);
+	if (!err) {
+		MHD_suspend_connection(r->conn);
+		return 1;
+	}
+	if (!store_read_pending(api_lava_store(r)))
+		multi_not_sent(m, err);
+	return 0;
+}
+
+/* One step of call next: sent on, read back, or run.  1: the request waits for another host. */
+static int multi_step(struct api_request *r, struct rpc_multi *m)
+{
+	if (m->host)
+		return multi_forward(r, m);
+	if (m->canceled)
+		multi_read_back(r, m);
+	else
+		multi_call(r, m);
+	return 0;
+}
+
+/*
+ * The multicall's answer (an api_answer_fn): its calls run from m->next on,
+ * each step in a read context of its own; a step whose reads went to the
+ * database is the one run again once they are in.
+ */
+static enum MHD_Result multicall_run(struct api_request *r, unsigned status, int64_t id)
+{
+	struct rpc_multi *m = multi_of(r);
+	xmlrpc_mem_block *out;
+	int waits = 0;
+	xmlrpc_env env;
+
+	if (!m || m->fwd)
+		return MHD_YES;	/* resumed for nothing: the other host did not answer yet */
+	while (m->next < m->n && !waits && !m->err) {
+		waits = multi_step(r, m);
+		if (store_read_pending(api_lava_store(r)))
+			return MHD_YES;	/* this step again, with its answers */
+		api_answer_afresh(r);
+	}
+	if (waits)
+		return MHD_YES;
+	if (m->err)
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	xmlrpc_env_init(&env);
+	xmlrpc_INCREF(m->answers);
+	out = answer_xml(&env, m->answers);
+	xmlrpc_env_clean(&env);
+	if (!out)
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	return api_reply(r, status, xml_response(out));
+}
+
+/* system.multicall(@params): its calls run one at a time (struct rpc_multi). */
+static enum MHD_Result multicall_start(struct api_request *r, xmlrpc_value *params)
+{
+	struct rpc_multi *m = calloc(1, sizeof(*m));
+	enum MHD_Result ret;
+	xmlrpc_env env;
+
+	if (!m)
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	xmlrpc_env_init(&env);
+	xmlrpc_decompose_value(&env, params, "(A)", &m->calls);
+	if (!env.fault_occurred)
+		m->n = (unsigned)xmlrpc_array_size(&env, m->calls);
+	if (!env.fault_occurred)
+		m->answers = xmlrpc_array_new(&env);
+	if (env.fault_occurred) {
+		rpc_multi_free(m);
+		ret = api_reply(r, MHD_HTTP_OK, xml_response(answer_xml(&env, NULL)));
+		xmlrpc_env_clean(&env);
+		return ret;
+	}
+	xmlrpc_env_clean(&env);
+	r->ctx = m;
+	r->ctx_free = rpc_multi_free;
+	return api_answer_after(r, multicall_run, MHD_HTTP_OK, 0);
+}
+
+/* ---- HTTP ---- */
+
+/* A call of method @name (or the fault in @env, its XML's): answered, or sent on. */
+static enum MHD_Result call_single(struct api_request *r, xmlrpc_env *env, const char *name,
+				   xmlrpc_value *params)
+{
+	xmlrpc_mem_block *out;
+	enum MHD_Result ret;
+	xmlrpc_value *v = NULL;
+
+	r->ctx = calloc(1, sizeof(struct rpc_call_state));
+	r->ctx_free = r->ctx ? rpc_call_state_free : NULL;
+	if (!env->fault_occurred)
+		v = call_one(env, r, name, params);
+	out = answer_xml(env, v);
+	if (call_answer(r, out, &ret))
+		return ret;
+	if (!out)
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	return api_reply(r, MHD_HTTP_OK, xml_response(out));
+}
+
 /* POST /RPC2 (also /RPC2/ and //RPC2): one call, answered with 200 and a result or a fault. */
 static enum MHD_Result rpc_call(struct api_request *r)
 {
-	xmlrpc_mem_block *out = NULL;
+	xmlrpc_value *params = NULL;
+	const char *name = NULL;
 	enum MHD_Result ret;
 	xmlrpc_env env;
 
@@ -877,22 +1243,17 @@ static enum MHD_Result rpc_call(struct api_request *r)
 		return api_forward_answer(r);	/* the host that runs the job answered */
 	if (!r->body.len)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "empty XML-RPC call");
-	r->ctx = calloc(1, sizeof(struct rpc_call_state));
-	r->ctx_free = r->ctx ? rpc_call_state_free : NULL;
 	xmlrpc_env_init(&env);
-	xmlrpc_registry_process_call2(&env, api_rpc_of(r)->registry, r->body.buf, r->body.len,
-				      r, &out);
-	if (call_answer(r, env.fault_occurred ? NULL : out, &ret)) {
-		xmlrpc_env_clean(&env);
-		return ret;
-	}
-	if (env.fault_occurred) {
-		ret = api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s", env.fault_string);
-		xmlrpc_env_clean(&env);
-		return ret;
-	}
+	xmlrpc_parse_call(&env, r->body.buf, r->body.len, &name, &params);
+	if (!env.fault_occurred && !strcmp(name, "system.multicall"))
+		ret = multicall_start(r, params);
+	else
+		ret = call_single(r, &env, name, params);
+	if (params)
+		xmlrpc_DECREF(params);
+	free((char *)name);
 	xmlrpc_env_clean(&env);
-	return api_reply(r, MHD_HTTP_OK, xml_response(out));
+	return ret;
 }
 
 const struct api_route api_lava_rpc_routes[] = {
