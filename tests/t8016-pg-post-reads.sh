@@ -9,7 +9,8 @@
 # which read what the store keeps of them.  None of their reads waits for
 # the database in labd's loop (`labd -v -v` logs each one that does: "store:
 # waited N us for the database to ..."), and each request still has its
-# effect, once.
+# effect, once.  A LAVA system.multicall that reads a job after canceling it
+# reads it canceled, and waits for nothing either.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
@@ -161,6 +162,35 @@ test_expect_success 'a reload adds a board and changes one: its state kept, noth
 	wait_for "tail -c +\$((\$(cat $TMP/mark) + 1)) $LAB/labd.log | grep -q reloaded:" 30 &&
 	waits && grep -q "board .sim-01. changed" "$LAB/labd.log" &&
 	[ "$(device_state sim-01)" = maintenance ] && [ -n "$(device_state sim-02)" ] && no_wait
+'
+
+# multi ID: a LAVA system.multicall reading job ID, canceling it, reading it
+# again, submitting a job, reading ID once more: each answer on a line
+multi() { $PY - "$LABD_URL/RPC2" "$1" "$TMP/ticks.yaml" <<'PY'
+import sys, xmlrpc.client
+p = xmlrpc.client.ServerProxy(sys.argv[1], allow_none=True)
+job = int(sys.argv[2])
+m = xmlrpc.client.MultiCall(p)
+m.scheduler.job_state(job)
+m.scheduler.jobs.cancel(job)
+m.scheduler.job_health(job)
+m.scheduler.jobs.submit(open(sys.argv[3]).read())
+m.scheduler.job_state(job)
+for r in m():
+    print(r)
+PY
+}
+
+test_expect_success 'a LAVA system.multicall reads after its writes: what they wrote, nothing waited' '
+	[ "$(post /api/v1/devices/sim-02/state -d "{\"state\": \"maintenance\", \"reason\": \"t8016\"}")" = 200 ] &&
+	QM=$(labctl submit -q "$TMP/ticks.yaml") && job_is "$QM" queued unknown &&
+	mark && multi "$QM" >"$TMP/multi" && waits && cat "$TMP/multi" &&
+	[ "$(sed -n 1p "$TMP/multi")" = "{'"'"'job_id'"'"': $QM, '"'"'job_state'"'"': '"'"'Submitted'"'"'}" ] &&
+	[ "$(sed -n 2p "$TMP/multi")" = True ] &&
+	[ "$(sed -n 3p "$TMP/multi")" = "{'"'"'job_id'"'"': $QM, '"'"'job_health'"'"': '"'"'Canceled'"'"'}" ] &&
+	NEW=$(sed -n 4p "$TMP/multi") && job_is "$NEW" queued unknown &&
+	[ "$(sed -n 5p "$TMP/multi")" = "{'"'"'job_id'"'"': $QM, '"'"'job_state'"'"': '"'"'Finished'"'"'}" ] &&
+	[ "$(events cancel $QM)" = 1 ] && [ "$(events queued $NEW)" = 1 ] && no_wait
 '
 
 test_done
