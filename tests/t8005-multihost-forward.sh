@@ -169,14 +169,61 @@ test_expect_success 'a board of host B released, reserved, powered, renewed, boo
 	"$LABCTL_BIN" --url "$URL_hA" device set-state b-01 maintenance --reason t8005
 	[ "$(pg_sql "SELECT state FROM devices WHERE name = \$\$b-01\$\$")" = maintenance ]
 	"$LABCTL_BIN" --url "$URL_hA" device set-state b-01 idle
-	# a loopback telnet port opens on the board'"'"'s host only: refused, naming it
-	code=$(curl -s -o "$TMP/body" -w "%{http_code}" -X POST "$URL_hA/api/v1/devices/b-01/telnet")
-	cat "$TMP/body"; echo
-	[ "$code" = 421 ] && grep -q "on host .hB." "$TMP/body"
 	code=$(curl -s -o "$TMP/body" -w "%{http_code}" -X POST -d "{\"action\":\"on\"}" \
 		"$URL_hA/api/v1/devices/no-such-board/power")
 	[ "$code" = 404 ]
 '
+
+TELNET_CLIENT="$PY $TOP/tests/helper/telnet-client.py"
+
+test_expect_success 'a telnet port through host A to the board host B holds: typed and read, closed at release' '
+	"$LABCTL_BIN" --url "$URL_hA" power b-01 on >/dev/null
+	"$LABCTL_BIN" --url "$URL_hA" telnet b-01 >"$TMP/telnet.out"
+	cat "$TMP/telnet.out"
+	port=$(sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$TMP/telnet.out")
+	[ -n "$port" ]
+	grep -q "telnet port $port for .* (relayed to the board.s host)" "$TMP/hA/labd.log"
+	curl -sf -X POST "$URL_hA/api/v1/devices/b-01/telnet" >"$TMP/telnet.json"
+	grep -q "\"port\": *$port" "$TMP/telnet.json"
+	grep -q "\"relayed_to\": *\"hB\"" "$TMP/telnet.json"
+	# at the shell of the job booted before: it computes what was typed
+	$TELNET_CLIENT "$port" --send "echo relay-\$((6*7))\r" --until "relay-42" --for 30 \
+		>"$TMP/tel2.txt" || { cat "$TMP/tel2.txt"; exit 1; }
+	grep -q "a telnet client through another host" "$TMP/hB/labd.log"
+	grep -q "echo relay-" "$TMP/hB/state/boards/b-01/labd.log"
+	# released: the client is told, host A'"'"'s port closes
+	$TELNET_CLIENT "$port" --until-closed --for 30 >"$TMP/tel3.txt" &
+	tel=$!
+	wait_for "[ \$(grep -c \"a telnet client through another host\" $TMP/hB/labd.log) -ge 2 ]" 20
+	"$LABCTL_BIN" --url "$URL_hA" release b-01
+	wait $tel
+	cat "$TMP/tel3.txt"
+	grep -q "released\|reservation ended" "$TMP/tel3.txt"
+	wait_for "grep -q \"telnet port $port, relayed to host .hB., closed\" $TMP/hA/labd.log" 20
+	code=0; $TELNET_CLIENT "$port" --for 5 >/dev/null 2>&1 || code=$?
+	[ "$code" = 2 ]
+'
+
+test_expect_success 'a telnet port through host A: refused as host B refuses it, closed when host B goes away' '
+	code=$(curl -s -o "$TMP/body" -w "%{http_code}" -X POST "$URL_hA/api/v1/devices/b-01/telnet")
+	cat "$TMP/body"; echo
+	[ "$code" = 409 ] && grep -q "not reserved" "$TMP/body"
+	"$LABCTL_BIN" --url "$URL_hA" reserve b-01 --for 10m >/dev/null
+	"$LABCTL_BIN" --url "$URL_hA" telnet b-01 >"$TMP/telnet2.out"
+	port=$(sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$TMP/telnet2.out")
+	$TELNET_CLIENT "$port" --until-closed --for 30 >"$TMP/tel4.txt" &
+	tel=$!
+	wait_for "[ \$(grep -c \"a telnet client through another host\" $TMP/hB/labd.log) -ge 3 ]" 20
+	kill -9 "$(sed -n 2p "$TMP/labd.pids")"
+	wait $tel
+	cat "$TMP/tel4.txt"
+	grep -q "labd: host .hB. closed the connection" "$TMP/tel4.txt"
+	wait_for "grep -q \"relayed to host .hB., closed: host .hB. closed the connection\" $TMP/hA/labd.log" 20
+	code=0; $TELNET_CLIENT "$port" --for 5 >/dev/null 2>&1 || code=$?
+	[ "$code" = 2 ]
+'
+# host B again, for what follows (test bodies run in subshells)
+kill -0 "$(sed -n 2p "$TMP/labd.pids")" 2>/dev/null || host_start hB
 
 test_expect_success 'host A stops while it forwards a followed log and a console, and a followed job waits: cleanly' '
 	"$LABCTL_BIN" --url "$URL_hB" release b-01 >/dev/null

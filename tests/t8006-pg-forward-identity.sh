@@ -91,4 +91,28 @@ test_expect_success 'an identity said forwarded, not signed with the lab'"'"'s s
 	! grep -q "$secret" "$TMP/hA/labd.log" "$TMP/hB/labd.log"
 '
 
+test_expect_success 'through host A'"'"'s Unix socket: a board of host B reserved, its telnet port typed on; host A stops' '
+	"$LABCTL_BIN" --url "unix:$TMP/hA/labd.sock" reserve b-01 --for 10m >"$TMP/res.out"
+	grep -q "^b-01 reserved until" "$TMP/res.out"
+	[ "$(pg_sql "SELECT holder FROM reservations WHERE device = \$\$b-01\$\$ AND state = \$\$active\$\$")" = alice ]
+	"$LABCTL_BIN" --url "unix:$TMP/hA/labd.sock" power b-01 on >/dev/null
+	"$LABCTL_BIN" --url "unix:$TMP/hA/labd.sock" telnet b-01 >"$TMP/telnet.out"
+	port=$(sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$TMP/telnet.out")
+	[ -n "$port" ]
+	# not the holder: host B refuses, host A answers so
+	code=$(curl -s -o "$TMP/body" -w "%{http_code}" -X POST \
+		-H "Authorization: Bearer $(token_of bob)" "$URL_hA/api/v1/devices/b-01/telnet")
+	cat "$TMP/body"; echo
+	[ "$code" = 403 ] && grep -q "alice. holds it" "$TMP/body"
+	$PY "$TOP/tests/helper/telnet-client.py" "$port" --until-closed --for 60 >"$TMP/tel.txt" &
+	tel=$!
+	wait_for "grep -q \"a telnet client through another host\" $TMP/hB/labd.log" 20
+	kill -TERM "$(cat "$TMP/hA.pid")"
+	wait $tel
+	cat "$TMP/tel.txt"
+	grep -q "labd: labd is stopping" "$TMP/tel.txt"
+	wait_for "! kill -0 $(cat "$TMP/hA.pid")" 30
+	if grep -E "LeakSanitizer|AddressSanitizer|runtime error" "$TMP/hA/labd.log"; then exit 1; fi
+'
+
 test_done

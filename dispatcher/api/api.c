@@ -95,6 +95,8 @@ static const struct api_route routes[] = {
 	{ "POST", "/devices/*/boot", USER_ROLE_DEVELOPER, api_devices_boot, "boot board '%s'" },
 	{ "POST", "/devices/*/telnet", USER_ROLE_DEVELOPER, api_devices_telnet,
 	  "open a telnet port to board '%s'" },
+	{ "GET", "/devices/*/telnet", USER_ROLE_DEVELOPER, api_devices_telnet_attach,
+	  "use the telnet port of board '%s'" },
 	{ "GET", "/reservations", USER_ROLE_READER, api_reservations_list, "list reservations" },
 	{ "POST", "/reservations", USER_ROLE_DEVELOPER, api_reservations_create,
 	  "reserve boards" },
@@ -120,6 +122,7 @@ static const struct {
 	{ "GET", "/jobs/*/events", "after" },
 	{ "GET", "/devices", "recent" },
 	{ "GET", "/devices/*/console", "replay" },
+	{ "GET", "/devices/*/telnet", "watch" },
 	{ "GET", "/reservations", "all" },
 };
 
@@ -148,7 +151,8 @@ static const struct {
 	{ api_devices_renew, API_ROUTE_BOARD, NULL },
 	{ api_devices_power, API_ROUTE_BOARD, NULL },
 	{ api_devices_boot, API_ROUTE_BOARD, NULL },
-	{ api_devices_telnet, API_ROUTE_BOARD_HERE, NULL },
+	{ api_devices_telnet, API_ROUTE_BOARD_RELAY, NULL },
+	{ api_devices_telnet_attach, API_ROUTE_BOARD, NULL },
 	{ api_reservations_create, 0, api_reservations_locate },
 };
 
@@ -457,7 +461,7 @@ static enum MHD_Result run_handler(struct api_request *r, api_handler_fn fn)
 	r->rerun = false;
 	if (r->answer) {
 		fn = run_answer;	/* the handler acted: only its answer runs again */
-	} else if ((r->route_flags & (API_ROUTE_BOARD | API_ROUTE_BOARD_HERE)) && r->params[0] &&
+	} else if ((r->route_flags & (API_ROUTE_BOARD | API_ROUTE_BOARD_RELAY)) && r->params[0] &&
 		   !lab_board(d->lab, r->params[0]) && store_host_name(st)) {
 		fn = api_board_elsewhere;	/* another host's board: its host answers */
 	} else if (locate && !r->located && store_host_name(st)) {

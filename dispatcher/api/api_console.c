@@ -18,13 +18,27 @@ struct upgraded {
 	struct api_listener *listener;
 };
 
-static void close_upgraded(int fd, void *ud)
+void api_upgraded_close(int fd, void *ud)
 {
 	struct upgraded *u = ud;
 
 	MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
 	api_listener_poke(u->listener);
 	free(u);
+}
+
+void *api_upgraded_closer(struct api_request *r, struct MHD_UpgradeResponseHandle *urh)
+{
+	struct upgraded *u = calloc(1, sizeof(*u));
+
+	if (!u) {
+		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+		api_listener_poke(r->listener);
+		return NULL;
+	}
+	u->urh = urh;
+	u->listener = r->listener;
+	return u;
 }
 
 /*
@@ -38,22 +52,20 @@ static void on_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls,
 {
 	struct api_request *r = con_cls;
 	struct board *b = lab_board(api_deps_of(r)->lab, r->params[0]);
-	struct upgraded *u = calloc(1, sizeof(*u));
+	struct upgraded *u = api_upgraded_closer(r, urh);
 	int64_t replay = VIEWER_DEFAULT_REPLAY;
 	struct viewer_params p = {
 		.board = b, .fd = sock, .wire = VIEWER_WIRE_FRAMED, .who = r->who.name,
 		.role = r->who.role, .extra_in = extra_in, .extra_in_len = extra_in_size,
-		.close = close_upgraded, .close_userdata = u,
+		.close = api_upgraded_close, .close_userdata = u,
 	};
 
-	if (!u || !b) {
-		free(u);
-		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-		api_listener_poke(r->listener);
+	if (!u)
+		return;
+	if (!b) {
+		api_upgraded_close(sock, u);
 		return;
 	}
-	u->urh = urh;
-	u->listener = r->listener;
 	api_query_int(r, "replay", 0, VIEWER_MAX_REPLAY, &replay);
 	p.replay = (size_t)replay;
 	viewer_attach(api_deps_of(r)->viewers, &p);
@@ -71,6 +83,16 @@ static bool header_has(const char *v, const char *token)
 		v += strcspn(v, ",");
 	}
 	return false;
+}
+
+bool api_upgrade_asked(struct api_request *r, const char *proto)
+{
+	const char *upgrade = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+							  MHD_HTTP_HEADER_UPGRADE);
+	const char *connection = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONNECTION);
+
+	return upgrade && !strcasecmp(upgrade, proto) && header_has(connection, "upgrade");
 }
 
 static enum MHD_Result reply_426(struct api_request *r)
@@ -101,7 +123,6 @@ static bool board_elsewhere(struct api_request *r, enum MHD_Result *ret)
 enum MHD_Result api_console_attach(struct api_request *r)
 {
 	struct board *b = lab_board(api_deps_of(r)->lab, r->params[0]);
-	const char *upgrade, *connection;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	int64_t replay;
@@ -118,11 +139,7 @@ enum MHD_Result api_console_attach(struct api_request *r)
 				       VIEWER_MAX_REPLAY);
 	if (api_ws_wanted(r))
 		return api_ws_console(r, b);
-	upgrade = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
-	connection = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-						 MHD_HTTP_HEADER_CONNECTION);
-	if (!upgrade || strcasecmp(upgrade, VIEWER_PROTO_UPGRADE) ||
-	    !header_has(connection, "upgrade"))
+	if (!api_upgrade_asked(r, VIEWER_PROTO_UPGRADE))
 		return reply_426(r);
 	resp = MHD_create_response_for_upgrade(on_upgraded, NULL);
 	if (!resp)

@@ -421,7 +421,7 @@ enum MHD_Result api_reply_canceled(struct api_request *r, const struct job_recor
 	return api_job_forward(r, rec->id, rec->host);
 }
 
-bool api_board_forwarded(struct api_request *r, const char *board, bool here_only,
+bool api_board_forwarded(struct api_request *r, const char *board, bool relay,
 			 enum MHD_Result *ret)
 {
 	const struct api_deps *d = api_deps_of(r);
@@ -440,11 +440,8 @@ bool api_board_forwarded(struct api_request *r, const char *board, bool here_onl
 				       "the store is not reachable: try again");
 	else if (err < 0 || !rec.host || !strcmp(rec.host, me))
 		there = false;
-	else if (here_only)
-		*ret = api_reply_error(r, MHD_HTTP_MISDIRECTED_REQUEST,
-				       "board '%s' is on host '%s' of this lab: ask that host's API "
-				       "for this (its console works through any host)",
-				       board, rec.host);
+	else if (relay)
+		*ret = api_telnet_relay(r, board, rec.host);
 	else
 		there = api_elsewhere(r, rec.host, ret);
 	device_record_release(&rec);
@@ -457,7 +454,9 @@ enum MHD_Result api_board_elsewhere(struct api_request *r)
 
 	if (api_forwarding(r))
 		return api_forward_answer(r);
-	if (!api_board_forwarded(r, r->params[0], r->route_flags & API_ROUTE_BOARD_HERE, &ret))
+	if (api_telnet_relaying(r))
+		return api_telnet_answer(r);
+	if (!api_board_forwarded(r, r->params[0], r->route_flags & API_ROUTE_BOARD_RELAY, &ret))
 		ret = api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
 	return ret;
 }
@@ -515,6 +514,7 @@ void api_forwards_shutdown(struct api_forwards *set)
 {
 	struct forward *f, *next;
 
+	api_telnets_shutdown(set);
 	api_tunnels_shutdown(set);
 	for (f = set ? set->list : NULL; f; f = next) {
 		next = f->next;
@@ -538,6 +538,7 @@ struct api_forwards *api_forwards_free(struct api_forwards *set)
 {
 	while (set && set->list)
 		forward_free(set->list);
+	api_telnets_free(set);
 	free(set);
 	return NULL;
 }

@@ -163,11 +163,11 @@ struct api_route {
  * api_request.route_flags (api.c's board_routes[]): the first '*' segment names a board.  When it is none of
  * this host's but another host of the lab (a shared store) has it, the
  * request is answered by api_board_elsewhere() instead of the handler:
- * forwarded to that host (API_ROUTE_BOARD), or refused with 421 naming it
- * (API_ROUTE_BOARD_HERE: what only that host can give, a loopback port).
+ * forwarded to that host (API_ROUTE_BOARD), or, for a loopback telnet port
+ * (API_ROUTE_BOARD_RELAY), one of this host's relayed there (api_telnet.c).
  */
 #define API_ROUTE_BOARD 0x1
-#define API_ROUTE_BOARD_HERE 0x2
+#define API_ROUTE_BOARD_RELAY 0x2
 
 /**
  * api_route_at() - route @i of labd's own API (API_PREFIX), for its
@@ -455,6 +455,14 @@ enum MHD_Result api_devices_renew(struct api_request *r);
 enum MHD_Result api_devices_power(struct api_request *r);
 enum MHD_Result api_devices_boot(struct api_request *r);
 enum MHD_Result api_devices_telnet(struct api_request *r);
+/*
+ * GET /devices/{name}/telnet with "Upgrade: labd-telnet": a client of the
+ * board's telnet port that comes through another host of the lab
+ * (api_telnet.c), its bytes telnet's; with ?watch=1, that host's watch of
+ * the port, which gets one line, the reason, when the port closes.
+ */
+#define API_TELNET_UPGRADE "labd-telnet"
+enum MHD_Result api_devices_telnet_attach(struct api_request *r);
 
 /**
  * api_sessions_shutdown() - before the listeners stop: close every console
@@ -485,6 +493,16 @@ int api_ws_new(const struct api_deps *d, struct api_ws **ret);
 /** api_ws_shutdown() - close every browser console (before the listeners stop). */
 void api_ws_shutdown(struct api_ws *set);
 struct api_ws *api_ws_free(struct api_ws *set);
+/** api_upgrade_asked() - whether @r asks to switch to @proto ("Connection: Upgrade"). */
+bool api_upgrade_asked(struct api_request *r, const char *proto);
+/**
+ * api_upgraded_closer() - the userdata of api_upgraded_close(), a
+ * viewer_close_fn closing the upgraded socket of @urh, or NULL (out of
+ * memory: closed already).
+ */
+void *api_upgraded_closer(struct api_request *r, struct MHD_UpgradeResponseHandle *urh);
+void api_upgraded_close(int fd, void *userdata);
+
 /** api_ws_wanted() - whether @r asks for a WebSocket ("Upgrade: websocket"). */
 bool api_ws_wanted(struct api_request *r);
 /** api_ws_console() - answer 101 and bridge the WebSocket to a viewer of @b. */
@@ -492,14 +510,19 @@ enum MHD_Result api_ws_console(struct api_request *r, struct board *b);
 
 /* ---- api_forward.c: a request another host of the lab answers (api_forward.c) ---- */
 
+struct api_telnet;
 struct forward;
 struct http_response;
 struct tunnel;
 
-/* What this host forwards: requests streamed (api_forward.c), consoles tunneled (api_tunnel.c). */
+/*
+ * What this host forwards: requests streamed (api_forward.c), consoles
+ * tunneled (api_tunnel.c), telnet ports relayed (api_telnet.c).
+ */
 struct api_forwards {
 	struct forward *list;
 	struct tunnel *tunnels;
+	struct api_telnet *telnets;
 };
 
 #define API_FORWARDED_HEADER "X-Labd-Forwarded-By"	/* the host that forwarded it */
@@ -556,6 +579,52 @@ bool api_tunneling(const struct api_request *r);
 enum MHD_Result api_tunnel_answer(struct api_request *r);
 void api_tunnels_shutdown(struct api_forwards *set);
 
+/* What a tunnel of this host's own asks of another host (api_tunnel_open()). */
+struct api_tunnel_params {
+	const char *host;	/* the other host's name, for errors */
+	const char *url;	/* the URL of the upgrade request there */
+	const char *upgrade;	/* the protocol asked ("labd-telnet") */
+	const char *headers;	/* more header lines, each ending in CRLF, or NULL */
+	/* the answer is in: api_tunnel_status() says which; may free the tunnel */
+	void (*answered)(struct tunnel *t, void *userdata);
+	void *userdata;
+};
+
+/* The tunnel ended (@why: the host's end, or NULL: the client's); it is freed after. */
+typedef void (*api_tunnel_closed_fn)(int fd, const char *why, void *userdata);
+
+/** api_tunnel_open() - connect to p->host and ask for the upgrade; 0 or a negative errno. */
+int api_tunnel_open(struct api_forwards *set, const struct api_deps *d,
+		    const struct api_tunnel_params *p, struct tunnel **ret);
+/**
+ * api_tunnel_status() - the answer: 101 (switched), another status (refused,
+ * @body its body) or 0 (failed, @body why).
+ */
+long api_tunnel_status(const struct tunnel *t, const char **body, size_t *len);
+/**
+ * api_tunnel_pump() - once switched, pass the bytes both ways between @fd
+ * and the other host (@fd -1: keep what it sends, api_tunnel_received())
+ * until either ends: then @closed, and the tunnel is freed.
+ */
+int api_tunnel_pump(struct tunnel *t, int fd, api_tunnel_closed_fn closed, void *userdata);
+const char *api_tunnel_received(const struct tunnel *t, size_t *len);
+/** api_tunnel_free() - close it (not calling its closed function); accepts NULL. */
+void api_tunnel_free(struct tunnel *t);
+
+/*
+ * api_telnet.c: POST /devices/{name}/telnet for @board of @host, another
+ * host of the lab: a loopback port on this host relayed to the board's
+ * port there, open as long as that one is (the answer once that host
+ * agreed; its refusal as it came).  The handler answers with
+ * api_telnet_answer() when api_telnet_relaying().
+ */
+enum MHD_Result api_telnet_relay(struct api_request *r, const char *board, const char *host);
+bool api_telnet_relaying(const struct api_request *r);
+enum MHD_Result api_telnet_answer(struct api_request *r);
+/** api_telnets_shutdown() - close the relayed ports (labd stops); api_telnets_free() the rest. */
+void api_telnets_shutdown(struct api_forwards *set);
+void api_telnets_free(struct api_forwards *set);
+
 /**
  * api_elsewhere() - whether what @r asks lives on @host, another host of the
  * lab (NULL: this one), and was answered there: true with @ret what the
@@ -584,15 +653,16 @@ enum MHD_Result api_reply_canceled(struct api_request *r, const struct job_recor
 /**
  * api_board_forwarded() - whether @board is a board of another host of the
  * lab (none of this one's): true with @ret the answer, that host's
- * (forwarded) or, @here_only, 421 naming it; false for a board of this host
- * or of none.  Its store read may complete later (a run in read mode, api.c).
+ * (forwarded) or, @relay, a telnet port of this host relayed there
+ * (api_telnet_relay()); false for a board of this host or of none.  Its
+ * store read may complete later (a run in read mode, api.c).
  */
-bool api_board_forwarded(struct api_request *r, const char *board, bool here_only,
+bool api_board_forwarded(struct api_request *r, const char *board, bool relay,
 			 enum MHD_Result *ret);
 /**
  * api_board_elsewhere() - the answer to @r for board params[0] of another
- * host (api_request.route_flags): forwarded there, 421 naming that host, 404 when no
- * host has it.  Its store reads may complete later (a GET's run, api.c).
+ * host (api_request.route_flags): forwarded there, a telnet port relayed there, 404
+ * when no host has it.  Its store reads may complete later (a GET's run, api.c).
  */
 enum MHD_Result api_board_elsewhere(struct api_request *r);
 /**

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "api/api_internal.h"
 #include "board/board.h"
@@ -13,6 +14,7 @@
 #include "session/bootjob.h"
 #include "sched/sched.h"
 #include "session/reservations.h"
+#include "session/telnetd.h"
 #include "session/viewer.h"
 
 #define API_POWER_MSG_MAX 256
@@ -260,6 +262,61 @@ enum MHD_Result api_devices_telnet(struct api_request *r)
 				       strerror(-err));
 	return api_reply_json(r, MHD_HTTP_OK, json_pack("{s:s, s:s, s:i}", "board", board_name(b),
 							"host", "127.0.0.1", "port", port));
+}
+
+/* ---- GET /devices/{name}/telnet: the port's client through another host ---- */
+
+static const char watch_mark[] = "watch";
+
+static void on_telnet_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls,
+			       const char *extra_in, size_t extra_in_size, MHD_socket sock,
+			       struct MHD_UpgradeResponseHandle *urh)
+{
+	static const char gone[] = "the reservation ended\n";
+	struct api_request *r = con_cls;
+	struct telnetd *t = reservations_telnetd(api_deps_of(r)->reservations, r->params[0]);
+	void *u = api_upgraded_closer(r, urh);
+
+	if (!u)
+		return;
+	if (!t) {	/* it ended since the handler ran */
+		send(sock, gone, strlen(gone), MSG_NOSIGNAL | MSG_DONTWAIT);
+		api_upgraded_close(sock, u);
+	} else if (cls == watch_mark) {
+		telnetd_watch(t, sock, api_upgraded_close, u);
+	} else {
+		telnetd_attach(t, sock, extra_in, extra_in_size, api_upgraded_close, u);
+	}
+}
+
+enum MHD_Result api_devices_telnet_attach(struct api_request *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	struct board *b;
+	int port, err;
+
+	if (!(b = holders_board(r, "use the telnet port of", &ret)))
+		return ret;
+	if (!api_upgrade_asked(r, API_TELNET_UPGRADE))
+		return api_reply_error(r, MHD_HTTP_UPGRADE_REQUIRED,
+				       "this needs 'Connection: Upgrade' and 'Upgrade: "
+				       API_TELNET_UPGRADE "' (use POST to open a telnet port)");
+	err = reservations_telnet(api_deps_of(r)->reservations, board_name(b), &port);
+	if (err == -ENOENT)
+		return api_reply_error(r, MHD_HTTP_CONFLICT,
+				       "board '%s' is not reserved: reserve it first", board_name(b));
+	if (err < 0)
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				       "cannot open a telnet port to '%s': %s", board_name(b),
+				       strerror(-err));
+	resp = MHD_create_response_for_upgrade(on_telnet_upgraded,
+					       api_query_bool(r, "watch") ? (void *)watch_mark :
+									    NULL);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_UPGRADE, API_TELNET_UPGRADE);
+	return api_reply(r, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
 }
 
 void api_sessions_shutdown(const struct api_deps *d)

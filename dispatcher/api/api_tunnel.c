@@ -13,6 +13,11 @@
  * the HTTP this needs and no more.  An answer other than 101 (401, 403,
  * 404 ...) is given to the client as it came.  Each direction holds at most
  * TUNNEL_BUFFER bytes: a side that does not read stops the other's reading.
+ *
+ * A tunnel of this host's own (api_tunnel_open(): a telnet port relayed to
+ * the board's host, api_telnet.c) is the same connection without a client
+ * request: its owner is told of the answer and gives the socket to pass
+ * the bytes to (api_tunnel_pump()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -50,6 +55,10 @@ struct tunnel {
 	struct api_listener *listener;
 	struct loop *loop;
 	char *host;
+	/* told once of the answer: switched, refused or failed */
+	void (*answered)(struct tunnel *t, void *userdata);
+	void *answered_userdata;
+	bool answer_given;
 	struct http_request *conn;	/* to the other host */
 	struct loop_source *conn_io;
 	struct loop_source *timer;
@@ -61,9 +70,11 @@ struct tunnel {
 	char why[256];
 	/* after the switch */
 	struct MHD_UpgradeResponseHandle *urh;
-	int client_fd;
+	int client_fd;			/* -1: only the host's bytes, kept */
 	struct loop_source *client_io;
 	struct strbuf to_client, to_host;
+	api_tunnel_closed_fn closed;	/* of api_tunnel_pump() */
+	void *closed_userdata;
 };
 
 static void tunnel_free(struct tunnel *t)
@@ -89,34 +100,61 @@ static void tunnel_free(struct tunnel *t)
 	free(t);
 }
 
+/* The answer is in (or the tunnel failed): its owner is told, once. */
+static void answer(struct tunnel *t)
+{
+	if (t->answer_given)
+		return;
+	t->answer_given = true;
+	t->answered(t, t->answered_userdata);
+}
+
 /* Before the switch: give up, the handler answers 502 with @why. */
 static void fail(struct tunnel *t, const char *why)
 {
-	if (t->failed || !t->r)
+	if (t->failed || t->answer_given)
 		return;
 	t->failed = true;
 	snprintf(t->why, sizeof(t->why), "%s", why);
 	loop_source_free(t->conn_io);
 	t->conn_io = NULL;
 	loop_timer_set(t->timer, USEC_INFINITY);
-	api_resume(t->r);
+	answer(t);
 }
 
 /* ---- the bytes both ways, after the switch ---- */
 
 static void set_events(struct tunnel *t)
 {
-	loop_io_set_events(t->client_io, (t->to_host.len < TUNNEL_BUFFER ? EPOLLIN : 0) |
-					      (t->to_client.len ? EPOLLOUT : 0));
+	if (t->client_io)
+		loop_io_set_events(t->client_io,
+				   (t->to_host.len < TUNNEL_BUFFER ? EPOLLIN : 0) |
+					   (t->to_client.len ? EPOLLOUT : 0));
 	loop_io_set_events(t->conn_io, (t->to_client.len < TUNNEL_BUFFER ? EPOLLIN : 0) |
 					    (t->to_host.len ? EPOLLOUT : 0));
 }
 
-/* Either side ended: the tunnel closes. */
-static int tunnel_end(struct tunnel *t)
+/*
+ * Either side ended (@why: the host's end, else the client's): the tunnel
+ * closes, the last bytes of the host sent on as far as they go at once.
+ */
+static int tunnel_end(struct tunnel *t, const char *why)
 {
+	if (why && t->client_fd >= 0 && t->to_client.len)
+		send(t->client_fd, t->to_client.buf, t->to_client.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (t->closed)
+		t->closed(t->client_fd, why, t->closed_userdata);
 	tunnel_free(t);
 	return 0;
+}
+
+/* The host's end, said to its owner. */
+static int host_end(struct tunnel *t)
+{
+	char why[128];
+
+	snprintf(why, sizeof(why), "host '%s' closed the connection", t->host);
+	return tunnel_end(t, why);
 }
 
 static int on_client(struct loop_source *s, int fd, uint32_t revents, void *ud)
@@ -128,16 +166,16 @@ static int on_client(struct loop_source *s, int fd, uint32_t revents, void *ud)
 	if (revents & EPOLLOUT && t->to_client.len) {
 		n = send(fd, t->to_client.buf, t->to_client.len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return tunnel_end(t);
+			return tunnel_end(t, NULL);
 		if (n > 0)
 			strbuf_consume(&t->to_client, (size_t)n);
 	}
 	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR) && t->to_host.len < TUNNEL_BUFFER) {
 		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-			return tunnel_end(t);
+			return tunnel_end(t, NULL);
 		if (n > 0 && strbuf_add(&t->to_host, buf, (size_t)n) < 0)
-			return tunnel_end(t);
+			return tunnel_end(t, NULL);
 	}
 	set_events(t);
 	return 0;
@@ -152,17 +190,36 @@ static int on_host(struct loop_source *s, int fd, uint32_t revents, void *ud)
 	if (revents & EPOLLOUT && t->to_host.len) {
 		n = http_request_send(t->conn, t->to_host.buf, t->to_host.len);
 		if (n < 0 && n != -EAGAIN)
-			return tunnel_end(t);
+			return host_end(t);
 		if (n > 0)
 			strbuf_consume(&t->to_host, (size_t)n);
 	}
 	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR) && t->to_client.len < TUNNEL_BUFFER) {
 		n = http_request_recv(t->conn, buf, sizeof(buf));
 		if (n == 0 || (n < 0 && n != -EAGAIN))
-			return tunnel_end(t);
+			return host_end(t);
 		if (n > 0 && strbuf_add(&t->to_client, buf, (size_t)n) < 0)
-			return tunnel_end(t);
+			return host_end(t);
 	}
+	set_events(t);
+	return 0;
+}
+
+/* The bytes both ways between @fd (or only the host's, kept: -1) and the host. */
+static int pump(struct tunnel *t, int fd)
+{
+	int err = 0;
+
+	t->client_fd = fd;
+	if (fd >= 0)
+		err = loop_add_io(t->loop, &t->client_io, fd, 0, on_client, t);
+	t->conn_io = loop_source_free(t->conn_io);
+	if (!err)
+		err = loop_add_io(t->loop, &t->conn_io, http_request_fd(t->conn), 0, on_host, t);
+	if (err < 0)
+		return err;
+	if (t->client_io)
+		loop_source_set_description(t->client_io, "console-tunnel");
 	set_events(t);
 	return 0;
 }
@@ -173,23 +230,24 @@ static void on_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls,
 			struct MHD_UpgradeResponseHandle *urh)
 {
 	struct tunnel *t = cls;
-	int err;
 
 	t->urh = urh;
-	t->client_fd = sock;
 	t->r = NULL;	/* the request lives on, but the tunnel no longer needs it */
-	err = strbuf_add(&t->to_host, extra_in, extra_in_size);
-	if (!err)
-		err = loop_add_io(t->loop, &t->client_io, sock, 0, on_client, t);
-	t->conn_io = loop_source_free(t->conn_io);
-	if (!err)
-		err = loop_add_io(t->loop, &t->conn_io, http_request_fd(t->conn), 0, on_host, t);
-	if (err < 0) {
+	if (strbuf_add(&t->to_host, extra_in, extra_in_size) < 0 || pump(t, sock) < 0)
 		tunnel_free(t);
-		return;
-	}
-	loop_source_set_description(t->client_io, "console-tunnel");
-	set_events(t);
+}
+
+int api_tunnel_pump(struct tunnel *t, int fd, api_tunnel_closed_fn closed, void *userdata)
+{
+	t->closed = closed;
+	t->closed_userdata = userdata;
+	return t->status == 101 ? pump(t, fd) : -EINVAL;
+}
+
+const char *api_tunnel_received(const struct tunnel *t, size_t *len)
+{
+	*len = t->to_client.len;
+	return t->to_client.len ? t->to_client.buf : "";
 }
 
 /* ---- connecting and switching ---- */
@@ -238,7 +296,7 @@ static void read_answer(struct tunnel *t)
 	if (t->status == 101 || n == 0 || n == -EIO || body_complete(t)) {
 		loop_io_set_events(t->conn_io, 0);
 		loop_timer_set(t->timer, USEC_INFINITY);
-		api_resume(t->r);
+		answer(t);
 	}
 }
 
@@ -299,30 +357,40 @@ static enum MHD_Result add_header(struct tunnel *t, const struct api_request *r,
 	return MHD_YES;
 }
 
-/* The upgrade request again, to @url (the other host's, same path and query). */
-static int upgrade_request(struct tunnel *t, const struct api_request *r, const char *url)
+/* The head of an upgrade to @upgrade at @url, from host @me, up to its header fields. */
+static int head_start(struct tunnel *t, const char *url, const char *upgrade, const char *me)
 {
-	const char *upgrade = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-							  MHD_HTTP_HEADER_UPGRADE);
-	const char *me = store_host_name(api_deps_of(r)->store);
 	char *target = NULL, *host = NULL;
-	struct api_forward_id id;
-	size_t i;
 	int err;
 
 	err = api_forward_url_parts(url, &target, &host);
 	if (err < 0)
 		return err;
 	strbuf_addf(&t->head, "GET %s HTTP/1.1\r\nHost: %s\r\n", target, host);
-	strbuf_addf(&t->head, "Connection: Upgrade\r\nUpgrade: %s\r\n",
-		    upgrade && !strpbrk(upgrade, "\r\n") ? upgrade : "websocket");
+	strbuf_addf(&t->head, "Connection: Upgrade\r\nUpgrade: %s\r\n", upgrade);
 	strbuf_addf(&t->head, "%s: %s\r\n", API_FORWARDED_HEADER, me ? me : "labd");
+	free(target);
+	free(host);
+	return 0;
+}
+
+/* The upgrade request again, to @url (the other host's, same path and query). */
+static int upgrade_request(struct tunnel *t, const struct api_request *r, const char *url)
+{
+	const char *upgrade = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+							  MHD_HTTP_HEADER_UPGRADE);
+	struct api_forward_id id;
+	size_t i;
+	int err;
+
+	err = head_start(t, url, upgrade && !strpbrk(upgrade, "\r\n") ? upgrade : "websocket",
+			 store_host_name(api_deps_of(r)->store));
+	if (err < 0)
+		return err;
 	for (i = 0; upgrade_headers[i]; i++)
 		add_header(t, r, upgrade_headers[i]);
 	if (api_vouch(r, &id))
 		strbuf_addf(&t->head, "%s\r\n%s\r\n%s\r\n", id.user, id.role, id.auth);
-	free(target);
-	free(host);
 	return strbuf_addstr(&t->head, "\r\n");
 }
 
@@ -334,54 +402,127 @@ static void tunnel_gone(struct api_request *r)
 	tunnel_free(t);
 }
 
-static int tunnel_start(struct tunnel *t, struct api_request *r, const char *base_url)
+/* Connect to @url, the head made: the answer comes to t->answered. */
+static int tunnel_start(struct tunnel *t, struct http_client *http, const char *url)
 {
-	char *url = api_forward_url(r, base_url);
 	struct http_request_opts o = {
 		.url = url, .connect_only = true, .connect_timeout = TUNNEL_TIMEOUT,
 	};
-	int err = url ? upgrade_request(t, r, url) : -ENOMEM;
+	int err;
 
+	err = loop_add_timer(t->loop, &t->timer, loop_now(t->loop) + TUNNEL_TIMEOUT, on_timeout,
+			     t);
 	if (!err)
-		err = loop_add_timer(t->loop, &t->timer, loop_now(t->loop) + TUNNEL_TIMEOUT,
-				     on_timeout, t);
-	if (!err)
-		err = http_request_start(api_deps_of(r)->http, &o, on_connected, t, &t->conn);
-	free(url);
+		err = http_request_start(http, &o, on_connected, t, &t->conn);
 	return err;
+}
+
+static struct tunnel *tunnel_new(struct api_forwards *set, struct loop *loop, const char *host)
+{
+	struct tunnel *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->set = set;
+	t->loop = loop;
+	t->client_fd = -1;
+	strbuf_init(&t->head);
+	strbuf_init(&t->to_client);
+	strbuf_init(&t->to_host);
+	t->host = strdup(host);
+	if (!t->host) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void tunnel_link(struct tunnel *t)
+{
+	t->next = t->set->tunnels;
+	if (t->next)
+		t->next->prev = t;
+	t->set->tunnels = t;
+}
+
+/* An API tunnel's answer: the request's handler gives it. */
+static void resume_request(struct tunnel *t, void *userdata)
+{
+	if (t->r)
+		api_resume(t->r);
 }
 
 enum MHD_Result api_tunnel(struct api_request *r, const char *host, const char *base_url)
 {
-	struct tunnel *t = calloc(1, sizeof(*t));
-	int err = t ? 0 : -ENOMEM;
+	struct tunnel *t = tunnel_new(api_forwards_of(r), api_deps_of(r)->loop, host);
+	char *url = api_forward_url(r, base_url);
+	int err = t && url ? 0 : -ENOMEM;
 
-	if (t) {
-		t->set = api_forwards_of(r);
+	if (!err) {
 		t->r = r;
 		t->listener = r->listener;
-		t->loop = api_deps_of(r)->loop;
-		t->client_fd = -1;
-		strbuf_init(&t->head);
-		strbuf_init(&t->to_client);
-		strbuf_init(&t->to_host);
-		t->host = strdup(host);
-		err = t->host ? tunnel_start(t, r, base_url) : -ENOMEM;
+		t->answered = resume_request;
+		err = upgrade_request(t, r, url);
 	}
+	if (!err)
+		err = tunnel_start(t, api_deps_of(r)->http, url);
+	free(url);
 	if (err < 0) {
 		if (t)
 			tunnel_free(t);
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				       "cannot reach host '%s': %s", host, strerror(-err));
 	}
-	t->next = t->set->tunnels;
-	if (t->next)
-		t->next->prev = t;
-	t->set->tunnels = t;
+	tunnel_link(t);
 	r->pending = t;
 	r->pending_gone = tunnel_gone;
 	MHD_suspend_connection(r->conn);
 	return MHD_YES;
+}
+
+int api_tunnel_open(struct api_forwards *set, const struct api_deps *d,
+		    const struct api_tunnel_params *p, struct tunnel **ret)
+{
+	struct tunnel *t = tunnel_new(set, d->loop, p->host);
+	int err = t ? 0 : -ENOMEM;
+
+	if (!err) {
+		t->answered = p->answered;
+		t->answered_userdata = p->userdata;
+		err = head_start(t, p->url, p->upgrade, store_host_name(d->store));
+	}
+	if (!err && p->headers)
+		err = strbuf_addstr(&t->head, p->headers);
+	if (!err)
+		err = strbuf_addstr(&t->head, "\r\n");
+	if (!err)
+		err = tunnel_start(t, d->http, p->url);
+	if (err < 0) {
+		if (t)
+			tunnel_free(t);
+		return err;
+	}
+	tunnel_link(t);
+	*ret = t;
+	return 0;
+}
+
+long api_tunnel_status(const struct tunnel *t, const char **body, size_t *len)
+{
+	if (t->failed || !t->status) {
+		*body = t->failed ? t->why : "closed";
+		*len = strlen(*body);
+		return 0;
+	}
+	*body = t->to_client.len ? t->to_client.buf : "";
+	*len = t->to_client.len;
+	return t->status;
+}
+
+void api_tunnel_free(struct tunnel *t)
+{
+	if (t)
+		tunnel_free(t);
 }
 
 bool api_tunneling(const struct api_request *r)
@@ -463,11 +604,15 @@ void api_tunnels_shutdown(struct api_forwards *set)
 {
 	struct tunnel *t, *next;
 
+	/* what a tunnel's owner does when told may free others: from the first again */
 	for (t = set ? set->tunnels : NULL; t; t = next) {
 		next = t->next;
-		if (t->r && !t->failed)
-			fail(t, "labd stops");	/* the handler answers, then frees it */
-		else if (!t->r)
-			tunnel_free(t);
+		if (!t->answer_given) {
+			fail(t, "labd stops");	/* a request's handler answers, then frees it */
+			next = set->tunnels;
+		} else if (!t->r) {
+			tunnel_end(t, "labd stops");
+			next = set->tunnels;
+		}
 	}
 }

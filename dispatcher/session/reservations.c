@@ -508,7 +508,9 @@ int reservations_telnet(struct reservations *rs, const char *board, int *ret_por
 	if (!h || h->ending || !b)
 		return -ENOENT;
 	if (!h->telnet) {
-		struct telnetd_deps td = { rs->deps.loop, rs->deps.viewers, rs->deps.lab };
+		struct telnetd_deps td = {
+			.loop = rs->deps.loop, .viewers = rs->deps.viewers, .lab = rs->deps.lab,
+		};
 
 		err = telnetd_new(&td, b, h->holder, &h->telnet);
 		if (err < 0)
@@ -518,6 +520,13 @@ int reservations_telnet(struct reservations *rs, const char *board, int *ret_por
 	}
 	*ret_port = telnetd_port(h->telnet);
 	return 0;
+}
+
+struct telnetd *reservations_telnetd(const struct reservations *rs, const char *board)
+{
+	const struct hold *h = find_hold(rs, board);
+
+	return h && !h->ending ? h->telnet : NULL;
 }
 
 int reservations_telnet_port(const struct reservations *rs, const char *board)

@@ -45,6 +45,7 @@ struct reservation_record;
 struct reservations;
 struct sched;
 struct store;
+struct telnetd;
 struct viewers;
 
 #define RESERVATION_DEFAULT_DURATION (3600 * USEC_PER_SEC)
@@ -125,6 +126,9 @@ int64_t reservations_of_board(const struct reservations *rs, const char *board);
  * its holder; it closes when the reservation ends.  -ENOENT if not held.
  */
 int reservations_telnet(struct reservations *rs, const char *board, int *ret_port);
+
+/** reservations_telnetd() - @board's open telnet port (reservations_telnet()), or NULL. */
+struct telnetd *reservations_telnetd(const struct reservations *rs, const char *board);
 
 /** reservations_telnet_port() - @board's telnet port, or 0. */
 int reservations_telnet_port(const struct reservations *rs, const char *board);

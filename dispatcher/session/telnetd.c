@@ -20,14 +20,26 @@
 #include "session/viewer.h"
 
 #define TELNETD_BACKLOG 8
+#define TELNETD_MAX_WATCHES 8
+
+/* Another host's relay port of this one, told when it closes. */
+struct watch {
+	struct telnetd *t;
+	int fd;
+	struct loop_source *io;
+	viewer_close_fn close;
+	void *close_userdata;
+};
 
 struct telnetd {
 	struct telnetd_deps deps;
-	struct board *board;		/* referenced */
+	struct board *board;		/* referenced; NULL for a relay port */
+	char *name;			/* the board's */
 	char *holder;
 	int fd;
 	int port;
 	struct loop_source *io;
+	struct watch *watches[TELNETD_MAX_WATCHES];
 };
 
 /*
@@ -116,16 +128,18 @@ static int on_accept(struct loop_source *s, int fd, uint32_t revents, void *ud)
 	c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (c < 0)
 		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -errno;
-	if (viewers_count_owned(vs, t) >= TELNETD_MAX_CLIENTS) {
+	if (!t->deps.relay && viewers_count_owned(vs, t) >= TELNETD_MAX_CLIENTS) {
 		refuse(c, "labd: too many clients on this port\r\n");
 		return 0;
 	}
 	if (!client_allowed(t, c, why, sizeof(why))) {
-		log_warning("board '%s': telnet client refused: %s", board_name(t->board), why);
+		log_warning("board '%s': telnet client refused: %s", t->name, why);
 		snprintf(msg, sizeof(msg), "labd: this port is for '%s': %s\r\n", t->holder, why);
 		refuse(c, msg);
 		return 0;
 	}
+	if (t->deps.relay)
+		return t->deps.relay(c, t->deps.relay_userdata) == -ENOMEM ? -ENOMEM : 0;
 	p.fd = c;
 	viewer_attach(vs, &p);
 	return 0;
@@ -152,8 +166,8 @@ static int listen_loopback(int *ret_fd, int *ret_port)
 	return 0;
 }
 
-int telnetd_new(const struct telnetd_deps *deps, struct board *b, const char *holder,
-		struct telnetd **ret)
+static int telnetd_open(const struct telnetd_deps *deps, struct board *b, const char *name,
+			const char *holder, struct telnetd **ret)
 {
 	struct telnetd *t = calloc(1, sizeof(*t));
 	char desc[128];
@@ -163,21 +177,114 @@ int telnetd_new(const struct telnetd_deps *deps, struct board *b, const char *ho
 		return -ENOMEM;
 	t->deps = *deps;
 	t->fd = -1;
-	t->board = board_ref(b);
+	t->board = b ? board_ref(b) : NULL;
+	t->name = strdup(name);
 	t->holder = strdup(holder);
-	err = t->holder ? listen_loopback(&t->fd, &t->port) : -ENOMEM;
+	err = t->name && t->holder ? listen_loopback(&t->fd, &t->port) : -ENOMEM;
 	if (!err)
 		err = loop_add_io(deps->loop, &t->io, t->fd, EPOLLIN, on_accept, t);
 	if (err < 0) {
-		log_warning("board '%s': cannot open a telnet port: %s", board_name(b),
-			    strerror(-err));
+		log_warning("board '%s': cannot open a telnet port: %s", name, strerror(-err));
 		telnetd_free(t, NULL);
 		return err;
 	}
-	snprintf(desc, sizeof(desc), "telnet:%s", board_name(b));
+	snprintf(desc, sizeof(desc), "telnet:%s", name);
 	loop_source_set_description(t->io, desc);
-	log_info("board '%s': telnet port %d for '%s'", board_name(b), t->port, holder);
+	log_info("board '%s': telnet port %d for '%s'%s", name, t->port, holder,
+		 b ? "" : " (relayed to the board's host)");
 	*ret = t;
+	return 0;
+}
+
+int telnetd_new(const struct telnetd_deps *deps, struct board *b, const char *holder,
+		struct telnetd **ret)
+{
+	return telnetd_open(deps, b, board_name(b), holder, ret);
+}
+
+int telnetd_new_relay(const struct telnetd_deps *deps, const char *board, const char *holder,
+		      struct telnetd **ret)
+{
+	if (!deps->relay)
+		return -EINVAL;
+	return telnetd_open(deps, NULL, board, holder, ret);
+}
+
+int telnetd_attach(struct telnetd *t, int fd, const void *extra, size_t extra_len,
+		   viewer_close_fn close, void *close_userdata)
+{
+	static const char busy[] = "labd: too many clients on this port\r\n";
+	struct viewer_params p = {
+		.board = t->board, .fd = fd, .wire = VIEWER_WIRE_TELNET, .who = t->holder,
+		.role = USER_ROLE_DEVELOPER, .replay = TELNETD_REPLAY, .owner = t,
+		.extra_in = extra, .extra_in_len = extra_len,
+		.close = close, .close_userdata = close_userdata,
+	};
+
+	if (!t->board || viewers_count_owned(t->deps.viewers, t) >= TELNETD_MAX_CLIENTS) {
+		send(fd, busy, strlen(busy), MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(fd, close_userdata);
+		return -EBUSY;
+	}
+	log_info("board '%s': a telnet client through another host", t->name);
+	return viewer_attach(t->deps.viewers, &p);
+}
+
+/* ---- watches: another host's relay port, told when this one closes ---- */
+
+static void watch_free(struct watch *w, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < TELNETD_MAX_WATCHES; i++)
+		if (w->t->watches[i] == w)
+			w->t->watches[i] = NULL;
+	if (why) {
+		send(w->fd, why, strlen(why), MSG_NOSIGNAL | MSG_DONTWAIT);
+		send(w->fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	loop_source_free(w->io);
+	w->close(w->fd, w->close_userdata);
+	free(w);
+}
+
+/* The other host sends nothing: readable is its end. */
+static int on_watch(struct loop_source *s, int fd, uint32_t revents, void *ud)
+{
+	char buf[256];
+	ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		watch_free(ud, NULL);
+	return 0;
+}
+
+int telnetd_watch(struct telnetd *t, int fd, viewer_close_fn close, void *close_userdata)
+{
+	struct watch *w = calloc(1, sizeof(*w));
+	size_t i;
+	int err = w ? -EBUSY : -ENOMEM;
+
+	for (i = 0; w && i < TELNETD_MAX_WATCHES && err; i++)
+		if (!t->watches[i]) {
+			t->watches[i] = w;
+			err = 0;
+		}
+	if (!err)
+		err = loop_add_io(t->deps.loop, &w->io, fd, EPOLLIN | EPOLLRDHUP, on_watch, w);
+	if (err < 0) {
+		for (i = 0; w && i < TELNETD_MAX_WATCHES; i++)
+			if (t->watches[i] == w)
+				t->watches[i] = NULL;
+		free(w);
+		close(fd, close_userdata);
+		return err;
+	}
+	w->t = t;
+	w->fd = fd;
+	w->close = close;
+	w->close_userdata = close_userdata;
+	loop_source_set_description(w->io, "telnet-watch");
 	return 0;
 }
 
@@ -188,15 +295,22 @@ int telnetd_port(const struct telnetd *t)
 
 struct telnetd *telnetd_free(struct telnetd *t, const char *why)
 {
+	size_t i;
+
 	if (!t)
 		return NULL;
 	if (t->io)
-		log_info("board '%s': telnet port %d closed", board_name(t->board), t->port);
+		log_info("board '%s': telnet port %d closed", t->name, t->port);
+	for (i = 0; i < TELNETD_MAX_WATCHES; i++)
+		if (t->watches[i])
+			watch_free(t->watches[i], why ? why : "closed");
 	viewers_close(t->deps.viewers, t, why);
 	loop_source_free(t->io);
 	if (t->fd >= 0)
 		close(t->fd);
-	board_unref(t->board);
+	if (t->board)
+		board_unref(t->board);
+	free(t->name);
 	free(t->holder);
 	free(t);
 	return NULL;
