@@ -19,6 +19,46 @@ res_field() {
 
 powered() { sim_ctl status "sim$1" | grep -q "power=$2"; }
 
+# on_failure CMD: CMD runs if the case's body fails (its EXIT trap; the last
+# registered first), so that a case failing half-way leaves no client waiting
+# in the queue and no board held to the cases after it.
+undo=()
+on_failure() {
+	undo=("$1" "${undo[@]}")
+	trap 'undo_case $?' EXIT
+}
+undo_case() {
+	local c
+	[ "$1" = 0 ] && return
+	for c in "${undo[@]}"; do eval "$c" >/dev/null 2>&1 || true; done
+}
+
+# reserve_bg USER OUT ARGS...: `labctl reserve ARGS` as USER in the background,
+# labctl itself (not a subshell, which ignores Ctrl-C), its output in OUT; its
+# pid in $!.  OUT is emptied here, before the fork: the background process
+# empties it only once it runs, and until then a wait_for reads an earlier
+# case's output (t_compete's carol.out has "position 2 in the queue" too).
+reserve_bg() {
+	local who=$1 out=$2; shift 2
+	: >"$out"
+	"$LABCTL_BIN" --url "$LABD_URL" --token "$(token_of "$who")" reserve "$@" >>"$out" 2>&1 &
+	on_failure "stop_waiting $who $!"
+}
+
+# stop_waiting USER PID: USER's labctl reserve PID gives up if it still runs:
+# Ctrl-C (labctl takes its reservation out of the queue); killed if it still
+# runs 10 s later, and USER's waiting reservations canceled.
+stop_waiting() {
+	local who=$1 pid=$2 id
+	kill -INT "$pid" 2>/dev/null || return 0
+	wait_for "! kill -0 $pid" 10 && return 0
+	kill -KILL "$pid"
+	for id in $(curl -s "$LABD_URL/api/v1/reservations" | $PY -c "import json, sys
+print(*(r['id'] for r in json.load(sys.stdin) if r['state'] == 'waiting' and r['holder'] == '$who'))"); do
+		api_as "$who" POST "/reservations/$id/cancel"
+	done
+}
+
 t_hold() {
 	as alice reserve sim-01 --for 1h >"$TMP/out" &&
 	grep -q '^sim-01 reserved until .* UTC (reservation 1)$' "$TMP/out" &&
@@ -32,10 +72,11 @@ t_hold() {
 test_expect_success 'reserve a board: held; labctl devices shows who holds it until when' t_hold
 
 t_compete() {
-	{ as bob reserve sim-01 --for 1h >"$TMP/bob.out" 2>&1 & } && bob=$! &&
+	on_failure "as boss release sim-01" &&
+	reserve_bg bob "$TMP/bob.out" sim-01 --for 1h && bob=$! &&
 	wait_for 'grep -q "position 1 in the queue" "$TMP/bob.out"' 10 &&
 	grep -q "^waiting for board 'sim-01': position 1 in the queue$" "$TMP/bob.out" &&
-	{ as carol reserve sim-01 --for 1h >"$TMP/carol.out" 2>&1 & } && carol=$! &&
+	reserve_bg carol "$TMP/carol.out" sim-01 --for 1h && carol=$! &&
 	wait_for 'grep -q "position 2 in the queue" "$TMP/carol.out"' 10 &&
 	as alice release sim-01 >"$TMP/out" &&
 	grep -q '^sim-01 released' "$TMP/out" &&
@@ -61,10 +102,11 @@ $(sim_minimal_boot)
 JOB
 
 t_queue_order() {
+	on_failure "as boss release sim-01" && on_failure "as boss release sim-02" &&
 	as alice reserve sim-01 >/dev/null && as bob reserve sim-02 >/dev/null &&
-	id=$(as gitlab submit "$TMP/job.yaml") &&
+	id=$(as gitlab submit "$TMP/job.yaml") && on_failure "as boss cancel $id" &&
 	sleep 0.5 && as rita show "$id" | grep -q 'queued' &&
-	{ as carol reserve --type sim-uboot --tags sim >"$TMP/carol.out" 2>&1 & } && carol=$! &&
+	reserve_bg carol "$TMP/carol.out" --type sim-uboot --tags sim && carol=$! &&
 	wait_for 'grep -q "position 2 in the queue" "$TMP/carol.out"' 10 &&
 	grep -q "^waiting for a 'sim-uboot' board: position 2 in the queue$" "$TMP/carol.out" &&
 	as rita reservations >"$TMP/out" &&
@@ -131,12 +173,8 @@ t_renew() {
 test_expect_success 'renew moves the end; only the holder renews' t_renew
 
 t_interrupt() {
-	# labctl itself in the background, not the shell function "as": the
-	# signal must reach labctl, and a background subshell ignores SIGINT.
-	# bob.out of an earlier test must not pass for this one's.
-	rm -f "$TMP/bob.out"
-	$(labctl_as bob) reserve sim-01 >"$TMP/bob.out" 2>&1 &
-	bob=$!
+	# reserve_bg: labctl itself, which the signal must reach
+	reserve_bg bob "$TMP/bob.out" sim-01 && bob=$! &&
 	wait_for 'grep -q "position 1" "$TMP/bob.out"' 10 &&
 	kill -INT "$bob" &&
 	test_expect_code 130 wait "$bob" &&
