@@ -77,6 +77,59 @@ test_expect_success 'a NUL byte in a board file: file:line, not an exit inside l
 	rm "$BAD/devices/31-nul.conf"
 '
 
+# The same in a file an included file includes: every file libconfig would
+# read is checked first.  An @include naming a directory (as a NUL byte cuts
+# any name short) also made libconfig exit: refused where it is written.
+mkdir -p "$BAD/inc" "$LAB/inc"
+printf '@include "../inc/outer.inc"\n' >"$BAD/devices/32-nested.conf"
+printf '# a fragment\n@include "../inc/inner.inc"\n' >"$BAD/inc/outer.inc"
+printf 'x = 1;\n@include "\0\0../x";\n' >"$BAD/inc/inner.inc"
+
+test_expect_success 'a NUL byte in a nested include: the included file:line, not an exit' '
+	test_must_fail "$LABD" check-config -c "$BAD/labd.conf" 2>"$TMP/err" &&
+	cat "$TMP/err" &&
+	grep -qx "$BAD/inc/inner.inc:2: a NUL byte: not a text file" "$TMP/err" &&
+	! grep -q "flex scanner" "$TMP/err"
+'
+
+test_expect_success 'an @include of a directory: file:line, not an exit inside libconfig' '
+	printf "# a fragment\n\n  @include \"\"\n" >"$BAD/inc/outer.inc" &&
+	test_must_fail "$LABD" check-config -c "$BAD/labd.conf" 2>"$TMP/err" &&
+	cat "$TMP/err" &&
+	grep -qx "$BAD/inc/outer.inc:3: cannot include '\''$BAD/devices'\'': a directory" "$TMP/err" &&
+	! grep -q "flex scanner" "$TMP/err"
+'
+
+# libconfig reads on past the end of an included file: an @include left open
+# there takes its name's end from the including file ("" here, the directory)
+test_expect_success 'an @include whose name runs to the end of the file is refused' '
+	printf "# a fragment\n@include \"" >"$BAD/inc/outer.inc" &&
+	printf "@include \"../inc/outer.inc\"\"\n" >"$BAD/devices/32-nested.conf" &&
+	test_must_fail "$LABD" check-config -c "$BAD/labd.conf" 2>"$TMP/err" &&
+	cat "$TMP/err" &&
+	grep -qx "$BAD/inc/outer.inc:2: the name of this @include is never closed" "$TMP/err" &&
+	! grep -q "flex scanner" "$TMP/err"
+'
+rm -f "$BAD/devices/32-nested.conf"
+
+# A SIGHUP reload reads the files as check-config does: the running labd
+# keeps its configuration and says why, then reloads once the file is fixed.
+labd_start
+test_expect_success 'SIGHUP with a NUL byte in a nested include: labd keeps running, says where' '
+	cp "$BAD/inc/inner.inc" "$LAB/inc/inner.inc" &&
+	printf "@include \"../inc/inner.inc\"\n" >"$LAB/inc/outer.inc" &&
+	printf "@include \"../inc/outer.inc\"\n" >"$LAB/devices/90-nested.conf" &&
+	kill -HUP $LABD_PID &&
+	wait_for "grep -q \"reload failed: keeping the running configuration\" $LAB/labd.log" 20 &&
+	grep -q "$LAB/inc/inner.inc:2: a NUL byte: not a text file" "$LAB/labd.log" &&
+	! grep -q "flex scanner" "$LAB/labd.log" &&
+	curl -sf "$LABD_URL/api/v1/devices/sim-01" >/dev/null &&
+	rm "$LAB/devices/90-nested.conf" && kill -HUP $LABD_PID &&
+	wait_for "grep -q \"reloaded: 1 boards\" $LAB/labd.log" 20
+'
+labd_stop
+rm -f "$LAB/devices/90-nested.conf"
+
 # A lab whose labd.conf and board files are reached through relative paths.
 CC=$TMP/cc
 mkdir -p "$CC/lab/devices" "$CC/lab/inc"

@@ -37,7 +37,8 @@
  * The board directory
  *
  * Every `*.conf` file of devices_dir (not starting with '.'), in strcmp()
- * order, is parsed; `@include "x.inc"` is relative to the including file.
+ * order, is parsed; `@include "x.inc"` is relative to the board file's
+ * directory, also in an included file (checked first: config_check_text()).
  * Name included fragments anything but *.conf, or they are read twice.  A
  * file holds any of:
  *
@@ -353,53 +354,31 @@ static char *path_join(const char *dir, const char *name)
 	return strbuf_detach(&sb, NULL);
 }
 
-/*
- * The line of @fd's first NUL byte, 0 when it has none (or cannot be read:
- * libconfig says so).  libconfig's scanner exits the process on one (in
- * its include directive), so a file with one is never handed to it.
- */
-static int first_nul_line(int fd)
-{
-	char buf[65536];
-	int line = 1;
-	ssize_t n, i;
-
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		for (i = 0; i < n; i++) {
-			if (!buf[i])
-				return line;
-			line += buf[i] == '\n';
-		}
-	return 0;
-}
-
 /* Parse @path into a new config_t kept in @c->files. -ENOENT, -EINVAL (reported), -ENOMEM. */
 static int read_file(struct lab_config *c, const char *path, config_t **ret, struct diag *diag)
 {
 	config_t *cf, **files;
 	char *dir;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = errno, nul;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = errno;
 
 	if (fd < 0) {
 		diag_add(diag, path, 0, "cannot read file: %s", strerror(err));
 		return err == ENOENT ? -ENOENT : -EINVAL;
 	}
-	nul = first_nul_line(fd);
 	close(fd);
-	if (nul) {
-		diag_add(diag, path, nul, "a NUL byte: not a text file");
-		c->unparsed_files = true;
-		return -EINVAL;
-	}
 	files = realloc(c->files, (c->n_files + 1) * sizeof(*files));
 	cf = malloc(sizeof(*cf));
 	dir = dir_of(path);
 	if (files)
 		c->files = files;
-	if (!files || !cf || !dir) {
+	err = files && cf && dir ? config_check_text(path, dir, diag) : -ENOMEM;
+	if (err < 0) {
+		/* never handed to libconfig, which would exit the process */
+		if (err == -EINVAL)
+			c->unparsed_files = true;
 		free(cf);
 		free(dir);
-		return -ENOMEM;
+		return err;
 	}
 	config_init(cf);
 	config_set_include_dir(cf, dir);

@@ -2,7 +2,10 @@
 /*
  * fuzz-config.c -- labd.conf and board files: the first byte chooses which
  * one the rest is (labd.conf with an empty board directory, or a board file
- * next to the simulated types); a configuration refused says why.
+ * next to the simulated types); a configuration refused says why.  What
+ * follows a form feed is written as inc.conf next to labd.conf (empty without
+ * one), for an @include to reach a second file: `@include "inc.conf"` from
+ * labd.conf, `@include "../inc.conf"` from a board file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +17,7 @@
 #include "core/diag.h"
 #include "fuzz.h"
 
-static char dir[64], main_conf[128], plain_conf[128], board[128];
+static char dir[64], main_conf[128], plain_conf[128], board[128], inc_conf[128];
 
 static void write_file(const char *path, const void *data, size_t len)
 {
@@ -41,6 +44,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(main_conf, sizeof(main_conf), "%s/labd.conf", dir);
 	snprintf(plain_conf, sizeof(plain_conf), "%s/plain.conf", dir);
 	snprintf(board, sizeof(board), "%s/devices/10-board.conf", dir);
+	snprintf(inc_conf, sizeof(inc_conf), "%s/inc.conf", dir);
 	write_file(main_conf, conf, sizeof(conf) - 1);
 	/* the simulated types, so that board files have types to use */
 	snprintf(path, sizeof(path), "%s/devices/sim.conf", top ? top : ".");
@@ -59,10 +63,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct diag diag = DIAG_INIT;
 	bool as_board = size && (data[0] & 1);
+	const uint8_t *ff;
 	int r;
 
 	if (size)
 		data++, size--;
+	ff = size ? memchr(data, '\f', size) : NULL;
+	write_file(inc_conf, ff ? ff + 1 : data, ff ? size - (size_t)(ff + 1 - data) : 0);
+	if (ff)
+		size = (size_t)(ff - data);
 	if (as_board) {
 		write_file(board, data, size);
 		r = config_check(main_conf, &diag);
