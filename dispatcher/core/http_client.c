@@ -406,8 +406,13 @@ static int request_setup(struct http_request *r, const struct http_request_opts 
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "labd");
 	if (o->unix_socket)
 		curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, o->unix_socket);
-	if (o->connect_only)
+	if (o->connect_only) {
 		curl_easy_setopt(e, CURLOPT_CONNECT_ONLY, 1L);
+		/* a tunnel lives long: a peer gone without a word is found out */
+		curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+		curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, HTTP_KEEPALIVE_IDLE);
+		curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, HTTP_KEEPALIVE_INTERVAL);
+	}
 	if (o->head) {
 		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
 		curl_easy_setopt(e, CURLOPT_HEADERDATA, r);

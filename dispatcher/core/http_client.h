@@ -66,10 +66,15 @@ struct http_request_opts {
 	 * connect only (TCP, TLS or the Unix socket), for a protocol of the
 	 * caller's own after an HTTP upgrade: done is called once connected
 	 * (status 0, err 0) and the request stays, the connection's, until
-	 * http_request_cancel(): http_request_fd(), _send(), _recv()
+	 * http_request_cancel(): http_request_fd(), _send(), _recv(); with TCP
+	 * keepalive probes (HTTP_KEEPALIVE_*), so that a peer that vanished
+	 * (its machine down, the network cut) ends the connection in minutes
 	 */
 	bool connect_only;
 };
+
+#define HTTP_KEEPALIVE_IDLE 30L		/* seconds idle before the first probe */
+#define HTTP_KEEPALIVE_INTERVAL 10L	/* seconds between probes (the kernel's count of them) */
 
 #define HTTP_DATA_PAUSE 1		/* from ->data: give me this again later */
 #define HTTP_NO_TIMEOUT UINT64_MAX	/* ->timeout: the request may last forever */
