@@ -9,7 +9,7 @@
 #       the answers (a lab with room for them: the claim's own latency); OUT
 #       gets a line "k id sent answered" per job, the client's clock
 #       (CLOCK_REALTIME, s) as it sent the request and as it had the answer;
-#       prints the wall time
+#       prints the wall time and the clients' CPU time
 #   multihost-stats.py stats SUBMITTED STATE_DIR... -- SIM_DIR... -- URL... :
 #       from the first host's API (every host shows the lab's jobs), the
 #       jobs' logs in the hosts' state directories and the simulated boards'
@@ -17,13 +17,15 @@
 #       client sending it) to the claim (the job's first line in its log on
 #       the host that ran it) and to the board's power-on (the simulator's
 #       record of its power-on command, the job the one the board ran next;
-#       p50, p99), jobs lost, duplicate runs, as "key value" lines.  Every
+#       p50, p99), jobs lost, duplicate runs, the wall time from the first
+#       submission to the last job's end, as "key value" lines.  Every
 #       time is CLOCK_REALTIME of this machine, in microseconds or better.
 import datetime
 import http.client
 import json
 import multiprocessing
 import os
+import resource
 import sys
 import threading
 import time
@@ -107,6 +109,8 @@ def submit(n, first, out, urls, job, rate=None):
                 sent.update(s)
                 errors += e
     print("submit_s %.2f" % (time.time() - t0))
+    cpu = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    print("client_cpu_s %.2f" % sum(r.ru_utime + r.ru_stime for r in cpu))
     with open(out, "w") as f:
         for k in sorted(sent):
             f.write("%d %d %.6f %.6f\n" % ((k,) + sent[k]))
@@ -181,6 +185,8 @@ def stats(submitted, state_dirs, sim_dirs, urls):
             if started is not None:
                 boot.append(on - started)
     finished = sum(1 for j in jobs if j["state"] == "finished" and j.get("health") == "complete")
+    ends = [iso(j["ended"]) for j in jobs if j.get("ended")]
+    print("wall_s %.2f" % (max(ends) - first if ends and first is not None else 0))
     print("jobs %d" % len(jobs))
     print("complete %d" % finished)
     print("lost %d" % (len(subs) - finished))
