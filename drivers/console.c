@@ -463,6 +463,7 @@ static void console_open(struct console *c)
 		return;
 	}
 	loop_source_set_description(c->io, c->name);
+	loop_source_set_bulk(c->io, true);
 	if (r == -EINPROGRESS)
 		loop_timer_set_rel(c->retry, CONSOLE_CONNECT_TIMEOUT);
 	else

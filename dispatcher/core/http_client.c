@@ -28,6 +28,7 @@ struct http_client {
 	struct loop *loop;
 	CURLM *multi;
 	struct loop_source *timer;
+	struct loop_source *now;	/* libcurl's timeout of 0: at once, not next iteration */
 	struct http_request *requests;	/* in flight, doubly linked */
 	unsigned active;
 };
@@ -122,14 +123,28 @@ static int on_timer(struct loop_source *s, uint64_t now, void *ud)
 	return 0;
 }
 
+static int on_now(struct loop_source *s, void *ud)
+{
+	return on_timer(s, 0, ud);
+}
+
+/*
+ * A request just added asks for a timeout of 0 (libcurl starts it from
+ * there): a defer runs it after the current callback, where the timerfd
+ * would wait for the next epoll_wait(), behind every other ready source.
+ */
 static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
 {
 	struct http_client *c = userp;
 
-	if (timeout_ms < 0)
+	if (timeout_ms == 0) {
 		loop_timer_set(c->timer, USEC_INFINITY);
-	else
+		loop_defer_again(c->now);
+	} else if (timeout_ms < 0) {
+		loop_timer_set(c->timer, USEC_INFINITY);
+	} else {
 		loop_timer_set_rel(c->timer, (uint64_t)timeout_ms * USEC_PER_MSEC);
+	}
 	return 0;
 }
 
@@ -154,12 +169,17 @@ int http_client_new(struct loop *l, struct http_client **ret)
 		return -ENOMEM;
 	}
 	r = loop_add_timer(l, &c->timer, USEC_INFINITY, on_timer, c);
+	if (!r)
+		r = loop_add_defer(l, &c->now, on_now, c);
 	if (r < 0) {
+		loop_source_free(c->timer);
+	loop_source_free(c->now);
 		curl_multi_cleanup(c->multi);
 		free(c);
 		return r;
 	}
 	loop_source_set_description(c->timer, "http-client-timer");
+	loop_source_set_description(c->now, "http-client-now");
 	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
 	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
@@ -486,6 +506,7 @@ struct http_client *http_client_free(struct http_client *c)
 		http_request_cancel(c->requests);
 	curl_multi_cleanup(c->multi);
 	loop_source_free(c->timer);
+	loop_source_free(c->now);
 	free(c);
 	return NULL;
 }

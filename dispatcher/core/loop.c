@@ -30,6 +30,7 @@ struct loop_source {
 	bool enabled;
 	bool floating;
 	bool dead;		/* freed while dispatching; released after the batch */
+	bool bulk;		/* dispatched after the other ready sources and the defers */
 	char *desc;
 	void *userdata;
 	union {
@@ -529,6 +530,11 @@ void loop_source_set_description(struct loop_source *s, const char *desc)
 	s->desc = d;
 }
 
+void loop_source_set_bulk(struct loop_source *s, bool bulk)
+{
+	s->bulk = bulk;
+}
+
 const char *loop_source_get_description(const struct loop_source *s)
 {
 	return s->desc ? s->desc : "(unnamed)";
@@ -736,6 +742,14 @@ static void dispatch_one(struct loop *l, struct epoll_event *ev)
 		source_report_error(s, r);
 }
 
+/* Whether @ev is a bulk source's (the loop's own fds are not sources: never bulk). */
+static bool is_bulk(const struct epoll_event *ev)
+{
+	const struct loop_source *s = ev->data.ptr;
+
+	return ev->data.ptr != &timerfd_marker && ev->data.ptr != &sigfd_marker && s->bulk;
+}
+
 static int dispatch_defers(struct loop *l)
 {
 	struct loop_source *s;
@@ -779,7 +793,7 @@ static void release_dead(struct loop *l)
 int loop_run_once(struct loop *l, uint64_t timeout)
 {
 	struct epoll_event events[LOOP_MAX_EVENTS];
-	int n, i, ms, dispatched;
+	int n, i, ms, dispatched, bulk = 0;
 
 	loop_update_clock(l);
 	l->dispatching++;
@@ -801,7 +815,17 @@ int loop_run_once(struct loop *l, uint64_t timeout)
 	loop_update_clock(l);
 	l->dispatching++;
 	for (i = 0; i < n; i++)
-		dispatch_one(l, &events[i]);
+		if (!is_bulk(&events[i]))
+			dispatch_one(l, &events[i]);
+		else
+			bulk++;
+	if (bulk) {
+		/* what the others started (a claim's run, a switch) goes before the bytes */
+		dispatched += dispatch_defers(l);
+		for (i = 0; i < n; i++)
+			if (is_bulk(&events[i]))
+				dispatch_one(l, &events[i]);
+	}
 	l->dispatching--;
 	release_dead(l);
 	return dispatched + n;

@@ -139,6 +139,17 @@ int loop_defer_again(struct loop_source *s);
 /** loop_source_set_description() - name used in logs, e.g. "console:rpi4-03" (copied). */
 void loop_source_set_description(struct loop_source *s, const char *desc);
 
+/**
+ * loop_source_set_bulk() - dispatch an io source after the others
+ *
+ * In each iteration the ready sources that are not bulk run first, then
+ * the defers they queued, then the bulk ones: a console's bytes (hundreds of
+ * boards at once) never hold up a claim's answer, the run it starts and its
+ * first power switch, which would otherwise wait behind every console ready
+ * in the same iteration.  Every ready source still runs in the iteration.
+ */
+void loop_source_set_bulk(struct loop_source *s, bool bulk);
+
 /** loop_source_get_description() - the description, or "(unnamed)". */
 const char *loop_source_get_description(const struct loop_source *s);
 

@@ -196,6 +196,66 @@ TEST(test_loop__defer_and_free_in_callback)
 	loop_free(l);
 }
 
+/* who ran, in order: 'u' the urgent pipe, 'd' the defer it queued, 'b' a bulk pipe */
+static char ran[8];
+static size_t nran;
+static struct loop_source *queued_by_urgent;
+
+static int on_ordered_defer(struct loop_source *s, void *ud)
+{
+	ran[nran++] = 'd';
+	return 0;
+}
+
+static int on_ordered_io(struct loop_source *s, int fd, uint32_t revents, void *ud)
+{
+	char c, buf[16];
+
+	if (read(fd, buf, sizeof(buf)) <= 0)
+		return -EIO;
+	c = (char)(intptr_t)ud;
+	ran[nran++] = c;
+	if (c == 'u')
+		loop_defer_again(queued_by_urgent);
+	return 0;
+}
+
+TEST(test_loop__bulk_after_urgent_and_its_defers)
+{
+	struct loop_source *bulk[2], *urgent;
+	int pb[2][2], pu[2], i;
+	struct loop *l;
+
+	CHECK(loop_new(&l) == 0);
+	CHECK(loop_add_defer(l, &queued_by_urgent, on_ordered_defer, NULL) == 0);
+	CHECK(loop_run_once(l, 0) == 1);	/* the defer runs once at its creation */
+	/* bulk sources added first: epoll would report them first */
+	for (i = 0; i < 2; i++) {
+		CHECK(pipe(pb[i]) == 0);
+		CHECK(loop_add_io(l, &bulk[i], pb[i][0], EPOLLIN, on_ordered_io,
+				  (void *)(intptr_t)'b') == 0);
+		loop_source_set_bulk(bulk[i], true);
+		CHECK(write(pb[i][1], "x", 1) == 1);
+	}
+	CHECK(pipe(pu) == 0);
+	CHECK(loop_add_io(l, &urgent, pu[0], EPOLLIN, on_ordered_io, (void *)(intptr_t)'u') == 0);
+	CHECK(write(pu[1], "x", 1) == 1);
+	nran = 0;
+	CHECK(loop_run_once(l, 0) == 4);
+	CHECK_INT((int)nran, ==, 4);
+	CHECK(ran[0] == 'u' && ran[1] == 'd' && ran[2] == 'b' && ran[3] == 'b');
+	for (i = 0; i < 2; i++) {
+		loop_source_free(bulk[i]);
+		close(pb[i][0]);
+		close(pb[i][1]);
+	}
+	loop_source_free(urgent);
+	loop_source_free(queued_by_urgent);
+	close(pu[0]);
+	close(pu[1]);
+	loop_free(l);
+}
+
 TEST_LIST(test_loop__io_pipe, test_loop__timer_order, test_loop__timer_rearm_and_cancel,
 	  test_loop__child_exit, test_loop__child_free_kills, test_loop__signal,
-	  test_loop__defer_and_free_in_callback)
+	  test_loop__defer_and_free_in_callback, test_loop__bulk_after_urgent_and_its_defers)
