@@ -25,6 +25,7 @@
 #include "overlay/gitcache.h"
 #include "overlay/overlay_files.h"
 #include "results/backends/backend.h"
+#include "run/run.h"
 #include "sched/sched.h"
 #include "session/reservations.h"
 #include "session/users.h"
@@ -730,9 +731,19 @@ static int start_core(struct daemon *d, struct diag *diag)
 	return err;
 }
 
+/* The backends' view of a job running here (backends_deps.running_job). */
+static const struct job *running_job(int64_t id, void *userdata)
+{
+	struct daemon *d = userdata;
+	struct run *r = d->sched ? sched_run_of(d->sched, id) : NULL;
+
+	return r ? run_job(r) : NULL;
+}
+
 static int start_backends(struct daemon *d, struct diag *diag)
 {
-	struct backends_deps bd = { d->loop, d->http, d->store, d->events, &d->lab };
+	struct backends_deps bd = { d->loop, d->http, d->store, d->events, &d->lab,
+				    running_job, d };
 
 	return backends_new(&bd, &d->backends, diag);
 }

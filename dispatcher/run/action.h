@@ -93,7 +93,6 @@ extern const struct action_ops action_test_monitors_ops;
 extern const struct action_ops action_test_definitions_ops;
 
 /* ---- what the action runs on ---- */
-const struct job *run_job(const struct run *r);
 const struct job_action *run_action(const struct run *r);
 size_t run_action_index(const struct run *r);
 struct board *run_board(const struct run *r);

@@ -89,6 +89,9 @@ struct joblog;
 void run_set_log_notify(struct run *r, void (*fn)(struct joblog *jl, void *userdata),
 			void *userdata);
 
+/** run_job() - the job being run (borrowed, the run's). */
+const struct job *run_job(const struct run *r);
+
 /** run_log_dir() - the directory of the job's log (borrowed). */
 const char *run_log_dir(const struct run *r);
 

@@ -42,6 +42,7 @@ struct diag;
 struct event;
 struct events;
 struct http_client;
+struct job;
 struct lab;
 struct lab_config;
 struct loop;
@@ -57,6 +58,13 @@ struct backends_deps {
 	struct store *store;
 	struct events *events;	/* listened to; "backend-error" events are emitted there */
 	const struct lab *lab;	/* the configuration (state_dir, lab_name), board/lab.h */
+	/*
+	 * optional: the parsed definition of job @id while it runs on this
+	 * host, or NULL (borrowed for the call): what a backend can know of a
+	 * job without reading it from the store
+	 */
+	const struct job *(*running_job)(int64_t id, void *userdata);
+	void *userdata;
 };
 
 /** What every backend is; a type embeds it first in its own struct. */

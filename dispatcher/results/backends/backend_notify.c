@@ -67,6 +67,11 @@ struct notify_backend {
 	 * reads are on their way, the body once in, false when they failed.
 	 */
 	json_t *old_bodies;
+	/*
+	 * Jobs started here without callbacks (their parsed job said so):
+	 * "<job>" -> true until their "finished", which then reads nothing.
+	 */
+	json_t *quiet;
 	bool composing;		/* in compose() */
 	/* the request being composed */
 	char *url;
@@ -238,6 +243,33 @@ static void spool_due(void *userdata)
 	job_record_release(&rec);
 }
 
+/*
+ * Whether job @id has no callbacks, known without a read: its run here
+ * says so as it starts, and that is remembered until it finishes.  Every
+ * job's start and end would otherwise read the job and parse its
+ * definition again, callbacks or not.
+ */
+static bool quiet_job(struct notify_backend *nb, const struct event *ev)
+{
+	const struct backends_deps *deps = nb->b.deps;
+	const struct job *job;
+	char key[24];
+
+	snprintf(key, sizeof(key), "%lld", (long long)ev->job_id);
+	if (!strcmp(ev->kind, "finished")) {
+		if (!json_object_get(nb->quiet, key))
+			return false;
+		json_object_del(nb->quiet, key);
+		return true;
+	}
+	job = deps->running_job ? deps->running_job(ev->job_id, deps->userdata) : NULL;
+	if (!job || job->has_notify)
+		return false;
+	/* no memory to remember it: its end reads the job, as before */
+	json_object_set_new(nb->quiet, key, json_true());
+	return true;
+}
+
 /* The job is read without waiting in the loop: its callbacks are spooled once it is in. */
 static void notify_event(struct backend *b, const struct event *ev)
 {
@@ -245,6 +277,8 @@ static void notify_event(struct backend *b, const struct event *ev)
 	struct notify_due *d;
 
 	if (strcmp(ev->kind, "started") && strcmp(ev->kind, "finished"))
+		return;
+	if (quiet_job(to_notify(b), ev))
 		return;
 	d = calloc(1, sizeof(*d));
 	if (!d || (health && !(d->health = strdup(health)))) {
@@ -533,6 +567,7 @@ static void notify_free(struct backend *b)
 	spool_close(nb->sp);
 	json_decref(nb->tokens);
 	json_decref(nb->old_bodies);
+	json_decref(nb->quiet);
 	free(nb->url);
 	backend_release(b);
 	free(nb);
@@ -574,7 +609,8 @@ static int notify_parse(const config_setting_t *g, struct backend **ret, struct 
 	nb->b.line = g ? cfg_line(g) : 0;
 	nb->tokens = json_object();
 	nb->old_bodies = json_object();
-	if (!nb->b.name || !nb->b.file || !nb->tokens || !nb->old_bodies) {
+	nb->quiet = json_object();
+	if (!nb->b.name || !nb->b.file || !nb->tokens || !nb->old_bodies || !nb->quiet) {
 		notify_free(&nb->b);
 		return -ENOMEM;
 	}
