@@ -104,7 +104,9 @@ static void client_answered(struct tunnel *t, void *ud)
 
 	if (status == 101 && !api_tunnel_pump(t, c->fd, client_closed, c))
 		return;
-	if (status && status != 101)
+	if (status == 101)
+		snprintf(why, sizeof(why), "cannot relay to host '%s'", c->rt->host);
+	else if (status)
 		snprintf(why, sizeof(why), "host '%s' refused: %s", c->rt->host,
 			 refusal_text(body, len, text, sizeof(text)));
 	else
@@ -133,15 +135,17 @@ static int tunnel_to(struct api_telnet *rt, const char *url,
 	return api_tunnel_open(rt->set, rt->d, &p, ret);
 }
 
-/* telnetd's relay: a client let in on this host's port. */
+/* telnetd's relay: a client let in on this host's port (closed, told why, on failure). */
 static int relay_accept(int fd, void *ud)
 {
+	static const char oom[] = "labd: out of memory\r\n";
 	struct api_telnet *rt = ud;
 	struct relay_client *c = calloc(1, sizeof(*c));
 	char why[256];
 	int err;
 
 	if (!c) {
+		send(fd, oom, strlen(oom), MSG_NOSIGNAL | MSG_DONTWAIT);
 		close(fd);
 		return -ENOMEM;
 	}

@@ -138,8 +138,10 @@ static int on_accept(struct loop_source *s, int fd, uint32_t revents, void *ud)
 		refuse(c, msg);
 		return 0;
 	}
-	if (t->deps.relay)
-		return t->deps.relay(c, t->deps.relay_userdata) == -ENOMEM ? -ENOMEM : 0;
+	if (t->deps.relay) {
+		t->deps.relay(c, t->deps.relay_userdata);	/* it tells the client why not */
+		return 0;
+	}
 	p.fd = c;
 	viewer_attach(vs, &p);
 	return 0;

@@ -37,7 +37,7 @@ struct telnetd_deps {
 	struct loop *loop;
 	struct viewers *viewers;	/* its clients are viewers */
 	const struct lab *lab;		/* the users (whose uid may connect) */
-	/* a relay port's: take client @fd (the callee's from here), 0 or a negative errno */
+	/* a relay port's: take client @fd (the callee's, closed on failure); 0 or -errno */
 	int (*relay)(int fd, void *userdata);
 	void *relay_userdata;
 };
