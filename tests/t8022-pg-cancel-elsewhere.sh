@@ -7,8 +7,9 @@
 # "cancel" and one "finished"; also a job B claimed between the read and the
 # write of a cancel through A (a multicall's too: B's answer is that call's,
 # never a True of A's while B runs the job).  B killed (or
-# stopped): the cancel is a 502 naming B, the job is left to the reaping
-# (requeued), not ended by A.
+# stopped): the cancel is a 502 naming B (a multicall's: that call's fault,
+# the others answered), the job is left to the reaping (requeued), not ended
+# by A.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 
@@ -167,12 +168,14 @@ test_expect_success 'a job B starts between the read and the write of a cancel t
 	board_state b-01 idle
 '
 
-test_expect_success 'B killed: a cancel through A is a 502 naming B; the reaping requeues the job' '
+test_expect_success 'B killed: a cancel through A (a multicall'"'"'s too) is a 502 naming B; the reaping requeues the job' '
 	id=$(on_b) && echo "job $id" && echo "$id" >"$TMP/dead-id" &&
 	kill -9 "$(cat "$TMP/hB.pid")" &&
 	code=$(curl -s -o "$TMP/dead.json" -w "%{http_code}" -X POST \
 		"$URL_hA/api/v1/jobs/$id/cancel") && cat "$TMP/dead.json" &&
 	[ "$code" = 502 ] && grep -q "host .hB. did not answer" "$TMP/dead.json" &&
+	multicall "$URL_hA" "$id" >"$TMP/dead-multi.txt" && cat "$TMP/dead-multi.txt" &&
+	grep -q "^fault 502: host .hB. did not answer" "$TMP/dead-multi.txt" &&
 	[ "$(pg_sql "SELECT state FROM jobs WHERE id = $id")" = running ] &&
 	[ "$(pg_sql "SELECT count(*) FROM events WHERE job_id = $id AND kind = \$\$cancel\$\$")" = 0 ] &&
 	wait_for "[ \"\$(pg_sql \"SELECT state FROM jobs WHERE id = $id\")\" = queued ]" 60 &&
@@ -180,13 +183,17 @@ test_expect_success 'B killed: a cancel through A is a 502 naming B; the reaping
 	[ "$(pg_sql "SELECT state || health FROM jobs WHERE id = $id")" = finishedcanceled ]
 '
 
-test_expect_success 'B stopped: a cancel through A is a 502 naming B once it did not answer for 30 s' '
+test_expect_success 'B stopped: a cancel through A (a multicall'"'"'s too) is a 502 naming B after 30 s' '
 	pg_host_start hB && id=$(on_b) && echo "job $id" &&
 	kill -STOP "$(cat "$TMP/hB.pid")" &&
+	{ multicall "$URL_hA" "$id" >"$TMP/stopped-multi.txt" & } && mpid=$! &&
 	code=$(curl -s -m 120 -o "$TMP/stopped.json" -w "%{http_code}" -X POST \
 		"$URL_hA/api/v1/jobs/$id/cancel") && cat "$TMP/stopped.json" && echo &&
+	wait "$mpid" && cat "$TMP/stopped-multi.txt" &&
 	kill -9 "$(cat "$TMP/hB.pid")" &&
 	[ "$code" = 502 ] && grep -q "host .hB. did not answer" "$TMP/stopped.json" &&
+	grep -q "^{.job_id.: $id, .job_state.: .Running.}$" "$TMP/stopped-multi.txt" &&
+	grep -q "^fault 502: host .hB. did not answer" "$TMP/stopped-multi.txt" &&
 	[ "$(pg_sql "SELECT count(*) FROM events WHERE job_id = $id AND kind = \$\$cancel\$\$")" = 0 ]
 '
 
