@@ -99,6 +99,13 @@ test_expect_success 'through host A'"'"'s Unix socket: a board of host B reserve
 	"$LABCTL_BIN" --url "unix:$TMP/hA/labd.sock" telnet b-01 >"$TMP/telnet.out"
 	port=$(sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$TMP/telnet.out")
 	[ -n "$port" ]
+	# the console through host A'"'"'s Unix socket: switched at host B, as alice
+	curl -s -m 3 -D "$TMP/cons.h" -o /dev/null --unix-socket "$TMP/hA/labd.sock" \
+		-H "Connection: Upgrade" -H "Upgrade: labd-console" \
+		http://localhost/api/v1/devices/b-01/console || true
+	cat "$TMP/cons.h"
+	grep -q "^HTTP/1.1 101" "$TMP/cons.h"
+	wait_for "grep -q \"console viewer .alice. attached\" $TMP/hB/labd.log" 10
 	# not the holder: host B refuses, host A answers so
 	code=$(curl -s -o "$TMP/body" -w "%{http_code}" -X POST \
 		-H "Authorization: Bearer $(token_of bob)" "$URL_hA/api/v1/devices/b-01/telnet")
