@@ -23,11 +23,13 @@
  * in an included file libconfig would go on with the text that follows the
  * including @include, and open a name made of both.  A file that cannot be
  * opened is left to libconfig, which says so (config_report_read_error()).
- * Each file is read once: an include cycle ends, libconfig refuses it as too
- * deep.
+ * Each file (inode) is read once: an include cycle ends, libconfig refuses
+ * it as too deep.  Messages name an included file by its real path, worked
+ * out only for a message.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,11 +38,19 @@
 #include "config/config_priv.h"
 #include "core/diag.h"
 #include "core/strbuf.h"
-#include "core/strv.h"
+
+/* A file found, known by its inode: a file named two ways is read once. */
+struct text_file {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+};
 
 struct text_walk {
 	const char *dir;	/* the include directory */
-	char **files;		/* real paths of the files found, checked in this order */
+	struct text_file *files;	/* the files found, checked in this order */
+	size_t n_files;
+	size_t cur;		/* the one being checked; 0 is the top one */
 	struct diag *diag;
 	int err;		/* -EINVAL once something was reported */
 };
@@ -125,44 +135,83 @@ static enum include_line include_at(struct text_cursor *c, struct strbuf *name, 
 	return c->p++ < c->end ? INCLUDE : INCLUDE_OPEN;
 }
 
-/* The include @name of @file (at @line): refused, or queued when not found yet. */
-static int check_include(struct text_walk *w, const char *file, int line, const char *name)
+/* Queue @path (taken) unless it was found already. */
+static int add_file(struct text_walk *w, char *path, const struct stat *st)
 {
-	char *joined = NULL, *real = NULL;
-	const char *shown;
+	struct text_file *files;
+	size_t i;
+
+	for (i = 0; i < w->n_files; i++) {
+		if (w->files[i].dev == st->st_dev && w->files[i].ino == st->st_ino) {
+			free(path);
+			return 0;
+		}
+	}
+	files = realloc(w->files, (w->n_files + 1) * sizeof(*files));
+	if (!files) {
+		free(path);
+		return -ENOMEM;
+	}
+	files[w->n_files++] = (struct text_file){ path, st->st_dev, st->st_ino };
+	w->files = files;
+	return 0;
+}
+
+/*
+ * Report "FILE:LINE: cause" about the file being checked: an included one
+ * by its real path (libconfig's name for it is the include directory's).
+ */
+static int report(struct text_walk *w, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int report(struct text_walk *w, int line, const char *fmt, ...)
+{
+	const char *path = w->files[w->cur].path;
+	char *real = w->cur ? realpath(path, NULL) : NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	w->err = diag_addv(w->diag, real ? real : path, line, fmt, ap);
+	va_end(ap);
+	free(real);
+	return w->err;
+}
+
+/* The include @name at @line: refused, or queued when not found yet. */
+static int check_include(struct text_walk *w, int line, const char *name)
+{
+	char *joined = NULL, *real;
 	struct stat st;
-	int err = 0;
+	int err;
 
 	if (asprintf(&joined, "%s/%s", w->dir, name) < 0)
 		return -ENOMEM;
-	if (stat(joined, &st) < 0)
-		goto out;	/* libconfig cannot open it, and says so */
+	if (stat(joined, &st) < 0) {
+		free(joined);
+		return 0;	/* libconfig cannot open it, and says so */
+	}
+	if (S_ISREG(st.st_mode))
+		return add_file(w, joined, &st);
 	real = realpath(joined, NULL);
-	shown = real ? real : joined;
-	if (!S_ISREG(st.st_mode))
-		err = w->err = diag_add(w->diag, file, line, "cannot include '%s': %s", shown,
-					S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
-	else if (!strv_contains(w->files, shown))
-		err = strv_push(&w->files, shown);
-out:
+	err = report(w, line, "cannot include '%s': %s", real ? real : joined,
+		     S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
 	free(real);
 	free(joined);
 	return err == -EINVAL ? 0 : err;
 }
 
-/* Check file @path (named @file in messages) and queue what it includes. */
-static int check_file(struct text_walk *w, const char *path, const char *file)
+/* Check the file w->cur and queue what it includes. */
+static int check_file(struct text_walk *w)
 {
 	struct strbuf text = STRBUF_INIT, name = STRBUF_INIT;
 	struct text_cursor c;
 	enum include_line kind;
-	int err = read_all(path, &text), line;
+	int err = read_all(w->files[w->cur].path, &text), line;
 
 	if (err < 0)
 		goto out;	/* libconfig cannot read it, and says so */
 	line = nul_line(text.buf, text.len);
 	if (line) {
-		err = w->err = diag_add(w->diag, file, line, "a NUL byte: not a text file");
+		err = report(w, line, "a NUL byte: not a text file");
 		goto out;
 	}
 	c = (struct text_cursor){ text.buf, text.buf + text.len, 1 };
@@ -170,10 +219,9 @@ static int check_file(struct text_walk *w, const char *path, const char *file)
 		line = c.line;
 		kind = include_at(&c, &name, &err);
 		if (kind == INCLUDE && !err)
-			err = check_include(w, file, line, name.buf);
+			err = check_include(w, line, name.buf);
 		else if (kind == INCLUDE_OPEN && !err)
-			err = w->err = diag_add(w->diag, file, line,
-						"the name of this @include is never closed");
+			err = report(w, line, "the name of this @include is never closed");
 		while (c.p < c.end && *c.p++ != '\n')
 			;
 		c.line++;
@@ -187,14 +235,20 @@ out:
 int config_check_text(const char *path, const char *include_dir, struct diag *diag)
 {
 	struct text_walk w = { .dir = include_dir, .diag = diag };
-	char *real = realpath(path, NULL);
+	char *top = strdup(path);
+	struct stat st;
 	size_t i;
 	int err;
 
-	err = strv_push(&w.files, real ? real : path);
-	free(real);
-	for (i = 0; !err && w.files[i]; i++)
-		err = check_file(&w, w.files[i], i ? w.files[i] : path);
-	strv_free(w.files);
+	if (!top)
+		return -ENOMEM;
+	if (stat(path, &st) < 0)
+		st = (struct stat){ 0 };	/* libconfig cannot read it, and says so */
+	err = add_file(&w, top, &st);
+	for (w.cur = 0; !err && w.cur < w.n_files; w.cur++)
+		err = check_file(&w);
+	for (i = 0; i < w.n_files; i++)
+		free(w.files[i].path);
+	free(w.files);
 	return err < 0 ? err : w.err;
 }
