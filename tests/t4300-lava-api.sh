@@ -289,6 +289,48 @@ test_expect_success 'errors: faults on /RPC2 with LAVA codes, {"detail"} on REST
 	t_errors
 
 
+# a system.multicall's calls each answered in its place: values, faults for a
+# call that fails or is malformed (no params, params not an array, not a
+# struct, a nested multicall), a call of xmlrpc-c's own methods; a multicall
+# without its list is a fault; labd answers on (the same run of labd)
+t_multicall() {
+	$PY - "http://gitlab:$(token_of gitlab)@$HOSTPORT/RPC2" >"$TMP/multi" <<'PY'
+import sys, xmlrpc.client
+p = xmlrpc.client.ServerProxy(sys.argv[1], allow_none=True)
+def call(*args):
+    try:
+        print(p.system.multicall(*args))
+    except xmlrpc.client.Fault as f:
+        print("fault", f.faultCode)
+call([{"methodName": "system.whoami", "params": []},
+      {"methodName": "scheduler.jobs.show", "params": ["999999"]},
+      {"methodName": "system.listMethods", "params": []}])
+call([{"methodName": "system.version"}, {"params": []}, 5,
+      {"methodName": "system.version", "params": 3},
+      {"methodName": "system.multicall", "params": [[]]},
+      {"methodName": "no.such.method", "params": []}])
+call()
+call(5)
+call([])
+PY
+	cat "$TMP/multi" &&
+	$PY - "$TMP/multi" <<'PY'
+import ast, sys
+lines = open(sys.argv[1]).read().splitlines()
+first = ast.literal_eval(lines[0])
+assert first[0] == ["gitlab"], first
+assert first[1]["faultCode"] == 404, first
+assert "scheduler.jobs.submit" in first[2][0], first
+second = ast.literal_eval(lines[1])
+assert [e["faultCode"] for e in second] == [-502, -502, -501, -501, -507, -506], second
+assert lines[2:] == ["fault -502", "fault -501", "[]"], lines
+PY
+	[ "$(lava gitlab system version)" = 2026.07 ]
+}
+test_expect_success 'system.multicall: each call answered in its place, a malformed one a fault' \
+	t_multicall
+
+
 # AddressSanitizer keeps freed memory in quarantine: RSS says nothing then.
 under_asan() { case "$BUILD" in *-san) true ;; *) false ;; esac; }
 

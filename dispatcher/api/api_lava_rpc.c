@@ -968,19 +968,24 @@ static void multi_answer(struct rpc_multi *m, const xmlrpc_env *env, xmlrpc_valu
 	m->next++;
 }
 
-/* Call next's method and parameters (references), or a fault in @env. */
+/* Call next's method and parameters (references), or a fault in @env (both left NULL). */
 static void multi_call_of(xmlrpc_env *env, struct rpc_multi *m, const char **name,
 			  xmlrpc_value **params)
 {
-	xmlrpc_value *call = NULL;
+	xmlrpc_value *call = NULL, *p = NULL;
+	const char *n = NULL;
 
 	xmlrpc_array_read_item(env, m->calls, m->next, &call);
 	if (!env->fault_occurred && xmlrpc_value_type(call) != XMLRPC_TYPE_STRUCT)
 		xmlrpc_env_set_fault(env, XMLRPC_TYPE_ERROR, "a call of system.multicall must be "
 				     "a struct {methodName, params}");
+	/* what it decomposed before a fault, it freed: only a whole call is taken */
 	if (!env->fault_occurred)
-		xmlrpc_decompose_value(env, call, "{s:s,s:A,*}", "methodName", name, "params",
-				       params);
+		xmlrpc_decompose_value(env, call, "{s:s,s:A,*}", "methodName", &n, "params", &p);
+	if (!env->fault_occurred) {
+		*name = n;
+		*params = p;
+	}
 	if (!env->fault_occurred && !strcmp(*name, "system.multicall"))
 		xmlrpc_env_set_fault(env, XMLRPC_REQUEST_REFUSED_ERROR,
 				     "Recursive system.multicall forbidden");
@@ -1186,13 +1191,16 @@ static enum MHD_Result multicall_run(struct api_request *r, unsigned status, int
 static enum MHD_Result multicall_start(struct api_request *r, xmlrpc_value *params)
 {
 	struct rpc_multi *m = calloc(1, sizeof(*m));
+	xmlrpc_value *calls = NULL;
 	enum MHD_Result ret;
 	xmlrpc_env env;
 
 	if (!m)
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 	xmlrpc_env_init(&env);
-	xmlrpc_decompose_value(&env, params, "(A)", &m->calls);
+	xmlrpc_decompose_value(&env, params, "(A)", &calls);
+	if (!env.fault_occurred)
+		m->calls = calls;	/* not before: a failed decomposition freed it */
 	if (!env.fault_occurred)
 		m->n = (unsigned)xmlrpc_array_size(&env, m->calls);
 	if (!env.fault_occurred)
