@@ -528,6 +528,10 @@ int pg_result_list(struct store *st, int64_t job_id, struct store_rows *rows);
 int pg_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
 		 const char *data, int64_t *ret_seq);
 int pg_event_list(struct store *st, int64_t job_id, int64_t after, struct store_rows *rows);
+int pg_delivered_set(struct store *st, const char *backend, const char *receiver,
+		     int64_t job_id, int64_t seq);
+int pg_delivered_get(struct store *st, const char *backend, const char *receiver,
+		     int64_t job_id, int64_t *ret);
 
 int pg_reservation_insert(struct store *st, struct reservation_record *rec);
 int pg_reservation_get(struct store *st, int64_t id, struct reservation_record *ret);

@@ -130,7 +130,8 @@ static const char sql_prune[] =
 	"  ELSE history_removed END"
 	" WHERE id = $1 RETURNING id),"
 	" r AS (DELETE FROM results WHERE $3::bigint > 0 AND job_id IN (SELECT id FROM j)),"
-	" e AS (DELETE FROM events WHERE $3::bigint > 0 AND job_id IN (SELECT id FROM j))"
+	" e AS (DELETE FROM events WHERE $3::bigint > 0 AND job_id IN (SELECT id FROM j)),"
+	" d AS (DELETE FROM deliveries WHERE $3::bigint > 0 AND job_id IN (SELECT id FROM j))"
 	" SELECT count(*) FROM j";
 
 static int job_read_enums(PGresult *res, int row, struct job_record *rec)

@@ -261,3 +261,39 @@ int pg_event_list(struct store *st, int64_t job_id, int64_t after, struct store_
 	pg_arg_int(&a, after);
 	return pg_list(pg_of(st), "list events", sql_event_list, &a, &event_reader, rows);
 }
+
+/* ---- how far the backends' receivers acknowledged a job's events ---- */
+
+/* a job that is not there is skipped (no error to drop the writes grouped with it) */
+static const char sql_delivered_set[] =
+	"INSERT INTO deliveries (job_id, backend, receiver, seq)"
+	" SELECT $1::bigint, $2::text, $3::text, $4::bigint"
+	" WHERE EXISTS (SELECT 1 FROM jobs WHERE id = $1::bigint)"
+	" ON CONFLICT (job_id, backend, receiver)"
+	" DO UPDATE SET seq = GREATEST(deliveries.seq, excluded.seq)";
+static const char sql_delivered_get[] =
+	"SELECT COALESCE((SELECT seq FROM deliveries WHERE job_id = $1 AND backend = $2"
+	" AND receiver = $3), 0)";
+
+int pg_delivered_set(struct store *st, const char *backend, const char *receiver,
+		     int64_t job_id, int64_t seq)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_int(&a, job_id);
+	pg_arg_text(&a, backend);
+	pg_arg_text(&a, receiver);
+	pg_arg_int(&a, seq);
+	return pg_write(pg_of(st), "note a delivery", sql_delivered_set, &a, NULL, NULL);
+}
+
+int pg_delivered_get(struct store *st, const char *backend, const char *receiver,
+		     int64_t job_id, int64_t *ret)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_int(&a, job_id);
+	pg_arg_text(&a, backend);
+	pg_arg_text(&a, receiver);
+	return pg_call(pg_of(st), "read a delivery", sql_delivered_get, &a, pg_read_int, ret);
+}

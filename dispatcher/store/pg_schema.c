@@ -155,6 +155,20 @@ static const char *const schema_v6[] = {
 	NULL,
 };
 
+/*
+ * 7: how far each results backend's receiver acknowledged a job's events,
+ * as SQLite's version 7: the host that reports a job's later events (it
+ * reaped the one that ran it) goes on from there
+ */
+static const char *const schema_v7[] = {
+	"CREATE TABLE deliveries ("
+	" job_id BIGINT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,"
+	" backend TEXT NOT NULL, receiver TEXT NOT NULL,"
+	" seq BIGINT NOT NULL,"
+	" PRIMARY KEY (job_id, backend, receiver))",
+	NULL,
+};
+
 static const char *const *const migrations[] = {
 	schema_v1,
 	schema_v2,
@@ -162,6 +176,7 @@ static const char *const *const migrations[] = {
 	schema_v4,
 	schema_v5,
 	schema_v6,
+	schema_v7,
 };
 
 #define LATEST ((int64_t)(sizeof(migrations) / sizeof(migrations[0])))

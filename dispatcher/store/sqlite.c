@@ -132,6 +132,12 @@ static const char *const migrations[] = {
 	/* 6: API tokens made through the API (their SHA-256), beside labd.conf's users */
 	"CREATE TABLE tokens (hash TEXT PRIMARY KEY, user TEXT NOT NULL, role TEXT NOT NULL,"
 	" created INTEGER NOT NULL DEFAULT 0, created_by TEXT);",
+	/* 7: how far each results backend's receiver acknowledged a job's events */
+	"CREATE TABLE deliveries ("
+	" job_id INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,"
+	" backend TEXT NOT NULL, receiver TEXT NOT NULL,"
+	" seq INTEGER NOT NULL,"
+	" PRIMARY KEY (job_id, backend, receiver)) WITHOUT ROWID;",
 };
 
 static const struct sqlite_sql sqlite_sql[] = {
@@ -461,6 +467,8 @@ static const struct store_ops sqlite_ops = {
 	.result_list = sqlite_result_list,
 	.event_add = sqlite_event_add,
 	.event_list = sqlite_event_list,
+	.delivered_set = sqlite_delivered_set,
+	.delivered_get = sqlite_delivered_get,
 	.reservation_insert = sqlite_reservation_insert,
 	.reservation_get = sqlite_reservation_get,
 	.reservation_waiting = sqlite_reservation_waiting,

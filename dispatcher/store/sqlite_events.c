@@ -36,6 +36,14 @@ const struct sqlite_sql sqlite_events_sql[] = {
 	  "SELECT seq, job_id, ts, kind, data FROM events WHERE job_id = ?1 AND seq > ?2"
 	  " ORDER BY seq" },
 	{ STMT_EVENT_DROP_JOB, "DELETE FROM events WHERE job_id = ?1" },
+	/* a job that is not there is skipped; the position never moves back */
+	{ STMT_DELIVERED_SET,
+	  "INSERT INTO deliveries (job_id, backend, receiver, seq) SELECT ?1, ?2, ?3, ?4"
+	  " WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1)"
+	  " ON CONFLICT (job_id, backend, receiver) DO UPDATE SET seq = max(seq, excluded.seq)" },
+	{ STMT_DELIVERED_GET,
+	  "SELECT seq FROM deliveries WHERE job_id = ?1 AND backend = ?2 AND receiver = ?3" },
+	{ STMT_DELIVERED_DROP_JOB, "DELETE FROM deliveries WHERE job_id = ?1" },
 	{ 0, NULL },
 };
 
@@ -97,4 +105,50 @@ int sqlite_event_drop_job(struct sqlite_store *sq, int64_t job_id)
 	if (sqlite3_bind_int64(s, 1, job_id))
 		return sqlite_fail(sq, s, "delete events");
 	return sqlite_run(sq, s, "delete events");
+}
+
+/* ---- how far the backends' receivers acknowledged a job's events ---- */
+
+int sqlite_delivered_set(struct store *st, const char *backend, const char *receiver,
+			 int64_t job_id, int64_t seq)
+{
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_DELIVERED_SET];
+
+	sqlite_write(sq);
+
+	if (sqlite3_bind_int64(s, 1, job_id) ||
+	    sqlite3_bind_text(s, 2, backend, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_text(s, 3, receiver, -1, SQLITE_STATIC) || sqlite3_bind_int64(s, 4, seq))
+		return sqlite_fail(sq, s, "note a delivery");
+	return sqlite_run(sq, s, "note a delivery");
+}
+
+int sqlite_delivered_get(struct store *st, const char *backend, const char *receiver,
+			 int64_t job_id, int64_t *ret)
+{
+	struct sqlite_store *sq = sqlite_of(st);
+	sqlite3_stmt *s = sq->stmt[STMT_DELIVERED_GET];
+	int rc;
+
+	if (sqlite3_bind_int64(s, 1, job_id) ||
+	    sqlite3_bind_text(s, 2, backend, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_text(s, 3, receiver, -1, SQLITE_STATIC))
+		return sqlite_fail(sq, s, "read a delivery");
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*ret = sqlite3_column_int64(s, 0);
+	else if (rc != SQLITE_DONE)
+		return sqlite_fail(sq, s, "read a delivery");
+	sqlite_reset(s);
+	return 0;
+}
+
+int sqlite_delivered_drop_job(struct sqlite_store *sq, int64_t job_id)
+{
+	sqlite3_stmt *s = sq->stmt[STMT_DELIVERED_DROP_JOB];
+
+	if (sqlite3_bind_int64(s, 1, job_id))
+		return sqlite_fail(sq, s, "delete deliveries");
+	return sqlite_run(sq, s, "delete deliveries");
 }

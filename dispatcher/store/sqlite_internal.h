@@ -60,6 +60,9 @@ enum sqlite_stmt {
 	STMT_EVENT_SEQ,
 	STMT_EVENT_LIST,
 	STMT_EVENT_DROP_JOB,
+	STMT_DELIVERED_SET,
+	STMT_DELIVERED_GET,
+	STMT_DELIVERED_DROP_JOB,
 	/* sqlite_reservations.c */
 	STMT_RESERVATION_INSERT,
 	STMT_RESERVATION_GET,
@@ -260,6 +263,9 @@ int sqlite_result_drop_job(struct sqlite_store *sq, int64_t job_id);
 /* sqlite_event_drop_job() - delete the events of @job_id (sqlite_events.c). */
 int sqlite_event_drop_job(struct sqlite_store *sq, int64_t job_id);
 
+/* sqlite_delivered_drop_job() - forget how far @job_id's events were delivered. */
+int sqlite_delivered_drop_job(struct sqlite_store *sq, int64_t job_id);
+
 /* sqlite_job_prune() - store_job_prune() (sqlite_jobs.c). */
 int sqlite_job_prune(struct store *st, int64_t id, uint64_t log_removed,
 		     uint64_t history_removed);
@@ -294,6 +300,10 @@ int sqlite_result_list(struct store *st, int64_t job_id, struct store_rows *rows
 int sqlite_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
 		     const char *data, int64_t *ret_seq);
 int sqlite_event_list(struct store *st, int64_t job_id, int64_t after, struct store_rows *rows);
+int sqlite_delivered_set(struct store *st, const char *backend, const char *receiver,
+			 int64_t job_id, int64_t seq);
+int sqlite_delivered_get(struct store *st, const char *backend, const char *receiver,
+			 int64_t job_id, int64_t *ret);
 
 int sqlite_reservation_insert(struct store *st, struct reservation_record *rec);
 int sqlite_reservation_get(struct store *st, int64_t id, struct reservation_record *ret);

@@ -300,5 +300,7 @@ int sqlite_job_prune(struct store *st, int64_t id, uint64_t log_removed,
 		r = sqlite_result_drop_job(sq, id);
 	if (r >= 0 && history_removed)
 		r = sqlite_event_drop_job(sq, id);
+	if (r >= 0 && history_removed)
+		r = sqlite_delivered_drop_job(sq, id);
 	return sqlite_savepoint_end(sq, r);
 }

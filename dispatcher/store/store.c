@@ -636,6 +636,23 @@ int store_event_list(struct store *st, int64_t job_id, int64_t after,
 	return r < 0 ? r : 0;
 }
 
+int store_delivered_set(struct store *st, const char *backend, const char *receiver,
+			int64_t job_id, int64_t seq)
+{
+	if (!backend || !receiver || seq < 0)
+		return -EINVAL;
+	return st->ops->delivered_set(st, backend, receiver, job_id, seq);
+}
+
+int store_delivered_get(struct store *st, const char *backend, const char *receiver,
+			int64_t job_id, int64_t *ret)
+{
+	*ret = 0;
+	if (!backend || !receiver)
+		return -EINVAL;
+	return st->ops->delivered_get(st, backend, receiver, job_id, ret);
+}
+
 /* ---- reservations ---- */
 
 int store_reservation_insert(struct store *st, struct reservation_record *rec)

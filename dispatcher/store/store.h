@@ -659,6 +659,32 @@ int store_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *k
 int store_event_list(struct store *st, int64_t job_id, int64_t after,
 		     int (*cb)(const struct event_record *rec, void *ud), void *ud);
 
+/*
+ * How far a results backend's receiver acknowledged each job's events, kept
+ * for the lab (a shared store: every host's), so that the host that reports
+ * a job's later events (it reaped the host that ran it, or runs it after a
+ * requeue) goes on from there instead of sending them all again.  @backend
+ * is the backend's name, @receiver where it delivers (its URL): a position
+ * counts only for the same pair.
+ */
+
+/**
+ * store_delivered_set() - @backend's @receiver acknowledged job @job_id's
+ * events up to @seq.  Never moves back (a lower @seq changes nothing); a
+ * job that is not there (any more) is skipped, 0.  A write: returns at once
+ * (PostgreSQL: journaled).
+ */
+int store_delivered_set(struct store *st, const char *backend, const char *receiver,
+			int64_t job_id, int64_t seq);
+
+/**
+ * store_delivered_get() - the last event of job @job_id that @backend's
+ * @receiver acknowledged, through any host, in *@ret: 0 when none.  A read
+ * (in a read context on PostgreSQL: -EINPROGRESS, answered later).
+ */
+int store_delivered_get(struct store *st, const char *backend, const char *receiver,
+			int64_t job_id, int64_t *ret);
+
 /** event_record_release() - free @rec's strings and zero it; accepts NULL. */
 void event_record_release(struct event_record *rec);
 

@@ -134,6 +134,10 @@ struct store_ops {
 			 const char *data, int64_t *ret_seq);
 	int (*event_list)(struct store *st, int64_t job_id, int64_t after,
 			  struct store_rows *rows);
+	int (*delivered_set)(struct store *st, const char *backend, const char *receiver,
+			     int64_t job_id, int64_t seq);
+	int (*delivered_get)(struct store *st, const char *backend, const char *receiver,
+			     int64_t job_id, int64_t *ret);
 
 	int (*reservation_insert)(struct store *st, struct reservation_record *rec);
 	int (*reservation_get)(struct store *st, int64_t id, struct reservation_record *ret);

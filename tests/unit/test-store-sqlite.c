@@ -131,7 +131,7 @@ TEST(test_store__migrate_v1)
 	CHECK(store_event_add(st, 1, 20, "requeued", NULL, &seq) == 0);
 	CHECK_INT(seq, ==, 2);
 	store_close(st);
-	CHECK_INT(schema_version_of(path), ==, 6);
+	CHECK_INT(schema_version_of(path), ==, 7);
 }
 
 TEST(test_store__newer_schema)

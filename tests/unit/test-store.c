@@ -888,9 +888,45 @@ TEST(test_store__prune)
 	store_close(st);
 }
 
+/* How far a backend's receiver acknowledged a job's events: per pair, never back, pruned. */
+TEST(test_store__deliveries)
+{
+	struct store *st = open_new("deliveries.db");
+	int64_t a, b, seq = -1;
+
+	CHECK(st);
+	a = add_job(st, "a", 50);
+	b = add_job(st, "b", 50);
+	CHECK(store_delivered_get(st, "http", "http://r/1", a, &seq) == 0);
+	CHECK_INT(seq, ==, 0);
+	CHECK(store_delivered_set(st, "http", "http://r/1", a, 3) == 0);
+	CHECK(store_delivered_set(st, "http", "http://r/1", a, 2) == 0);	/* never back */
+	CHECK(store_delivered_set(st, "http", "http://r/2", a, 7) == 0);
+	CHECK(store_delivered_set(st, "other", "http://r/1", b, 5) == 0);
+	CHECK(store_delivered_set(st, "http", "http://r/1", b + 1000, 5) == 0);	/* no job */
+	CHECK(store_delivered_set(st, NULL, "http://r/1", a, 5) == -EINVAL);
+	CHECK(store_delivered_get(st, "http", "http://r/1", a, &seq) == 0);
+	CHECK_INT(seq, ==, 3);
+	CHECK(store_delivered_get(st, "http", "http://r/2", a, &seq) == 0);
+	CHECK_INT(seq, ==, 7);
+	CHECK(store_delivered_get(st, "http", "http://r/1", b, &seq) == 0);
+	CHECK_INT(seq, ==, 0);
+	CHECK(store_delivered_get(st, "other", "http://r/1", b, &seq) == 0);
+	CHECK_INT(seq, ==, 5);
+	CHECK(store_delivered_set(st, "http", "http://r/1", a, 4) == 0);
+	CHECK(store_delivered_get(st, "http", "http://r/1", a, &seq) == 0);
+	CHECK_INT(seq, ==, 4);
+	CHECK(store_job_prune(st, a, 0, 100) == 0);	/* its history goes: positions too */
+	CHECK(store_delivered_get(st, "http", "http://r/1", a, &seq) == 0);
+	CHECK_INT(seq, ==, 0);
+	CHECK(store_delivered_get(st, "other", "http://r/1", b, &seq) == 0);
+	CHECK_INT(seq, ==, 5);
+	store_close(st);
+}
+
 TEST_LIST(test_store__null_safe, test_store__drivers, test_store__job_insert_get,
 	  test_store__job_list, test_store__job_filter_count, test_store__queue_order, test_store__still_queued,
 	  test_store__callback_reentry_and_stop, test_store__lifecycle, test_store__running_and_counts, test_store__devices,
 	  test_store__results, test_store__result_texts, test_store__finish_counts,
 	  test_store__events, test_store__events_bulk, test_store__transactions,
-	  test_store__reopen, test_store__sigkill, test_store__prune);
+	  test_store__reopen, test_store__sigkill, test_store__prune, test_store__deliveries);
