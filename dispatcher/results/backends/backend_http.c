@@ -16,7 +16,15 @@
  * events are read back from the store and its log from console.log, from the
  * cursor on, so the data is late but neither lost nor repeated.  Those reads
  * go through store_read_later() (catch_up()): on PostgreSQL the job's stream
- * waits for the answer, not labd's loop.  The cursors
+ * waits for the answer, not labd's loop.
+ *
+ * Several hosts (one PostgreSQL lab): each batch the receiver takes writes,
+ * per job, the last event it held into the store (store_delivered_set()),
+ * and a catch-up skips the events up to there.  So the host that reaped
+ * another, or runs a job requeued from it, goes on where the other host's
+ * deliveries stopped, not from the job's first event; an event is sent
+ * twice only when its acknowledgement did not reach the store (an answer
+ * lost, a host killed before its write committed).  The cursors
  * survive restarts in <spool>/cursors.json, written before a segment is
  * deleted, and the records still on disk, scanned at start.
  */
@@ -449,20 +457,48 @@ static int keep_event(const struct event_record *rec, void *ud)
 	return json_array_append_new(ud, e) < 0 ? -ENOMEM : 0;
 }
 
-/* Spool what console.log holds beyond @c, then @events. */
-static int spool_caught_up(struct http_backend *hb, struct cursor *c, json_t *events)
+/*
+ * Event @seq of @c's job, which the receiver acknowledged through another
+ * host (store_delivered_get()): not spooled again, the cursor moves past it
+ * (the log written before it still goes).
+ */
+static int skip_event(struct http_backend *hb, struct cursor *c, int64_t seq, const char *kind)
+{
+	bool finished = !strcmp(kind, "finished");
+	int err = capture_log(hb, c, finished);
+
+	if (err < 0)
+		return err;
+	c->ev_seq = seq;
+	c->finished = finished;
+	return 0;
+}
+
+/* Spool what console.log holds beyond @c, then @events but those up to @delivered. */
+static int spool_caught_up(struct http_backend *hb, struct cursor *c, json_t *events,
+			   int64_t delivered)
 {
 	int err = capture_log(hb, c, false);
 	size_t i;
 	json_t *e;
 
+	if (delivered > c->ev_seq)
+		log_debug("backend '%s': job %lld: events up to %lld were delivered through another host",
+			  hb->b.name, (long long)c->job, (long long)delivered);
 	json_array_foreach(events, i, e) {
+		int64_t seq = json_integer_value(json_object_get(e, "seq"));
+		const char *kind = json_string_value(json_object_get(e, "kind"));
+
 		if (err < 0)
 			break;
-		err = spool_event(hb, c, json_integer_value(json_object_get(e, "seq")),
-				  (uint64_t)json_integer_value(json_object_get(e, "ts")),
-				  json_string_value(json_object_get(e, "kind")),
-				  json_object_get(e, "data"));
+		if (!kind)
+			kind = "";
+		if (seq <= delivered)
+			err = skip_event(hb, c, seq, kind);
+		else
+			err = spool_event(hb, c, seq,
+					  (uint64_t)json_integer_value(json_object_get(e, "ts")),
+					  kind, json_object_get(e, "data"));
 	}
 	return err;
 }
@@ -475,6 +511,7 @@ static void catch_up_run(void *userdata)
 	struct http_backend *hb = cu->hb;
 	struct store *st = hb->b.deps->store;
 	struct cursor *c = cursor_find(hb, cu->job);
+	int64_t delivered = 0;
 	int err;
 
 	if (!c)
@@ -482,12 +519,14 @@ static void catch_up_run(void *userdata)
 	if (!c)
 		return;
 	json_array_clear(cu->events);
+	if (store_delivered_get(st, hb->b.name, hb->url, c->job, &delivered) < 0)
+		delivered = 0;	/* not known: everything is sent (at least once) */
 	err = store_event_list(st, c->job, c->ev_seq, keep_event, cu->events);
 	if (store_read_pending(st))
 		return;
 	c->reading = false;
 	if (!err)
-		err = spool_caught_up(hb, c, cu->events);
+		err = spool_caught_up(hb, c, cu->events, delivered);
 	if (err == -ENOENT) {
 		c->finished = true;	/* the job is gone */
 		err = 0;
@@ -809,10 +848,70 @@ static void rejected(struct upload *u, const struct http_response *resp, void *u
 	strbuf_release(&why);
 }
 
+/* What a batch the receiver took held: the last event of each of its jobs. */
+struct acked {
+	struct acked_job {
+		int64_t job;
+		int64_t seq;
+	} *v;
+	size_t n;
+	size_t alloc;
+};
+
+static int note_acked(const void *data, size_t len, void *ud)
+{
+	struct acked *ak = ud;
+	struct acked_job *v;
+	struct rec_head h;
+	size_t i;
+
+	if (len < sizeof(h))
+		return 0;
+	memcpy(&h, data, sizeof(h));
+	if (le32toh(h.type) != REC_EVENT)
+		return 0;
+	for (i = 0; i < ak->n && ak->v[i].job != (int64_t)le64toh(h.job); i++)
+		;
+	if (i == ak->n && ak->n == ak->alloc) {
+		v = realloc(ak->v, (ak->alloc * 2 + 8) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		ak->v = v;
+		ak->alloc = ak->alloc * 2 + 8;
+	}
+	if (i == ak->n)
+		ak->v[ak->n++] = (struct acked_job){ (int64_t)le64toh(h.job), 0 };
+	if ((int64_t)le64toh(h.seq) > ak->v[i].seq)
+		ak->v[i].seq = (int64_t)le64toh(h.seq);
+	return 0;
+}
+
+/*
+ * The receiver took a batch: the lab's store learns how far each of its jobs'
+ * events went (store_delivered_set(), written behind), so that another host
+ * that reports the job's later events (it reaped this one, or runs the job
+ * after a requeue) catches up from there (catch_up_run()).  Out of memory,
+ * what was noted is written: a lower position only sends more again.
+ */
+static void accepted(struct upload *u, const struct http_response *resp, void *ud)
+{
+	struct http_backend *hb = ud;
+	struct acked ak = { 0 };
+	size_t i;
+
+	(void)resp;
+	upload_batch(u, note_acked, &ak);
+	for (i = 0; i < ak.n; i++)
+		store_delivered_set(hb->b.deps->store, hb->b.name, hb->url, ak.v[i].job,
+				    ak.v[i].seq);
+	free(ak.v);
+}
+
 static const struct upload_ops http_upload_ops = {
 	.compose = compose,
 	.stream = record_stream,
 	.acking = acking,
+	.accepted = accepted,
 	.rejected = rejected,
 };
 
