@@ -8,7 +8,10 @@
 # infrastructure), announced by the host that reaped only: its JUnit report
 # is written there, its notify callback sent once, the events stream of the
 # job through that host has its end; the hosts started again announce
-# nothing of it.
+# nothing of it.  Every host's http backend streams to one receiver: the
+# host that reaps sends only the events of the reaped jobs the receiver had
+# not acknowledged through the stopped host (the lab keeps how far each
+# job went), nothing is lost, and none of the reads this takes waited.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 . "$(dirname "$0")/backend-lib.sh"
@@ -16,17 +19,23 @@
 pg_require 'the events of the jobs of a reaped host'
 
 recorder_start cb
-# host_lab NAME PREFIX N: pg_host_lab with a JUnit backend of its own
+recorder_start ev
+# host_lab NAME PREFIX N: pg_host_lab with a JUnit backend of its own, and
+# an http backend streaming to the receiver ev, the same for every host
 host_lab() {
 	pg_host_lab "$1" "$2" "$3"
-	echo "backends = ( { type = \"junit\"; dir = \"$TMP/$1/junit\"; } );" >>"$LAB/labd.conf"
+	cat >>"$LAB/labd.conf" <<CONF
+backends = ( { type = "junit"; dir = "$TMP/$1/junit"; },
+	{ type = "http"; url = "http://127.0.0.1:$REC_PORT_ev/ingest"; batch_ms = 100;
+	  retry_max_ms = 1000; } );
+CONF
 }
 host_lab hA a 2
 host_lab hB b 1
 host_lab hC c 1
-pg_host_start hA
-pg_host_start hB
-pg_host_start hC
+pg_host_start hA -v -v	# debug: logs each read that waits for the database
+pg_host_start hB -v -v
+pg_host_start hC -v -v
 
 # ticks_job FILE N: pg_ticks_job with KernelCI's notify callback to the receiver cb
 ticks_job() {
@@ -79,6 +88,73 @@ for line in open(sys.argv[1]):
 print(h)
 PY
 }
+# acked [MARK] ID: the last event of job ID the receiver ev took (200), in
+# its first MARK requests (all when not given)
+acked() {
+	$PY - "$TMP/ev.jsonl" "${2:+$1}" "${2:-$1}" <<'PY'
+import json, sys
+path, mark, job = sys.argv[1], sys.argv[2], int(sys.argv[3])
+last = 0
+for i, line in enumerate(open(path)):
+    if mark and i >= int(mark):
+        break
+    r = json.loads(line)
+    if r["method"] != "POST" or r["status"] != 200 or "body" not in r:
+        continue
+    for it in json.loads(r["body"]).get("items", []):
+        if it.get("job") == job and it.get("type") == "event":
+            last = max(last, it["seq"])
+print(last)
+PY
+}
+# delivered_pos ID: how far the lab knows the receiver took job ID's events
+delivered_pos() {
+	pg_sql "SELECT COALESCE(max(seq), 0) FROM deliveries WHERE job_id = $1 AND backend = \$\$http\$\$"
+}
+# sent_after MARK ID: the kinds and seqs of job ID's events the receiver got after
+# its first MARK requests, "seq:kind" in order
+sent_after() {
+	$PY - "$TMP/ev.jsonl" "$1" "$2" <<'PY'
+import json, sys
+path, mark, job = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out = []
+for i, line in enumerate(open(path)):
+    r = json.loads(line)
+    if i < mark or r["method"] != "POST" or "body" not in r:
+        continue
+    for it in json.loads(r["body"]).get("items", []):
+        if it.get("job") == job and it.get("type") == "event":
+            out.append("%d:%s" % (it["seq"], it["kind"]))
+print(" ".join(out))
+PY
+}
+# all_delivered ID: every event the store has of job ID reached the receiver (copies identical)
+all_delivered() {
+	pg_sql "SELECT json_agg(seq ORDER BY seq) FROM events WHERE job_id = $1" >"$TMP/seqs-$1" &&
+	$PY - "$TMP/ev.jsonl" "$1" "$TMP/seqs-$1" <<'PY'
+import json, sys
+path, job, stored = sys.argv[1], int(sys.argv[2]), json.load(open(sys.argv[3]))
+seen = {}
+for line in open(path):
+    r = json.loads(line)
+    if r["method"] != "POST" or r["status"] != 200 or "body" not in r:
+        continue
+    for it in json.loads(r["body"]).get("items", []):
+        if it.get("job") != job or it.get("type") != "event":
+            continue
+        if it["seq"] in seen and seen[it["seq"]] != it:
+            sys.exit("event %d delivered twice, differently" % it["seq"])
+        seen[it["seq"]] = it
+if sorted(seen) != stored:
+    sys.exit("job %d: events delivered %s, the store has %s" % (job, sorted(seen), stored))
+print("job %d: %d events delivered" % (job, len(seen)))
+PY
+}
+# no_wait: no read or write of the backends' positions, nor a list of events, waited
+no_wait() {
+	if cat "$TMP"/h?/labd.log | grep -E "store: waited .* to (read a delivery|note a delivery|list events)"
+	then false; fi
+}
 # reports ID: the JUnit reports written of the job, by any host
 reports() { cat "$TMP"/h?/labd.log | grep -c "job $1: JUnit report in" || true; }
 
@@ -91,8 +167,15 @@ test_expect_success 'two jobs run on host hA' '
 '
 read -r X Y <"$TMP/ids"
 
+test_expect_success 'the receiver took the jobs'"'"' first events from hA: the lab knows how far' '
+	wait_for "[ \$(acked $X) -ge 2 ] && [ \$(acked $Y) -ge 2 ]" 30 &&
+	wait_for "[ \$(delivered_pos $X) = \$(acked $X) ] && [ \$(delivered_pos $Y) = \$(acked $Y) ]" 10 &&
+	echo "acknowledged through hA: job $X $(acked $X), job $Y $(acked $Y)"
+'
+
 test_expect_success 'hA killed: each job gets attempt-ended and requeued, numbered on, and runs again' '
 	set_state "$URL_hB" b-01 idle && set_state "$URL_hC" c-01 idle &&
+	wc -l <"$TMP/ev.jsonl" >"$TMP/ev.mark" &&
 	kill -9 "$(cat "$TMP/hA.pid")" &&
 	again="queued started attempt-ended requeued started" &&
 	wait_for "job_row $X | grep -q \"^running unknown [bc]-01 2\$\" &&
@@ -107,6 +190,20 @@ test_expect_success 'hA killed: each job gets attempt-ended and requeued, number
 	cat "$TMP/reap-events" &&
 	[ "$(grep -c "its host hA stopped (no lease renewal)" "$TMP/reap-events")" = 4 ] &&
 	[ "$(grep attempt-ended "$TMP/reap-events" | grep -c "\"infrastructure\"")" = 2 ]
+'
+
+test_expect_success 'the reaped jobs'"'"' events: the receiver gets the reap'"'"'s, none it took from hA' '
+	M=$(cat "$TMP/ev.mark") &&
+	for id in $X $Y; do
+		P=$(acked "$M" $id) &&
+		wait_for "sent_after $M $id | grep -q \":requeued\"" 30 &&
+		echo "job $id, taken through hA up to $P, then: $(sent_after "$M" $id)" &&
+		sent_after "$M" $id | grep -q ":attempt-ended" &&
+		for item in $(sent_after "$M" $id); do
+			[ "${item%%:*}" -gt "$P" ] || { echo "job $id: $item sent again"; return 1; }
+		done || return
+	done &&
+	no_wait
 '
 
 # the job on hB, and the one on hC
@@ -165,6 +262,11 @@ test_expect_success 'hA and hB started again: their boards back, nothing announc
 	[ "$(reports $JB)" = 1 ] && [ "$(reports $JC)" = 1 ] &&
 	[ ! -e "$TMP/hA/junit/job-$JB.xml" ] && [ ! -e "$TMP/hB/junit/job-$JB.xml" ] &&
 	[ "$(pg_sql "SELECT count(*) FROM events WHERE job_id IN ($JB, $JC) AND kind = \$\$finished\$\$")" = 2 ]
+'
+
+test_expect_success 'every event of both jobs reached the receiver, and nothing waited' '
+	wait_for "delivered ev $JB && delivered ev $JC" 30 &&
+	all_delivered $JB && all_delivered $JC && no_wait
 '
 
 test_done
