@@ -897,14 +897,39 @@ static bool call_answer(struct api_request *r, xmlrpc_mem_block *out, enum MHD_R
 
 /* ---- calls ---- */
 
+/*
+ * The answer @xml: 0 with its value in @ret (a new reference), or with
+ * NULL and its fault in @env; -EINVAL when it is no XML-RPC answer (what
+ * xmlrpc-c parsed of it, it freed).
+ */
+static int parse_answer(xmlrpc_env *env, const char *xml, size_t len, xmlrpc_value **ret)
+{
+	const char *fault = NULL;
+	xmlrpc_value *v = NULL;
+	int code = 0, err = 0;
+	xmlrpc_env e;
+
+	*ret = NULL;
+	xmlrpc_env_init(&e);
+	xmlrpc_parse_response2(&e, xml, len, &v, &code, &fault);
+	if (e.fault_occurred)
+		err = -EINVAL;
+	else if (fault)
+		xmlrpc_env_set_fault(env, code, fault);
+	else
+		*ret = v;
+	if (!err)
+		free((char *)fault);
+	xmlrpc_env_clean(&e);
+	return err;
+}
+
 /* A method xmlrpc-c answers itself (system.listMethods ...), or none: through its registry. */
 static xmlrpc_value *call_registry(xmlrpc_env *env, struct api_request *r, const char *name,
 				   xmlrpc_value *params)
 {
 	xmlrpc_mem_block *call = XMLRPC_MEMBLOCK_NEW(char, env, 0), *out = NULL;
-	const char *fault = NULL;
 	xmlrpc_value *v = NULL;
-	int code = 0;
 
 	if (!env->fault_occurred)
 		xmlrpc_serialize_call2(env, call, name, params, xmlrpc_dialect_i8);
@@ -912,12 +937,9 @@ static xmlrpc_value *call_registry(xmlrpc_env *env, struct api_request *r, const
 		xmlrpc_registry_process_call2(env, api_rpc_of(r)->registry,
 					      xmlrpc_mem_block_contents(call),
 					      xmlrpc_mem_block_size(call), r, &out);
-	if (!env->fault_occurred)
-		xmlrpc_parse_response2(env, xmlrpc_mem_block_contents(out),
-				       xmlrpc_mem_block_size(out), &v, &code, &fault);
-	if (fault)
-		xmlrpc_env_set_fault(env, code, fault);
-	free((char *)fault);
+	if (!env->fault_occurred && parse_answer(env, xmlrpc_mem_block_contents(out),
+						 xmlrpc_mem_block_size(out), &v) < 0)
+		xmlrpc_env_set_fault(env, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot call it");
 	if (out)
 		xmlrpc_mem_block_free(out);
 	if (call)
@@ -1060,10 +1082,8 @@ out:
 static void multi_forwarded(struct api_request *r, const struct http_response *resp, void *ud)
 {
 	struct rpc_multi *m = ud;
-	const char *fault = NULL;
 	xmlrpc_value *v = NULL;
 	xmlrpc_env env;
-	int code = 0;
 
 	m->fwd = NULL;
 	xmlrpc_env_init(&env);
@@ -1071,17 +1091,9 @@ static void multi_forwarded(struct api_request *r, const struct http_response *r
 		xmlrpc_env_set_fault_formatted(&env, MHD_HTTP_BAD_GATEWAY,
 					       "host '%s' did not answer: %s", m->host,
 					       resp->error ? resp->error : strerror(-resp->err));
-	else
-		xmlrpc_parse_response2(&env, resp->body, resp->body_len, &v, &code, &fault);
-	if (!resp->err && env.fault_occurred) {
-		xmlrpc_env_clean(&env);
-		xmlrpc_env_init(&env);
+	else if (parse_answer(&env, resp->body, resp->body_len, &v) < 0)
 		xmlrpc_env_set_fault_formatted(&env, MHD_HTTP_BAD_GATEWAY, "host '%s' answered "
 					       "HTTP %ld, not XML-RPC", m->host, resp->status);
-	} else if (fault) {
-		xmlrpc_env_set_fault(&env, code, fault);
-	}
-	free((char *)fault);
 	multi_answer(m, &env, v);
 	xmlrpc_env_clean(&env);
 	free(m->host);
