@@ -11,7 +11,8 @@
 # nothing of it.  Every host's http backend streams to one receiver: the
 # host that reaps sends only the events of the reaped jobs the receiver had
 # not acknowledged through the stopped host (the lab keeps how far each
-# job went), nothing is lost, and none of the reads this takes waited.
+# job went), and none of the run that follows on another host; nothing is
+# lost, and none of the reads this takes waited.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-lib.sh"
 . "$(dirname "$0")/backend-lib.sh"
@@ -202,6 +203,10 @@ test_expect_success 'the reaped jobs'"'"' events: the receiver gets the reap'"'"
 		for item in $(sent_after "$M" $id); do
 			[ "${item%%:*}" -gt "$P" ] || { echo "job $id: $item sent again"; return 1; }
 		done || return
+		# the host that reaped sends none of the events of the run that follows
+		R=$(pg_sql "SELECT seq FROM events WHERE job_id = $id AND kind = \$\$requeued\$\$") &&
+		twice=$(sent_after "$M" $id | tr " " "\n" | awk -F: -v r="$R" "\$1 > r" | sort | uniq -d) &&
+		[ -z "$twice" ] || { echo "job $id: sent twice: $twice"; return 1; }
 	done &&
 	no_wait
 '

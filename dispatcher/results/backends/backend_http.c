@@ -86,6 +86,7 @@ struct cursor {
 	uint64_t log_off;	/* console.log bytes spooled */
 	int64_t log_seq;	/* log items spooled */
 	int64_t ev_seq;		/* last event spooled (or skipped) */
+	int64_t heard;		/* last event announced here, 0: not known (see spool_caught_up) */
 	bool dirty;		/* the log grew since the last capture */
 	bool lagging;		/* data waits in the store and console.log */
 	bool held;		/* the last capture held an incomplete character back */
@@ -474,7 +475,12 @@ static int skip_event(struct http_backend *hb, struct cursor *c, int64_t seq, co
 	return 0;
 }
 
-/* Spool what console.log holds beyond @c, then @events but those up to @delivered. */
+/*
+ * Spool what console.log holds beyond @c, then @events but those up to
+ * @delivered.  When this host heard of the job's events live, it stops
+ * after the last it heard: later ones were announced by another host (the
+ * one that runs a job this host reaped), whose backend sends them.
+ */
 static int spool_caught_up(struct http_backend *hb, struct cursor *c, json_t *events,
 			   int64_t delivered)
 {
@@ -489,7 +495,7 @@ static int spool_caught_up(struct http_backend *hb, struct cursor *c, json_t *ev
 		int64_t seq = json_integer_value(json_object_get(e, "seq"));
 		const char *kind = json_string_value(json_object_get(e, "kind"));
 
-		if (err < 0)
+		if (err < 0 || (c->heard && seq > c->heard))
 			break;
 		if (!kind)
 			kind = "";
@@ -642,6 +648,8 @@ static void http_event(struct backend *b, const struct event *ev)
 		c = cursor_get(hb, ev->job_id);
 	if (!c)
 		return;
+	if (ev->seq > c->heard)
+		c->heard = ev->seq;
 	if (hb->full || c->lagging) {
 		c->lagging = true;
 		c->missed = c->reading;	/* perhaps not in the answer being read */
