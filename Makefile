@@ -63,8 +63,9 @@ LIB_SRCS := $(filter-out dispatcher/main.c $(GPIO_UNUSED), \
 	$(wildcard dispatcher/*.c dispatcher/*/*.c dispatcher/*/*/*.c drivers/*.c drivers/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LABCTL_SRCS := $(wildcard labctl/*.c)
-# labctl check validates jobs itself when labd is not reachable: the job parser and its helpers.
-LABCTL_LIB := $(wildcard dispatcher/job/*.c) $(addprefix dispatcher/core/,strbuf.c diag.c strv.c kv.c)
+# labctl check validates jobs itself when labd is not reachable: the job parser and its helpers;
+# its config file is checked as labd's are before libconfig reads it (cfgtext.c).
+LABCTL_LIB := $(wildcard dispatcher/job/*.c) $(addprefix dispatcher/core/,strbuf.c diag.c strv.c kv.c cfgtext.c)
 LABCTL_OBJS := $(LABCTL_SRCS:%.c=$(OBJ)/%.o) $(LABCTL_LIB:%.c=$(OBJ)/%.o)
 SIM_SRCS := $(wildcard tests/sim/*.c)
 SIM_OBJS := $(SIM_SRCS:%.c=$(OBJ)/%.o)

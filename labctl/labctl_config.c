@@ -18,7 +18,9 @@
  * default.  The file is $LABCTL_CONFIG, else $XDG_CONFIG_HOME/labctl/config,
  * else ~/.config/labctl/config; a missing file is no error (unless named by
  * $LABCTL_CONFIG or --config).  It holds tokens: labctl warns when others
- * may read it.
+ * may read it.  `@include "FILE"` is relative to the file's directory, and
+ * every file an include reaches is checked before libconfig reads any, as
+ * labd does (core/cfgtext.h): libconfig 1.5 would exit labctl on some.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,6 +31,8 @@
 
 #include <libconfig.h>
 
+#include "core/cfgtext.h"
+#include "core/diag.h"
 #include "labctl.h"
 
 static const char *const top_keys[] = { "url", "token", "lab", "labs", NULL };
@@ -128,6 +132,73 @@ static int check_labs(const char *path, config_t *cf)
 	return r;
 }
 
+/* The directory of @path (caller frees), or NULL without memory. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return strdup(".");
+	return slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+}
+
+/* Print what cfg_check_text() found in @path's files; -EINVAL when it found anything. */
+static int check_text(const char *path, const char *dir)
+{
+	struct diag diag = DIAG_INIT;
+	size_t i;
+	int err = dir ? cfg_check_text(path, dir, &diag) : -ENOMEM;
+
+	for (i = 0; i < diag.n; i++)
+		fprintf(stderr, "labctl: %s\n", diag.msgs[i]);
+	if (err < 0 && err != -EINVAL)
+		fprintf(stderr, "labctl: cannot read %s: %s\n", path, strerror(-err));
+	diag_release(&diag);
+	return err;
+}
+
+/* Why libconfig could not read @path: an included file named relative to @dir. */
+static void read_error(const char *path, const char *dir, const config_t *cf)
+{
+	const char *file = config_error_file(cf);
+
+	if (!config_error_line(cf))
+		fprintf(stderr, "labctl: cannot read %s: %s\n", path, strerror(errno));
+	else if (file && strcmp(file, path))
+		fprintf(stderr, "labctl: %s/%s:%d: %s\n", dir, file, config_error_line(cf),
+			config_error_text(cf));
+	else
+		fprintf(stderr, "labctl: %s:%d: %s\n", path, config_error_line(cf),
+			config_error_text(cf));
+}
+
+/*
+ * Read @path into @cf as labd reads labd.conf: every file an @include reaches
+ * checked first (libconfig 1.5 exits the process on some), the includes
+ * relative to @path's directory.  0, or LABCTL_ERROR (said why).
+ */
+static int read_config(const char *path, config_t *cf)
+{
+	char *dir = path ? dir_of(path) : NULL;
+	int r = LABCTL_ERROR;
+
+	if (!path) {
+		fprintf(stderr, "labctl: cannot read the config: %s\n", strerror(errno));
+		goto out;
+	}
+	if (check_text(path, dir))
+		goto out;
+	config_set_include_dir(cf, dir);
+	if (config_read_file(cf, path)) {
+		r = 0;
+		goto out;
+	}
+	read_error(path, dir, cf);
+out:
+	free(dir);
+	return r;
+}
+
 /* Fill what --lab's group, $LABD_*, then the default lab or the top level give. */
 static int resolve(const char *path, config_t *cf, const char *lab, struct lc_target *t)
 {
@@ -170,13 +241,7 @@ int lc_target_resolve(const char *config, const char *lab, struct lc_target *t)
 	config_init(&cf);
 	if (path && access(path, F_OK) && !named && !lab) {
 		r = resolve(path, &cf, NULL, t);	/* no file: the environment only */
-	} else if (!path || !config_read_file(&cf, path)) {
-		if (path && config_error_line(&cf))
-			fprintf(stderr, "labctl: %s:%d: %s\n", path, config_error_line(&cf),
-				config_error_text(&cf));
-		else
-			fprintf(stderr, "labctl: cannot read %s: %s\n", path ? path : "the config",
-				strerror(errno));
+	} else if (read_config(path, &cf)) {
 		r = LABCTL_ERROR;
 	} else {
 		warn_if_readable(path);

@@ -108,6 +108,30 @@ t_usage() {
 }
 test_expect_success 'usage errors exit 3; --help and --version exit 0' t_usage
 
+# libconfig 1.5's scanner exits the process (2, "input in flex scanner failed") on an
+# include of a directory: labctl checks every file an include reaches first, as labd.
+t_config_include() {
+	local c=$TMP/lcconf
+	mkdir -p "$c/sub" &&
+	printf 'url = "%s";\n@include "."\n' "$LABD_URL" >"$c/config" && chmod 600 "$c/config" &&
+	LABCTL_CONFIG=$c/config lc 3 jobs &&
+	err_has "^labctl: $c/config:2: cannot include '$c': a directory$" &&
+	printf 'url = "%s";\n@include "labs.inc"\n' "$LABD_URL" >"$c/config" &&
+	printf 'token = "t";\n\n@include "sub"\n' >"$c/labs.inc" &&
+	LABCTL_CONFIG=$c/config lc 3 jobs &&
+	err_has "^labctl: $c/labs.inc:3: cannot include '$c/sub': a directory$" &&
+	printf 'url = "%s";\n\n@include "\0\0labs.inc"\n' "$LABD_URL" >"$c/config" &&
+	LABCTL_CONFIG=$c/config lc 3 jobs &&
+	err_has "^labctl: $c/config:3: a NUL byte: not a text file$" &&
+	! grep -q "flex scanner" "$TMP/err" &&
+	# an include is relative to the config file's directory, not labctl's
+	printf 'url = "%s";\n@include "labs.inc"\n' "$LABD_URL" >"$c/config" &&
+	printf 'token = "t";\n' >"$c/labs.inc" &&
+	(cd / && LABCTL_CONFIG=$c/config lc 3 jobs) &&
+	[ "$(cat "$TMP/err")" = "labctl: cannot reach labd at $LABD_URL: Connection refused (is labd running?)" ]
+}
+test_expect_success 'a config @include of a directory or with a NUL byte: file:line, exit 3' t_config_include
+
 # ---- with labd ----
 
 labd_start

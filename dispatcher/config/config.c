@@ -38,7 +38,7 @@
  *
  * Every `*.conf` file of devices_dir (not starting with '.'), in strcmp()
  * order, is parsed; `@include "x.inc"` is relative to the board file's
- * directory, also in an included file (checked first: config_check_text()).
+ * directory, also in an included file (checked first: core/cfgtext.h).
  * Name included fragments anything but *.conf, or they are read twice.  A
  * file holds any of:
  *
@@ -108,6 +108,7 @@
 
 #include "config/config_priv.h"
 #include "core/cfg.h"
+#include "core/cfgtext.h"
 #include "core/diag.h"
 #include "core/kv.h"
 #include "core/log.h"
@@ -371,7 +372,7 @@ static int read_file(struct lab_config *c, const char *path, config_t **ret, str
 	dir = dir_of(path);
 	if (files)
 		c->files = files;
-	err = files && cf && dir ? config_check_text(path, dir, diag) : -ENOMEM;
+	err = files && cf && dir ? cfg_check_text(path, dir, diag) : -ENOMEM;
 	if (err < 0) {
 		/* never handed to libconfig, which would exit the process */
 		if (err == -EINVAL)

@@ -74,19 +74,6 @@ int config_dump(const config_setting_t *s, struct strbuf *sb);
 int config_report_read_error(const config_t *cf, const char *path, const char *include_dir,
 			     struct diag *diag);
 
-/* config_text.c */
-
-/**
- * config_check_text() - whether libconfig may read @path, whose includes are
- * relative to @include_dir: it and every file its @include lines name, at any
- * depth, are text files (no NUL byte), every include names a regular file
- * and closes its name in its own file.  libconfig 1.5 exits the process on an
- * include it cannot read (a directory: any name cut short by a NUL byte, or
- * made of two files' text).  Returns 0, -EINVAL (reported as "FILE:LINE:
- * cause") or -ENOMEM.
- */
-int config_check_text(const char *path, const char *include_dir, struct diag *diag);
-
 /* config_type.c */
 
 /**

@@ -1,41 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * config_text.c -- the files libconfig would read for one config file, checked first
+ * cfgtext.c -- the files libconfig would read for one config file, checked first
  *
  * libconfig 1.5's scanner exits the process ("input in flex scanner failed",
  * exit 2) when a file it opened for an @include cannot be read: a directory,
  * which a NUL byte in the directive makes of any name (the name ends at the
  * NUL: `@include "<NUL>x"` names the include directory itself).  labd
- * check-config died so, and a SIGHUP reload would have taken the running
- * labd with it.  libconfig 1.5 has no include hook (config_set_include_func()
- * came with 1.7), so the file and every file its @include lines name, at any
- * depth, are checked before libconfig reads any: a file with a NUL byte, an
- * @include of a directory or of anything but a regular file (a FIFO would
- * block the loop) is refused with "FILE:LINE: cause".
+ * check-config died so, a SIGHUP reload would have taken the running labd
+ * with it, and labctl died so on its own config file.  libconfig 1.5 has no
+ * include hook (config_set_include_func() came with 1.7), so the file and
+ * every file its @include lines name, at any depth, are checked before
+ * libconfig reads any: a file with a NUL byte, an @include of a directory or
+ * of anything but a regular file (a FIFO would block the loop) is refused
+ * with "FILE:LINE: cause".
  *
  * An @include is found as libconfig's scanner finds one: `@include` at the
  * start of a line after blanks, blanks, then a quoted name in which `\\` and
  * `\"` stand for `\` and `"` and any other backslash is dropped; the name is
- * relative to the include directory (labd.conf's or the board file's), also
- * in an included file and also when it starts with '/'.  Lines inside a
- * comment or a string are taken too: that checks a file libconfig may not
- * read, never misses one it reads.  A name not closed in its file is refused:
- * in an included file libconfig would go on with the text that follows the
- * including @include, and open a name made of both.  A file that cannot be
- * opened is left to libconfig, which says so (config_report_read_error()).
- * Each file (inode) is read once: an include cycle ends, libconfig refuses
- * it as too deep.  Messages name an included file by its real path, worked
- * out only for a message.
+ * relative to the include directory (labd.conf's, the board file's, labctl's
+ * config file's), also in an included file and also when it starts with '/'.
+ * Lines inside a comment or a string are taken too: that checks a file
+ * libconfig may not read, never misses one it reads.  A name not closed in
+ * its file is refused: in an included file libconfig would go on with the
+ * text that follows the including @include, and open a name made of both.
+ * A file that cannot be opened is left to libconfig, which says so (labd:
+ * config_report_read_error()).  Each file (inode) is read once: an include
+ * cycle ends, libconfig refuses it as too deep.  Messages name an included
+ * file by its real path, worked out only for a message.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config/config_priv.h"
+#include "core/cfgtext.h"
 #include "core/diag.h"
 #include "core/strbuf.h"
 
@@ -232,7 +235,7 @@ out:
 	return err == -ENOMEM ? err : 0;
 }
 
-int config_check_text(const char *path, const char *include_dir, struct diag *diag)
+int cfg_check_text(const char *path, const char *include_dir, struct diag *diag)
 {
 	struct text_walk w = { .dir = include_dir, .diag = diag };
 	char *top = strdup(path);
