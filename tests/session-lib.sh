@@ -81,6 +81,12 @@ keys() { local n=$1; shift; tm send-keys -t "$n" "$@"; }
 # literal NAME TEXT: type TEXT as it is (no key names).
 literal() { tm send-keys -t "$1" -l -- "$2"; }
 
+# typed_by USER LOG: what USER typed, as the labd.log LOG records it: the text of USER's
+# input records joined in their order, escaped as logged (Enter is \r).  labd logs keys
+# as it reads them, one record per read: a line typed may come in pieces, or in one
+# record with the Enter typed after it, as a loaded machine schedules the readers.
+typed_by() { sed -n "s/^[^ ]* input L[0-9]* $1: //p" "$2" | tr -d '\n'; }
+
 # sim_stage INDEX: the stage of simulated board sim<INDEX> (off, uboot, kernel, login, shell).
 sim_stage() { sim_ctl status "sim$1" | sed -n 's/.*stage=\([a-z]*\).*/\1/p'; }
 
