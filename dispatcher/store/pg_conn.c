@@ -80,6 +80,7 @@ struct pg_conn {
 	int fd;			/* PQsocket() registered with the loop, or -1 */
 	struct loop_source *io;
 	struct loop_source *timer;	/* backoff, connect timeout */
+	struct loop_source *flush;	/* the commands queued by a loop's callbacks go out */
 	uint64_t backoff;
 	uint64_t retry_at;	/* CONN_BACKOFF: when (monotonic usec) */
 	uint64_t connect_deadline;
@@ -578,6 +579,12 @@ static int on_io(struct loop_source *s, int fd, uint32_t revents, void *userdata
 	return 0;
 }
 
+static int on_flush(struct loop_source *s, void *userdata)
+{
+	conn_flush(userdata);
+	return 0;
+}
+
 /* Backoff over (connect again) or connection attempt too long (give up on it). */
 static void conn_tick(struct pg_conn *c, uint64_t now_mono)
 {
@@ -618,12 +625,15 @@ int pg_conn_new(const struct pg_conn_params *p, struct pg_conn **ret)
 	c->conninfo = strdup(p->conninfo ? p->conninfo : "");
 	c->name = strdup(p->name ? p->name : "store");
 	if (!c->conninfo || !c->name ||
-	    (c->loop && loop_add_timer(c->loop, &c->timer, USEC_INFINITY, on_timer, c) < 0)) {
+	    (c->loop && (loop_add_timer(c->loop, &c->timer, USEC_INFINITY, on_timer, c) < 0 ||
+			 loop_add_defer(c->loop, &c->flush, on_flush, c) < 0))) {
 		pg_conn_free(c);
 		return -ENOMEM;
 	}
 	if (c->timer)
 		loop_source_set_description(c->timer, "postgresql-reconnect");
+	if (c->flush)
+		loop_source_set_description(c->flush, "postgresql-flush");
 	*ret = c;
 	return 0;
 }
@@ -637,6 +647,7 @@ struct pg_conn *pg_conn_free(struct pg_conn *c)
 		return NULL;
 	c->io = loop_source_free(c->io);
 	c->timer = loop_source_free(c->timer);
+	c->flush = loop_source_free(c->flush);
 	if (c->conn)
 		PQfinish(c->conn);
 	c->conn = NULL;
@@ -693,7 +704,14 @@ int pg_conn_send(struct pg_conn *c, const char *sql, int n, const char *const *p
 	if (!cmd)
 		return -ENOMEM;
 	list_push(&c->unsent, cmd);
-	if (c->state == CONN_UP)
+	/*
+	 * In a loop, what its callbacks queue goes out once they are done (a
+	 * defer): one write and one wake-up of the server for a loop turn's
+	 * commands, not one each.
+	 */
+	if (c->state == CONN_UP && c->flush)
+		loop_defer_again(c->flush);
+	else if (c->state == CONN_UP)
 		conn_flush(c);
 	else
 		pg_conn_start(c);
@@ -764,6 +782,7 @@ int pg_conn_wait(struct pg_conn *c, const bool *flag, uint64_t deadline, bool fa
 
 	while (!*flag) {
 		now = pg_now();
+		conn_flush(c);	/* what a loop's flush would have sent (CONN_UP only) */
 		if (fail_fast && c->failures != failures)
 			return -ENOTCONN;
 		if (now >= deadline)
