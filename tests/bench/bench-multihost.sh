@@ -65,6 +65,11 @@ pg_pids() {
 	pm=$(head -1 "$PG_DIR/data/postmaster.pid" 2>/dev/null) || return 0
 	echo "$pm" $(pgrep -P "$pm")
 }
+# sim_pids SIM_DIR...: the simulators' processes
+sim_pids() {
+	local d
+	for d; do cat "$d/simboard.pid" 2>/dev/null; done
+}
 rss_mb() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 # count_finished URL...: jobs finished on these hosts (their metrics: no job list
 # to read from the store and serialize while the lab is measured)
@@ -100,7 +105,7 @@ host() {
 # per second, or "" for 16 clients at once), wait, print the figures.
 SUBMITTED=0
 run() {
-	local label=$1 n=$2 rate=$3 urls=() dirs=() sims=() pids=() h t out rss="" c0 p0 c1 p1
+	local label=$1 n=$2 rate=$3 urls=() dirs=() sims=() pids=() h t out rss="" c0 p0 s0 c1 p1 s1
 	shift 3
 	ROUND=$((ROUND + 1))
 	for h in "$@"; do
@@ -110,7 +115,7 @@ run() {
 		pids+=("$(eval echo \$PID_$h)")
 	done
 	sleep 3	# the boards' consoles up
-	c0=$(cpu_s "${pids[@]}") p0=$(cpu_s $(pg_pids))
+	c0=$(cpu_s "${pids[@]}") p0=$(cpu_s $(pg_pids)) s0=$(cpu_s $(sim_pids "${sims[@]}"))
 	$STATS submit "$n" "$SUBMITTED" "$TMP/submitted-$label-$ROUND" ${rate:+--rate "$rate"} \
 		"${urls[@]}" <"$TMP/job.yaml" >"$TMP/submit-$label" || exit 1
 	SUBMITTED=$((SUBMITTED + n))
@@ -120,7 +125,7 @@ run() {
 		[ "$t" -lt 900 ] || echo "bench-multihost: $label: not all jobs finished"
 		sleep 1
 	done
-	c1=$(cpu_s "${pids[@]}") p1=$(cpu_s $(pg_pids))
+	c1=$(cpu_s "${pids[@]}") p1=$(cpu_s $(pg_pids)) s1=$(cpu_s $(sim_pids "${sims[@]}"))
 	out=$($STATS stats "$TMP/submitted-$label-$ROUND" "${dirs[@]}" -- "${sims[@]}" -- "${urls[@]}") || exit 1
 	for h in "$@"; do rss="$rss${rss:+ / }$(rss_mb "$(eval echo \$PID_$h)")"; done
 	v() { echo "$out" | sed -n "s/^$1 //p"; }
@@ -133,9 +138,10 @@ run() {
 	    -v cpu="$(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" \
 	    -v pgcpu="$(awk -v a="$p0" -v b="$p1" 'BEGIN { print b - a }')" \
 	    -v clcpu="$(sed -n 's/^client_cpu_s //p' "$TMP/submit-$label")" \
+	    -v simcpu="$(awk -v a="$s0" -v b="$s1" 'BEGIN { print b - a }')" \
 	    -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
-		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s, answer p99 %d ms); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms (max %d; claim to power-on p50 %d, p99 %d); duplicates %d, lost %d; CPU labd %.1f s, PostgreSQL %.1f s, clients %.1f s; peak RSS %s MiB; load average %s\n",
-			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, d, lost, cpu, pgcpu, clcpu, rss, la }'
+		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s, answer p99 %d ms); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms (max %d; claim to power-on p50 %d, p99 %d); duplicates %d, lost %d; CPU labd %.1f s, PostgreSQL %.1f s, clients %.1f s, simulated boards %.1f s; peak RSS %s MiB; load average %s\n",
+			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, d, lost, cpu, pgcpu, clcpu, simcpu, rss, la }'
 }
 
 # rounds LABEL NAMES...: BENCH_MH_ROUNDS runs on the hosts NAMES, then the
