@@ -244,22 +244,31 @@ enum MHD_Result api_devices_boot(struct api_request *r)
 
 /* ---- POST /devices/{name}/telnet ---- */
 
+/* The telnet port of held board @b (opened now if need be); false: @ret answered why not. */
+static bool open_telnet(struct api_request *r, struct board *b, int *port, enum MHD_Result *ret)
+{
+	int err = reservations_telnet(api_deps_of(r)->reservations, board_name(b), port);
+
+	if (err == -ENOENT)
+		*ret = api_reply_error(r, MHD_HTTP_CONFLICT,
+				       "board '%s' is not reserved: reserve it first", board_name(b));
+	else if (err < 0)
+		*ret = api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				       "cannot open a telnet port to '%s': %s", board_name(b),
+				       strerror(-err));
+	return err >= 0;
+}
+
 enum MHD_Result api_devices_telnet(struct api_request *r)
 {
 	enum MHD_Result ret;
 	struct board *b;
-	int port, err;
+	int port;
 
 	if (!(b = holders_board(r, "open a telnet port to", &ret)))
 		return ret;
-	err = reservations_telnet(api_deps_of(r)->reservations, board_name(b), &port);
-	if (err == -ENOENT)
-		return api_reply_error(r, MHD_HTTP_CONFLICT,
-				       "board '%s' is not reserved: reserve it first", board_name(b));
-	if (err < 0)
-		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				       "cannot open a telnet port to '%s': %s", board_name(b),
-				       strerror(-err));
+	if (!open_telnet(r, b, &port, &ret))
+		return ret;
 	return api_reply_json(r, MHD_HTTP_OK, json_pack("{s:s, s:s, s:i}", "board", board_name(b),
 							"host", "127.0.0.1", "port", port));
 }
@@ -294,7 +303,7 @@ enum MHD_Result api_devices_telnet_attach(struct api_request *r)
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	struct board *b;
-	int port, err;
+	int port;
 
 	if (!(b = holders_board(r, "use the telnet port of", &ret)))
 		return ret;
@@ -302,14 +311,8 @@ enum MHD_Result api_devices_telnet_attach(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_UPGRADE_REQUIRED,
 				       "this needs 'Connection: Upgrade' and 'Upgrade: "
 				       API_TELNET_UPGRADE "' (use POST to open a telnet port)");
-	err = reservations_telnet(api_deps_of(r)->reservations, board_name(b), &port);
-	if (err == -ENOENT)
-		return api_reply_error(r, MHD_HTTP_CONFLICT,
-				       "board '%s' is not reserved: reserve it first", board_name(b));
-	if (err < 0)
-		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				       "cannot open a telnet port to '%s': %s", board_name(b),
-				       strerror(-err));
+	if (!open_telnet(r, b, &port, &ret))
+		return ret;
 	resp = MHD_create_response_for_upgrade(on_telnet_upgraded,
 					       api_query_bool(r, "watch") ? (void *)watch_mark :
 									    NULL);
