@@ -159,3 +159,27 @@ actions:
           - warn
 JOB
 }
+
+# events_delivered REC_JSONL JOB SEQS: the receiver recording REC_JSONL got the
+# events of job JOB whose numbers the JSON list in file SEQS holds, and no
+# other; an event it got twice (a replay) got twice the same
+events_delivered() {
+	$PY - "$@" <<'PY'
+import json, sys
+path, job, stored = sys.argv[1], int(sys.argv[2]), json.load(open(sys.argv[3]))
+seen = {}
+for line in open(path):
+    r = json.loads(line)
+    if r["method"] != "POST" or r["status"] != 200 or "body" not in r:
+        continue
+    for it in json.loads(r["body"]).get("items", []):
+        if it.get("job") != job or it.get("type") != "event":
+            continue
+        if it["seq"] in seen and seen[it["seq"]] != it:
+            sys.exit("event %d delivered twice, differently" % it["seq"])
+        seen[it["seq"]] = it
+if sorted(seen) != sorted(stored):
+    sys.exit("job %d: events delivered %s, the store has %s" % (job, sorted(seen), sorted(stored)))
+print("job %d: %d events delivered" % (job, len(seen)))
+PY
+}

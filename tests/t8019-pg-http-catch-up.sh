@@ -33,25 +33,13 @@ state() { pg_sql "SELECT state || ':' || COALESCE(host, '') FROM jobs WHERE id =
 # events_in_order ID: the job's events reached the receiver once each (replays
 # identical), seq 1 .. N with none missing, as many as the store has
 events_in_order() {
-	curl -sf "$URL_h1/api/v1/jobs/$1/events" >"$TMP/events.json" &&
-	$PY - "$TMP/rec.jsonl" "$1" "$TMP/events.json" <<'PY'
+	curl -sf "$URL_h1/api/v1/jobs/$1/events" | $PY -c '
 import json, sys
-path, job, stored = sys.argv[1], int(sys.argv[2]), json.load(open(sys.argv[3]))
-seen = {}
-for line in open(path):
-    r = json.loads(line)
-    if r["method"] != "POST" or r["status"] != 200 or "body" not in r:
-        continue
-    for it in json.loads(r["body"]).get("items", []):
-        if it.get("job") != job or it.get("type") != "event":
-            continue
-        if it["seq"] in seen and seen[it["seq"]] != it:
-            sys.exit("event %d delivered twice, differently" % it["seq"])
-        seen[it["seq"]] = it
-if sorted(seen) != list(range(1, len(stored) + 1)):
-    sys.exit("events delivered %s, the store has %d" % (sorted(seen), len(stored)))
-print("%d events delivered in order" % len(seen))
-PY
+seqs = [e["seq"] for e in json.load(sys.stdin)]
+if seqs != list(range(1, len(seqs) + 1)):
+    sys.exit("the store numbers the events %s" % seqs)
+print(json.dumps(seqs))' >"$TMP/seqs-$1" &&
+	events_delivered "$TMP/rec.jsonl" "$1" "$TMP/seqs-$1"
 }
 # mark: h1's log so far is not the next case's; no_wait: since the mark, no
 # read of a job or of its events waited in h1's loop

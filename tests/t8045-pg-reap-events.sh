@@ -132,24 +132,7 @@ PY
 # all_delivered ID: every event the store has of job ID reached the receiver (copies identical)
 all_delivered() {
 	pg_sql "SELECT json_agg(seq ORDER BY seq) FROM events WHERE job_id = $1" >"$TMP/seqs-$1" &&
-	$PY - "$TMP/ev.jsonl" "$1" "$TMP/seqs-$1" <<'PY'
-import json, sys
-path, job, stored = sys.argv[1], int(sys.argv[2]), json.load(open(sys.argv[3]))
-seen = {}
-for line in open(path):
-    r = json.loads(line)
-    if r["method"] != "POST" or r["status"] != 200 or "body" not in r:
-        continue
-    for it in json.loads(r["body"]).get("items", []):
-        if it.get("job") != job or it.get("type") != "event":
-            continue
-        if it["seq"] in seen and seen[it["seq"]] != it:
-            sys.exit("event %d delivered twice, differently" % it["seq"])
-        seen[it["seq"]] = it
-if sorted(seen) != stored:
-    sys.exit("job %d: events delivered %s, the store has %s" % (job, sorted(seen), stored))
-print("job %d: %d events delivered" % (job, len(seen)))
-PY
+	events_delivered "$TMP/ev.jsonl" "$1" "$TMP/seqs-$1"
 }
 # no_wait: no read or write of the backends' positions, nor a list of events, waited
 no_wait() {
