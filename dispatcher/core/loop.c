@@ -15,6 +15,7 @@
 #include "core/log.h"
 
 #define LOOP_MAX_EVENTS 64
+#define LOOP_DEFER_ROUNDS 4	/* before the bulk sources: defers queued by defers, so deep */
 
 enum source_type {
 	SOURCE_IO,
@@ -793,7 +794,7 @@ static void release_dead(struct loop *l)
 int loop_run_once(struct loop *l, uint64_t timeout)
 {
 	struct epoll_event events[LOOP_MAX_EVENTS];
-	int n, i, ms, dispatched, bulk = 0;
+	int n, i, ms, dispatched, bulk = 0, round;
 
 	loop_update_clock(l);
 	l->dispatching++;
@@ -820,8 +821,12 @@ int loop_run_once(struct loop *l, uint64_t timeout)
 		else
 			bulk++;
 	if (bulk) {
-		/* what the others started (a claim's run, a switch) goes before the bytes */
-		dispatched += dispatch_defers(l);
+		/*
+		 * What the others started goes before the bytes, and what that
+		 * queued in turn (a claim's run, then its power switch's request)
+		 */
+		for (round = 0; round < LOOP_DEFER_ROUNDS && l->defer_head; round++)
+			dispatched += dispatch_defers(l);
 		for (i = 0; i < n; i++)
 			if (is_bulk(&events[i]))
 				dispatch_one(l, &events[i]);

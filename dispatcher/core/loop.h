@@ -143,7 +143,8 @@ void loop_source_set_description(struct loop_source *s, const char *desc);
  * loop_source_set_bulk() - dispatch an io source after the others
  *
  * In each iteration the ready sources that are not bulk run first, then
- * the defers they queued, then the bulk ones: a console's bytes (hundreds of
+ * the defers they queued (and those these queue, a few deep), then the
+ * bulk ones: a console's bytes (hundreds of
  * boards at once) never hold up a claim's answer, the run it starts and its
  * first power switch, which would otherwise wait behind every console ready
  * in the same iteration.  Every ready source still runs in the iteration.

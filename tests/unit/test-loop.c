@@ -196,14 +196,21 @@ TEST(test_loop__defer_and_free_in_callback)
 	loop_free(l);
 }
 
-/* who ran, in order: 'u' the urgent pipe, 'd' the defer it queued, 'b' a bulk pipe */
+/*
+ * who ran, in order: 'u' the urgent pipe, 'd' the defer it queued, 'e' the
+ * defer that one queued, 'b' a bulk pipe
+ */
 static char ran[8];
 static size_t nran;
 static struct loop_source *queued_by_urgent;
 
+static struct loop_source *queued_by_defer;
+
 static int on_ordered_defer(struct loop_source *s, void *ud)
 {
-	ran[nran++] = 'd';
+	ran[nran++] = (char)(intptr_t)ud;
+	if (s == queued_by_urgent)
+		loop_defer_again(queued_by_defer);
 	return 0;
 }
 
@@ -227,8 +234,9 @@ TEST(test_loop__bulk_after_urgent_and_its_defers)
 	struct loop *l;
 
 	CHECK(loop_new(&l) == 0);
-	CHECK(loop_add_defer(l, &queued_by_urgent, on_ordered_defer, NULL) == 0);
-	CHECK(loop_run_once(l, 0) == 1);	/* the defer runs once at its creation */
+	CHECK(loop_add_defer(l, &queued_by_urgent, on_ordered_defer, (void *)(intptr_t)'d') == 0);
+	CHECK(loop_add_defer(l, &queued_by_defer, on_ordered_defer, (void *)(intptr_t)'e') == 0);
+	CHECK(loop_run_once(l, 0) == 2);	/* the defers run once at their creation */
 	/* bulk sources added first: epoll would report them first */
 	for (i = 0; i < 2; i++) {
 		CHECK(pipe(pb[i]) == 0);
@@ -241,9 +249,10 @@ TEST(test_loop__bulk_after_urgent_and_its_defers)
 	CHECK(loop_add_io(l, &urgent, pu[0], EPOLLIN, on_ordered_io, (void *)(intptr_t)'u') == 0);
 	CHECK(write(pu[1], "x", 1) == 1);
 	nran = 0;
-	CHECK(loop_run_once(l, 0) == 4);
-	CHECK_INT((int)nran, ==, 4);
-	CHECK(ran[0] == 'u' && ran[1] == 'd' && ran[2] == 'b' && ran[3] == 'b');
+	CHECK(loop_run_once(l, 0) == 5);
+	CHECK_INT((int)nran, ==, 5);
+	/* the urgent pipe, its defer, the defer that one queued, then the bulk pipes */
+	CHECK(ran[0] == 'u' && ran[1] == 'd' && ran[2] == 'e' && ran[3] == 'b' && ran[4] == 'b');
 	for (i = 0; i < 2; i++) {
 		loop_source_free(bulk[i]);
 		close(pb[i][0]);
@@ -251,6 +260,7 @@ TEST(test_loop__bulk_after_urgent_and_its_defers)
 	}
 	loop_source_free(urgent);
 	loop_source_free(queued_by_urgent);
+	loop_source_free(queued_by_defer);
 	close(pu[0]);
 	close(pu[1]);
 	loop_free(l);
