@@ -15,7 +15,7 @@
 #include "core/log.h"
 
 #define LOOP_MAX_EVENTS 64
-#define LOOP_DEFER_ROUNDS 4	/* before the bulk sources: defers queued by defers, so deep */
+#define LOOP_DEFER_ROUNDS 4	/* defers queued by defers run in the same dispatch, so deep */
 
 enum source_type {
 	SOURCE_IO,
@@ -781,6 +781,16 @@ static int dispatch_defers(struct loop *l)
 	return n;
 }
 
+/* The defers, then those they queued, LOOP_DEFER_ROUNDS deep at most. */
+static int dispatch_defer_rounds(struct loop *l)
+{
+	int round, n = 0;
+
+	for (round = 0; round < LOOP_DEFER_ROUNDS && l->defer_head; round++)
+		n += dispatch_defers(l);
+	return n;
+}
+
 static void release_dead(struct loop *l)
 {
 	while (l->dead) {
@@ -794,11 +804,11 @@ static void release_dead(struct loop *l)
 int loop_run_once(struct loop *l, uint64_t timeout)
 {
 	struct epoll_event events[LOOP_MAX_EVENTS];
-	int n, i, ms, dispatched, bulk = 0, round;
+	int n, i, ms, dispatched, bulk = 0;
 
 	loop_update_clock(l);
 	l->dispatching++;
-	dispatched = dispatch_defers(l);
+	dispatched = dispatch_defer_rounds(l);
 	l->dispatching--;
 	release_dead(l);
 
@@ -825,8 +835,7 @@ int loop_run_once(struct loop *l, uint64_t timeout)
 		 * What the others started goes before the bytes, and what that
 		 * queued in turn (a claim's run, then its power switch's request)
 		 */
-		for (round = 0; round < LOOP_DEFER_ROUNDS && l->defer_head; round++)
-			dispatched += dispatch_defers(l);
+		dispatched += dispatch_defer_rounds(l);
 		for (i = 0; i < n; i++)
 			if (is_bulk(&events[i]))
 				dispatch_one(l, &events[i]);

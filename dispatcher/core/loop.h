@@ -130,7 +130,14 @@ int loop_add_child(struct loop *l, struct loop_source **ret, pid_t pid, loop_chi
 /** loop_child_kill() - send @sig to the child through its pidfd; -ESRCH once reaped. */
 int loop_child_kill(struct loop_source *s, int sig);
 
-/** loop_add_defer() - call @cb at the next iteration, once. */
+/**
+ * loop_add_defer() - call @cb once, after the callbacks running now
+ *
+ * Defers run at the start of each iteration and before its bulk sources
+ * (loop_source_set_bulk()); one queued by a defer runs in the same
+ * dispatch, LOOP_DEFER_ROUNDS deep (one that queues itself again runs at
+ * most that many times per iteration).
+ */
 int loop_add_defer(struct loop *l, struct loop_source **ret, loop_defer_fn cb, void *userdata);
 
 /** loop_defer_again() - schedule an existing defer source once more. */
