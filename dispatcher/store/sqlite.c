@@ -270,6 +270,18 @@ int sqlite_read_one(struct sqlite_store *sq, sqlite3_stmt *s, const char *op,
 	return 0;
 }
 
+int sqlite_read_int(struct sqlite_store *sq, sqlite3_stmt *s, const char *op, int64_t *ret)
+{
+	int rc = sqlite3_step(s);
+
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sqlite_fail(sq, s, op);
+	if (rc == SQLITE_ROW)
+		*ret = sqlite3_column_int64(s, 0);
+	sqlite_reset(s);
+	return rc == SQLITE_ROW ? 0 : -ENOENT;
+}
+
 int sqlite_read_rows(struct sqlite_store *sq, sqlite3_stmt *s, const char *op,
 		     const struct sqlite_reader *reader, struct store_rows *rows)
 {

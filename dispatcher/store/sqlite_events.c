@@ -129,19 +129,14 @@ int sqlite_delivered_get(struct store *st, const char *backend, const char *rece
 {
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_DELIVERED_GET];
-	int rc;
+	int r;
 
 	if (sqlite3_bind_int64(s, 1, job_id) ||
 	    sqlite3_bind_text(s, 2, backend, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(s, 3, receiver, -1, SQLITE_STATIC))
 		return sqlite_fail(sq, s, "read a delivery");
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*ret = sqlite3_column_int64(s, 0);
-	else if (rc != SQLITE_DONE)
-		return sqlite_fail(sq, s, "read a delivery");
-	sqlite_reset(s);
-	return 0;
+	r = sqlite_read_int(sq, s, "read a delivery", ret);
+	return r == -ENOENT ? 0 : r;	/* none delivered: the 0 store.c set */
 }
 
 int sqlite_delivered_drop_job(struct sqlite_store *sq, int64_t job_id)

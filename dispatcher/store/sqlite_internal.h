@@ -250,6 +250,13 @@ int sqlite_read_one(struct sqlite_store *sq, sqlite3_stmt *s, const char *op,
 		    const struct sqlite_reader *reader, void *ret);
 
 /*
+ * sqlite_read_int() - step the bound query @s that reads at most one
+ * integer and reset it: 0 with *@ret, -ENOENT when there is no row (*@ret
+ * untouched), or an error as sqlite_error().
+ */
+int sqlite_read_int(struct sqlite_store *sq, sqlite3_stmt *s, const char *op, int64_t *ret);
+
+/*
  * sqlite_read_rows() - step the bound query @s to its end, appending every
  * row to @rows (of reader->type), and reset it.  On failure @rows is left
  * empty.

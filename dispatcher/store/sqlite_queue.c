@@ -165,17 +165,10 @@ int sqlite_queue_position(struct store *st, int64_t id, int64_t *ret)
 {
 	struct sqlite_store *sq = sqlite_of(st);
 	sqlite3_stmt *s = sq->stmt[STMT_QUEUE_POSITION];
-	int rc;
 
 	if (sqlite3_bind_int64(s, 1, id))
 		return sqlite_fail(sq, s, "find a place in the queue");
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*ret = sqlite3_column_int64(s, 0);
-	else if (rc != SQLITE_DONE)
-		return sqlite_fail(sq, s, "find a place in the queue");
-	sqlite_reset(s);
-	return rc == SQLITE_ROW ? 0 : -ENOENT;
+	return sqlite_read_int(sq, s, "find a place in the queue", ret);
 }
 
 static int queue_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
