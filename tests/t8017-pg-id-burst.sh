@@ -104,36 +104,39 @@ for i, job in enumerate(m()):
 PY
 }
 
-test_expect_success 'a system.multicall of 40 submissions, 4 ids ahead: each held until its id came, none waited' '
+# boards_aside: both hosts' boards in maintenance, so that the jobs stay queued
+boards_aside() {
+	local b u
 	for b in a-01 b-01; do
 		u=$URL_hA; [ $b = b-01 ] && u=$URL_hB
 		curl -sf -X POST -d "{\"state\":\"maintenance\",\"reason\":\"t8017\"}" \
 			"$u/api/v1/devices/$b/state" >/dev/null || return
-	done &&
+	done
+}
+# ids_each_once NAME N: $TMP/NAME.out ("NAME-k id" per submission) has N distinct
+# ids, and the database holds exactly those jobs, each under its name
+ids_each_once() {
+	[ "$(awk '{print $2}' "$TMP/$1.out" | sort -u | wc -l)" = "$2" ] &&
+	sort -k2n "$TMP/$1.out" | awk '{print $1 ":" $2}' >"$TMP/$1.want" &&
+	pg_sql "SELECT name || \$\$:\$\$ || id FROM jobs WHERE name LIKE \$\$$1-%\$\$ ORDER BY id" \
+		>"$TMP/$1.db" &&
+	diff -u "$TMP/$1.want" "$TMP/$1.db"
+}
+
+test_expect_success 'a system.multicall of 40 submissions, 4 ids ahead: each held until its id came, none waited' '
+	boards_aside &&
 	mark && multi_submit 40 >"$TMP/multi.out" && cat "$TMP/multi.out" &&
-	[ "$(awk "{print \$2}" "$TMP/multi.out" | sort -u | wc -l)" = 40 ] &&
-	sort -k2n "$TMP/multi.out" | awk "{print \$1 \":\" \$2}" >"$TMP/multi.want" &&
-	pg_sql "SELECT name || \$\$:\$\$ || id FROM jobs WHERE name LIKE \$\$multi-%\$\$ ORDER BY id" \
-		>"$TMP/multi.db" &&
-	diff -u "$TMP/multi.want" "$TMP/multi.db" &&
+	ids_each_once multi 40 &&
 	tail -c +$(($(cat "$TMP/hA.mark") + 1)) "$TMP/hA/labd.log" |
 		grep -c "no id of jobs_id_seq left ahead: a request held" &&
 	waits && no_wait
 '
 
 test_expect_success '300 jobs at once through both hosts: each queued once, its own id, none waited' '
-	for b in a-01 b-01; do
-		u=$URL_hA; [ $b = b-01 ] && u=$URL_hB
-		curl -sf -X POST -d "{\"state\":\"maintenance\",\"reason\":\"t8017\"}" \
-			"$u/api/v1/devices/$b/state" >/dev/null || return
-	done &&
+	boards_aside &&
 	mark && $PY "$TOP/tests/helper/submit-burst.py" --stop "$(cat "$TMP/hA.pid"),$(cat "$TMP/hB.pid")" \
 		300 "$TMP/burst.yaml" "$URL_hA" "$URL_hB" >"$TMP/burst.out" &&
-	[ "$(awk "{print \$2}" "$TMP/burst.out" | sort -u | wc -l)" = 300 ] &&
-	sort -k2n "$TMP/burst.out" | awk "{print \$1 \":\" \$2}" >"$TMP/burst.want" &&
-	pg_sql "SELECT name || \$\$:\$\$ || id FROM jobs WHERE name LIKE \$\$burst-%\$\$ ORDER BY id" \
-		>"$TMP/burst.db" &&
-	diff -u "$TMP/burst.want" "$TMP/burst.db" &&
+	ids_each_once burst 300 &&
 	waits && no_wait
 '
 # how many requests the burst outran the ids fetched ahead with (a figure, not a check)
