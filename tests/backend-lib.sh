@@ -23,7 +23,7 @@ recorder_start() {
 		2>>"$TMP/$name.err" &
 	printf -v "REC_PID_$name" %s $!
 	at_exit "kill $! 2>/dev/null"
-	wait_for "curl -s http://127.0.0.1:$port/health" 10
+	wait_for "curl -s --max-time 5 http://127.0.0.1:$port/health" 10
 }
 
 recorder_stop() {

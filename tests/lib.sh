@@ -286,7 +286,7 @@ labd_start() {
 	LABD_PID=$!
 	at_exit "kill -9 $LABD_PID"
 	echo "$LABD_PID" >>"$TMP/labd.pids"
-	wait_for "curl -sf $LABD_URL/api/v1/health" "${LABD_START_TIMEOUT:-20}" ||
+	wait_for "curl -sf --max-time 5 $LABD_URL/api/v1/health" "${LABD_START_TIMEOUT:-20}" ||
 		{ cat "$LAB/labd.log"; return 1; }
 }
 
@@ -306,7 +306,7 @@ labd_restart() {
 	"$LABD" -c "$LAB/labd.conf" --listen "127.0.0.1:$LABD_PORT" "$@" >>"$LAB/labd.log" 2>&1 &
 	LABD_PID=$!
 	echo "$LABD_PID" >>"$TMP/labd.pids"
-	wait_for "curl -sf $LABD_URL/api/v1/health" 20 || { tail -20 "$LAB/labd.log"; return 1; }
+	wait_for "curl -sf --max-time 5 $LABD_URL/api/v1/health" 20 || { tail -20 "$LAB/labd.log"; return 1; }
 }
 
 # labd_stop: SIGTERM and wait until it exited (also from a subshell, where

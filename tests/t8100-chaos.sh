@@ -50,7 +50,8 @@ RSS0=$(rss_kb)
 
 : >"$TMP/chaos.log"
 kills=0 fills=0
-note() { echo "$(( $(date +%s) - T0 ))s $*" >>"$TMP/chaos.log"; }
+# note: a step of the chaos, printed as it happens (a run that times out shows how far it got)
+note() { echo "$(( $(date +%s) - T0 ))s $*" | tee -a "$TMP/chaos.log" | sed 's/^/# /'; }
 
 # The submitter keeps about $INFLIGHT jobs queued or running, whatever labd
 # goes through; the ids labd answered go to $TMP/submitted.
@@ -122,13 +123,29 @@ all_finished() {
 	h=$(curl -sf --max-time 5 "$api/health") &&
 	[ "$(echo "$h" | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["running"] + d["queued"])')" = 0 ]
 }
-wait_for all_finished 400
+# The budget: 180 s of chaos, at most 300 s to finish and 120 s to deliver,
+# well inside tests/run's 900 s, so that a stuck job fails the cases below
+# with its story printed instead of the whole script timing out.
+if wait_for all_finished 300; then
+	note "every job finished"
+else
+	note "jobs still running or queued 300 s after the chaos: $(curl -s --max-time 5 "$api/health")"
+	for st in running queued; do
+		curl -s --max-time 10 "$api/jobs?state=$st&limit=5" |
+			$PY -c 'import json,sys; print("\n".join(str(j["id"]) for j in json.load(sys.stdin)))' 2>/dev/null |
+			while read -r id; do
+				echo "# $st job $id: $(curl -s --max-time 5 "$api/jobs/$id/events" | cut -c1-600)"
+				grep "job $id[: ]" "$LAB/labd.log" | tail -8 | sed "s/^/# job $id: /"
+			done
+	done
+fi
 # every job of the store, page by page
 $PY - "$api" >"$TMP/jobs.json" <<'PY'
 import json, sys, urllib.request
 jobs, before = [], ""
 while True:
-    page = json.load(urllib.request.urlopen("%s/jobs?limit=1000%s" % (sys.argv[1], before)))
+    page = json.load(urllib.request.urlopen("%s/jobs?limit=1000%s" % (sys.argv[1], before),
+                                            timeout=30))
     jobs += page
     if len(page) < 1000:
         break
@@ -152,7 +169,7 @@ for line in open(sys.argv[1]):
 sys.exit(1 if want else 0)
 PY
 }
-wait_for all_delivered 180
+wait_for all_delivered 120 && note "every job's end delivered" || note "not every job's end delivered"
 sleep 2
 RSS1=$(rss_kb)
 
@@ -163,7 +180,7 @@ import json, sys, urllib.request
 api, ids = sys.argv[1], open(sys.argv[2]).read().split()
 counts, requeued, bad = {}, 0, []
 for i in ids:
-    ev = json.load(urllib.request.urlopen("%s/jobs/%s/events" % (api, i)))
+    ev = json.load(urllib.request.urlopen("%s/jobs/%s/events" % (api, i), timeout=10))
     kinds = [e["kind"] for e in ev]
     req = [e for e in ev if e["kind"] == "requeued"]
     if kinds.count("finished") != 1:
@@ -185,7 +202,7 @@ bytes=0
 : >"$TMP/log_mismatch"
 for id in $(cat "$TMP/store_ids"); do
 	f="$LAB/state/jobs/$id/console.log"
-	curl -sf "$api/jobs/$id/log" >"$TMP/api.log" || echo "$id: no log from the API" >>"$TMP/log_mismatch"
+	curl -sf --max-time 10 "$api/jobs/$id/log" >"$TMP/api.log" || echo "$id: no log from the API" >>"$TMP/log_mismatch"
 	cmp -s "$TMP/api.log" "$([ -e "$f" ] && echo "$f" || echo /dev/null)" ||
 		echo "$id: the API's log differs from console.log" >>"$TMP/log_mismatch"
 	bytes=$((bytes + $(stat -c %s "$f" 2>/dev/null || echo 0)))
@@ -194,7 +211,6 @@ $PY "$STREAM_CHECK" "$TMP/rec.jsonl" "$LAB/state" >"$TMP/stream" 2>&1
 STREAM_RC=$?
 items=$(grep -c '"status": 200' "$TMP/rec.jsonl")
 
-sed 's/^/# /' "$TMP/chaos.log"
 echo "# labd killed $kills times; jobs submitted and answered: $(wc -l <"$TMP/submitted")"
 sed 's/^/# outcome: /' "$TMP/outcomes"
 for id in $(sed -n 's/^BAD job \([0-9]*\):.*/\1/p' "$TMP/outcomes" | head -3); do
