@@ -149,6 +149,18 @@ t_watch_job() {
 }
 test_expect_success 'a reader watches a CI job live, and cannot type into it' t_watch_job
 
+# The board's log has what it printed outside jobs (alice's session on
+# sim-01); a job's bytes are in the job's log only, the board's log says so.
+t_board_log() {
+	local blog2=$LAB/state/boards/sim-02 id
+	grep -q 'MARK-42' "$LAB/state/boards/sim-01/console.log" &&
+	id=$(sed -n "s/.* job \([0-9]*\): the console goes to the job's log\$/\1/p" "$blog2/labd.log") &&
+	[ -n "$id" ] && grep -q "job $id: the console is logged here again" "$blog2/labd.log" &&
+	grep -q 'Hit any key to stop autoboot' "$LAB/state/jobs/$id/console.log" &&
+	! grep -q 'Hit any key to stop autoboot' "$blog2/console.log"
+}
+test_expect_success "the board's log has its console outside jobs, a job's is in the job's log" t_board_log
+
 t_refused() {
 	test_must_fail "$LABCTL_BIN" --url "$LABD_URL" --token nope console sim-01 </dev/null 2>"$TMP/err" &&
 	grep -q 'invalid token' "$TMP/err" &&

@@ -53,6 +53,7 @@ struct board {
 	uint64_t hold_until;
 	const struct board_job_hooks *hooks;
 	void *hooks_ud;
+	int64_t hooks_job;		/* the job whose hooks they are (the board's log) */
 	bool masking;		/* a job's secrets are masked (board_set_mask()) */
 	struct mask_stream mask;
 	struct loop_source *mask_timer;	/* lets held-back bytes go */
@@ -163,12 +164,15 @@ err_free:
 	return r;
 }
 
-/* Console bytes, masked already, to the board's log, its scrollback and the job. */
+/*
+ * Console bytes, masked already, to the board's log (outside jobs: a job's
+ * bytes are in the job's own log, doc/console.md), its scrollback and the job.
+ */
 static void deliver(struct board *b, const uint8_t *buf, size_t len)
 {
 	if (!len)
 		return;
-	if (b->log) {
+	if (b->log && !b->hooks) {
 		joblog_console(b->log, loop_realtime(b->deps.loop), buf, len);
 		joblog_rotate_if_larger(b->log, BOARD_LOG_MAX);
 	}
@@ -540,6 +544,15 @@ void board_persist(struct board *b)
 
 void board_set_job_hooks(struct board *b, const struct board_job_hooks *hooks, void *userdata)
 {
+	/* the board's log says where its console went meanwhile */
+	if (b->log && b->deps.loop && !hooks != !b->hooks) {
+		if (hooks)
+			b->hooks_job = b->job_id;
+		joblog_msg(b->log, loop_realtime(b->deps.loop), "info",
+			   hooks ? "job %lld: the console goes to the job's log" :
+				   "job %lld: the console is logged here again",
+			   (long long)b->hooks_job);
+	}
 	b->hooks = hooks;
 	b->hooks_ud = userdata;
 }

@@ -136,7 +136,9 @@ void board_persist(struct board *b);
 
 /**
  * Console hooks for the running job.  Only one job at a time: board_set_job_hooks()
- * replaces the previous hooks; pass NULL to remove them.
+ * replaces the previous hooks; pass NULL to remove them.  While they are set the
+ * console bytes go to the job (its log) and not to the board's own log, which
+ * notes where they went ("job N: the console goes to the job's log").
  */
 struct board_job_hooks {
 	void (*data)(const uint8_t *buf, size_t len, void *userdata);
