@@ -360,6 +360,7 @@ static const struct store_ops pg_ops = {
 	.event_list = pg_event_list,
 	.delivered_set = pg_delivered_set,
 	.delivered_get = pg_delivered_get,
+	.delivered_list = pg_delivered_list,
 	.reservation_insert = pg_reservation_insert,
 	.reservation_get = pg_reservation_get,
 	.reservation_waiting = pg_reservation_waiting,

@@ -532,6 +532,7 @@ int pg_delivered_set(struct store *st, const char *backend, const char *receiver
 		     int64_t job_id, int64_t seq);
 int pg_delivered_get(struct store *st, const char *backend, const char *receiver,
 		     int64_t job_id, int64_t *ret);
+int pg_delivered_list(struct store *st, struct store_rows *rows);
 
 int pg_reservation_insert(struct store *st, struct reservation_record *rec);
 int pg_reservation_get(struct store *st, int64_t id, struct reservation_record *ret);

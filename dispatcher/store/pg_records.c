@@ -274,6 +274,26 @@ static const char sql_delivered_set[] =
 static const char sql_delivered_get[] =
 	"SELECT COALESCE((SELECT seq FROM deliveries WHERE job_id = $1 AND backend = $2"
 	" AND receiver = $3), 0)";
+static const char sql_delivered_list[] =
+	"SELECT backend, receiver, job_id, seq FROM deliveries ORDER BY job_id, backend, receiver";
+
+enum { DLCOL_BACKEND, DLCOL_RECEIVER, DLCOL_JOB_ID, DLCOL_SEQ };
+
+static const struct pg_text delivery_texts[] = {
+	{ DLCOL_BACKEND, offsetof(struct delivery_record, backend) },
+	{ DLCOL_RECEIVER, offsetof(struct delivery_record, receiver) },
+};
+
+static int delivery_read(PGresult *res, int row, void *p)
+{
+	struct delivery_record *rec = p;
+
+	rec->job_id = pg_int(res, row, DLCOL_JOB_ID);
+	rec->seq = pg_int(res, row, DLCOL_SEQ);
+	return pg_read_texts(res, row, rec, delivery_texts, ARRAY_SIZE(delivery_texts));
+}
+
+static const struct pg_reader delivery_reader = { &store_delivery_rows, delivery_read };
 
 int pg_delivered_set(struct store *st, const char *backend, const char *receiver,
 		     int64_t job_id, int64_t seq)
@@ -296,4 +316,10 @@ int pg_delivered_get(struct store *st, const char *backend, const char *receiver
 	pg_arg_text(&a, backend);
 	pg_arg_text(&a, receiver);
 	return pg_call(pg_of(st), "read a delivery", sql_delivered_get, &a, pg_read_int, ret);
+}
+
+int pg_delivered_list(struct store *st, struct store_rows *rows)
+{
+	return pg_list(pg_of(st), "list deliveries", sql_delivered_list, NULL, &delivery_reader,
+		       rows);
 }

@@ -481,6 +481,7 @@ static const struct store_ops sqlite_ops = {
 	.event_list = sqlite_event_list,
 	.delivered_set = sqlite_delivered_set,
 	.delivered_get = sqlite_delivered_get,
+	.delivered_list = sqlite_delivered_list,
 	.reservation_insert = sqlite_reservation_insert,
 	.reservation_get = sqlite_reservation_get,
 	.reservation_waiting = sqlite_reservation_waiting,

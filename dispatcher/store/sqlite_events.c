@@ -44,6 +44,8 @@ const struct sqlite_sql sqlite_events_sql[] = {
 	{ STMT_DELIVERED_GET,
 	  "SELECT seq FROM deliveries WHERE job_id = ?1 AND backend = ?2 AND receiver = ?3" },
 	{ STMT_DELIVERED_DROP_JOB, "DELETE FROM deliveries WHERE job_id = ?1" },
+	{ STMT_DELIVERED_LIST,
+	  "SELECT backend, receiver, job_id, seq FROM deliveries ORDER BY job_id, backend, receiver" },
 	{ 0, NULL },
 };
 
@@ -59,6 +61,25 @@ static int event_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
 }
 
 static const struct sqlite_reader event_reader = { &store_event_rows, event_read };
+
+enum { DCOL_BACKEND, DCOL_RECEIVER, DCOL_JOB_ID, DCOL_SEQ };
+
+static const struct sqlite_text delivery_texts[] = {
+	{ DCOL_BACKEND, offsetof(struct delivery_record, backend) },
+	{ DCOL_RECEIVER, offsetof(struct delivery_record, receiver) },
+};
+
+/* Read the current row of STMT_DELIVERED_LIST into the zeroed @p. */
+static int delivery_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
+{
+	struct delivery_record *rec = p;
+
+	rec->job_id = sqlite3_column_int64(s, DCOL_JOB_ID);
+	rec->seq = sqlite3_column_int64(s, DCOL_SEQ);
+	return sqlite_read_texts(s, rec, delivery_texts, ARRAY_SIZE(delivery_texts));
+}
+
+static const struct sqlite_reader delivery_reader = { &store_delivery_rows, delivery_read };
 
 int sqlite_event_add(struct store *st, int64_t job_id, uint64_t ts, const char *kind,
 		     const char *data, int64_t *ret_seq)
@@ -137,6 +158,14 @@ int sqlite_delivered_get(struct store *st, const char *backend, const char *rece
 		return sqlite_fail(sq, s, "read a delivery");
 	r = sqlite_read_int(sq, s, "read a delivery", ret);
 	return r == -ENOENT ? 0 : r;	/* none delivered: the 0 store.c set */
+}
+
+int sqlite_delivered_list(struct store *st, struct store_rows *rows)
+{
+	struct sqlite_store *sq = sqlite_of(st);
+
+	return sqlite_read_rows(sq, sq->stmt[STMT_DELIVERED_LIST], "list deliveries",
+				&delivery_reader, rows);
 }
 
 int sqlite_delivered_drop_job(struct sqlite_store *sq, int64_t job_id)

@@ -63,6 +63,7 @@ enum sqlite_stmt {
 	STMT_DELIVERED_SET,
 	STMT_DELIVERED_GET,
 	STMT_DELIVERED_DROP_JOB,
+	STMT_DELIVERED_LIST,
 	/* sqlite_reservations.c */
 	STMT_RESERVATION_INSERT,
 	STMT_RESERVATION_GET,
@@ -311,6 +312,7 @@ int sqlite_delivered_set(struct store *st, const char *backend, const char *rece
 			 int64_t job_id, int64_t seq);
 int sqlite_delivered_get(struct store *st, const char *backend, const char *receiver,
 			 int64_t job_id, int64_t *ret);
+int sqlite_delivered_list(struct store *st, struct store_rows *rows);
 
 int sqlite_reservation_insert(struct store *st, struct reservation_record *rec);
 int sqlite_reservation_get(struct store *st, int64_t id, struct reservation_record *ret);

@@ -177,6 +177,24 @@ static void token_release(void *rec)
 
 const struct store_row_type store_token_rows = { sizeof(struct token_record), token_release };
 
+void delivery_record_release(struct delivery_record *rec)
+{
+	if (!rec)
+		return;
+	free(rec->backend);
+	free(rec->receiver);
+	memset(rec, 0, sizeof(*rec));
+}
+
+static void delivery_release(void *rec)
+{
+	delivery_record_release(rec);
+}
+
+const struct store_row_type store_delivery_rows = {
+	sizeof(struct delivery_record), delivery_release
+};
+
 void *store_rows_add(struct store_rows *rows)
 {
 	size_t alloc = rows->alloc ? rows->alloc * 2 : STORE_ROWS_MIN;
@@ -651,6 +669,16 @@ int store_delivered_get(struct store *st, const char *backend, const char *recei
 	if (!backend || !receiver)
 		return -EINVAL;
 	return st->ops->delivered_get(st, backend, receiver, job_id, ret);
+}
+
+int store_delivered_list(struct store *st,
+			 int (*cb)(const struct delivery_record *rec, void *ud), void *ud)
+{
+	struct store_rows rows = { .type = &store_delivery_rows };
+	int r = st->ops->delivered_list(st, &rows);
+
+	STORE_EACH(&rows, r, cb, ud);
+	return r < 0 ? r : 0;
 }
 
 /* ---- reservations ---- */

@@ -685,6 +685,25 @@ int store_delivered_set(struct store *st, const char *backend, const char *recei
 int store_delivered_get(struct store *st, const char *backend, const char *receiver,
 			int64_t job_id, int64_t *ret);
 
+/* One position: @backend's @receiver acknowledged job @job_id's events up to @seq. */
+struct delivery_record {
+	char *backend;
+	char *receiver;
+	int64_t job_id;
+	int64_t seq;
+};
+
+/**
+ * store_delivered_list() - every position of every job, by job id, backend
+ * and receiver (`labd store migrate` copies them).  A read (in a read
+ * context on PostgreSQL: -EINPROGRESS, answered later).
+ */
+int store_delivered_list(struct store *st,
+			 int (*cb)(const struct delivery_record *rec, void *ud), void *ud);
+
+/** delivery_record_release() - free @rec's strings and zero it; accepts NULL. */
+void delivery_record_release(struct delivery_record *rec);
+
 /** event_record_release() - free @rec's strings and zero it; accepts NULL. */
 void event_record_release(struct event_record *rec);
 

@@ -54,6 +54,7 @@ extern const struct store_row_type store_event_rows;
 extern const struct store_row_type store_reservation_rows;
 extern const struct store_row_type store_queue_rows;
 extern const struct store_row_type store_token_rows;
+extern const struct store_row_type store_delivery_rows;
 
 /* Records of one type, in the order a listing found them. */
 struct store_rows {
@@ -138,6 +139,7 @@ struct store_ops {
 			     int64_t job_id, int64_t seq);
 	int (*delivered_get)(struct store *st, const char *backend, const char *receiver,
 			     int64_t job_id, int64_t *ret);
+	int (*delivered_list)(struct store *st, struct store_rows *rows);
 
 	int (*reservation_insert)(struct store *st, struct reservation_record *rec);
 	int (*reservation_get)(struct store *st, int64_t id, struct reservation_record *ret);

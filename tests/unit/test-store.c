@@ -31,6 +31,7 @@ TEST(test_store__null_safe)
 	device_record_release(NULL);
 	result_record_release(NULL);
 	event_record_release(NULL);
+	delivery_record_release(NULL);
 }
 
 /* The `store` group of labd.conf text @text, parsed into @cfg (config_destroy() it). */
@@ -888,15 +889,33 @@ TEST(test_store__prune)
 	store_close(st);
 }
 
-/* How far a backend's receiver acknowledged a job's events: per pair, never back, pruned. */
+/* What store_delivered_list() passed: "job backend receiver seq;" each, jobs named a and b. */
+struct seen_deliveries {
+	int64_t a, b;
+	char text[256];
+};
+
+static int seen_delivery(const struct delivery_record *rec, void *ud)
+{
+	struct seen_deliveries *s = ud;
+	size_t n = strlen(s->text);
+	const char *job = rec->job_id == s->a ? "a" : rec->job_id == s->b ? "b" : "?";
+
+	snprintf(s->text + n, sizeof(s->text) - n, "%s %s %s %lld;", job, rec->backend,
+		 rec->receiver, (long long)rec->seq);
+	return 0;
+}
+
+/* How far a backend's receiver acknowledged a job's events: per pair, never back, listed, pruned. */
 TEST(test_store__deliveries)
 {
 	struct store *st = open_new("deliveries.db");
+	struct seen_deliveries seen = { 0 };
 	int64_t a, b, seq = -1;
 
 	CHECK(st);
-	a = add_job(st, "a", 50);
-	b = add_job(st, "b", 50);
+	a = seen.a = add_job(st, "a", 50);
+	b = seen.b = add_job(st, "b", 50);
 	CHECK(store_delivered_get(st, "http", "http://r/1", a, &seq) == 0);
 	CHECK_INT(seq, ==, 0);
 	CHECK(store_delivered_set(st, "http", "http://r/1", a, 3) == 0);
@@ -916,11 +935,16 @@ TEST(test_store__deliveries)
 	CHECK(store_delivered_set(st, "http", "http://r/1", a, 4) == 0);
 	CHECK(store_delivered_get(st, "http", "http://r/1", a, &seq) == 0);
 	CHECK_INT(seq, ==, 4);
+	CHECK(store_delivered_list(st, seen_delivery, &seen) == 0);	/* by job, backend, receiver */
+	CHECK_STR(seen.text, "a http http://r/1 4;a http http://r/2 7;b other http://r/1 5;");
 	CHECK(store_job_prune(st, a, 0, 100) == 0);	/* its history goes: positions too */
 	CHECK(store_delivered_get(st, "http", "http://r/1", a, &seq) == 0);
 	CHECK_INT(seq, ==, 0);
 	CHECK(store_delivered_get(st, "other", "http://r/1", b, &seq) == 0);
 	CHECK_INT(seq, ==, 5);
+	seen.text[0] = '\0';
+	CHECK(store_delivered_list(st, seen_delivery, &seen) == 0);
+	CHECK_STR(seen.text, "b other http://r/1 5;");
 	store_close(st);
 }
 
