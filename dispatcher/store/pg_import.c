@@ -10,7 +10,10 @@
  * and get this host's name (a running job is recovered by the host that
  * ran it); boards keep their state and get their host when it registers
  * them.  The users of labd.conf stay in labd.conf; the tokens made through
- * the API are copied.
+ * the API are copied.  So are the delivery positions (how far each results
+ * backend's receiver acknowledged each job's events), after the jobs they
+ * belong to: the http backend goes on from there instead of sending a
+ * job's events again.
  */
 #include "store/pg_internal.h"
 
@@ -36,6 +39,8 @@ static const char sql_reservation[] =
 	"INSERT INTO reservations (holder, board, device_type, tags, priority, duration,"
 	" submitted, id, state, device, started, until, ended, end_reason)"
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
+static const char sql_delivery[] =
+	"INSERT INTO deliveries (job_id, backend, receiver, seq) VALUES ($1, $2, $3, $4)";
 static const char sql_token[] =
 	"INSERT INTO tokens (hash, user_name, role, created, created_by) VALUES ($1, $2, $3, $4, $5)";
 static const char sql_empty[] =
@@ -48,7 +53,7 @@ static const char sql_sequences[] =
 struct import {
 	struct pg_store *ps;
 	struct store *from;
-	int64_t jobs, results, events, reservations, devices, tokens;
+	int64_t jobs, results, events, reservations, devices, tokens, deliveries;
 	int64_t last_id;	/* paging the jobs, newest first */
 };
 
@@ -99,6 +104,19 @@ static int copy_job(const struct job_record *j, void *ud)
 	if (!r)
 		r = store_event_list(im->from, j->id, 0, copy_event, im);
 	return r;
+}
+
+static int copy_delivery(const struct delivery_record *rec, void *ud)
+{
+	struct import *im = ud;
+	struct pg_args a = { 0 };
+
+	pg_arg_int(&a, rec->job_id);
+	pg_arg_text(&a, rec->backend);
+	pg_arg_text(&a, rec->receiver);
+	pg_arg_int(&a, rec->seq);
+	im->deliveries++;
+	return pg_call(im->ps, "copy a delivery", sql_delivery, &a, NULL, NULL);
 }
 
 static int copy_reservation(const struct reservation_record *rec, void *ud)
@@ -168,6 +186,8 @@ static int import_all(struct import *im)
 	}
 	if (!r)
 		r = copy_jobs(im);
+	if (!r)	/* a position's job is there now */
+		r = store_delivered_list(im->from, copy_delivery, im);
 	if (!r)
 		r = store_reservation_recent(im->from, UINT32_MAX, copy_reservation, im);
 	if (!r)
@@ -181,7 +201,7 @@ static int import_all(struct import *im)
 
 int pg_import(struct store *st, struct store *from)
 {
-	struct import im = { pg_of(st), from, 0, 0, 0, 0, 0, 0, 0 };
+	struct import im = { .ps = pg_of(st), .from = from };
 	int r;
 
 	if (im.ps->loop)
@@ -199,7 +219,9 @@ int pg_import(struct store *st, struct store *from)
 	r = store_commit(st);
 	if (!r)
 		log_info("copied %" PRId64 " jobs, %" PRId64 " results, %" PRId64 " events, %" PRId64
-			 " reservations, %" PRId64 " boards and %" PRId64 " tokens", im.jobs,
-			 im.results, im.events, im.reservations, im.devices, im.tokens);
+			 " delivery positions, %" PRId64 " reservations, %" PRId64
+			 " boards and %" PRId64 " tokens",
+			 im.jobs, im.results, im.events, im.deliveries, im.reservations,
+			 im.devices, im.tokens);
 	return r;
 }

@@ -608,7 +608,7 @@ int store_token_list(struct store *st, int (*cb)(const struct token_record *rec,
  * store_migrate() - `labd store migrate`: copy everything of @from (an
  * existing lab's SQLite store) into @to (an empty PostgreSQL database),
  * keeping the ids of jobs, reservations and results, the events, results,
- * boards and tokens, in one transaction; @to's id sequences then continue
+ * boards, tokens and delivery positions, in one transaction; @to's id sequences then continue
  * past the largest.  Both opened without a loop.  -EEXIST when @to has
  * jobs already, -EOPNOTSUPP when @to's driver cannot (SQLite).
  */
