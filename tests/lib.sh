@@ -92,6 +92,10 @@ at_exit() {
 
 say() { echo "# $*"; }
 
+# under_asan: a SANITIZE=1 build (BUILD build-san): AddressSanitizer keeps
+# freed memory in quarantine (256 MB), so RSS says nothing of labd's own.
+under_asan() { case "$BUILD" in *-san) true ;; *) false ;; esac; }
+
 # test_expect_success DESC BODY: run BODY (bash), ok when it exits 0.
 test_expect_success() {
 	local desc=$1 body=$2 out

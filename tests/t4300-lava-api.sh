@@ -331,9 +331,6 @@ test_expect_success 'system.multicall: each call answered in its place, a malfor
 	t_multicall
 
 
-# AddressSanitizer keeps freed memory in quarantine: RSS says nothing then.
-under_asan() { case "$BUILD" in *-san) true ;; *) false ;; esac; }
-
 t_big_log() {
 	set_board maintenance &&
 	bid=$(lava gitlab jobs submit "$TMP/job.yaml") &&
