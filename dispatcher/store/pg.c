@@ -352,6 +352,7 @@ static const struct store_ops pg_ops = {
 	.board_release = pg_board_release,
 	.host_name = pg_host_name,
 	.host_url = pg_host_url,
+	.host_reaped = pg_host_reaped,
 	.lab_secret = pg_lab_secret,
 	.board_elsewhere = pg_board_elsewhere,
 	.result_add = pg_result_add,

@@ -627,6 +627,19 @@ int pg_host_url(struct store *st, const char *host, char **ret)
 	return 0;
 }
 
+/* lease_until 0: reaped (sql_reap), until the host starts again (sql_register) */
+static const char sql_host_reaped[] =
+	"SELECT EXISTS (SELECT 1 FROM hosts WHERE name = $1 AND lease_until = 0)";
+
+int pg_host_reaped(struct store *st, const char *host, bool *ret)
+{
+	struct pg_args a = { 0 };
+
+	pg_arg_text(&a, host);
+	return pg_call(pg_of(st), "read whether a host was reaped", sql_host_reaped, &a,
+		       read_exists, ret);
+}
+
 /*
  * The device types of the other hosts' boards: read when the loop starts and
  * when the connection comes back, added to as the others NOTIFY a board

@@ -418,9 +418,13 @@ int pg_board_register(struct store *st, const char *name, const char *device_typ
 /* pg_board_release() - store_board_release() on PostgreSQL: a journaled write. */
 int pg_board_release(struct store *st, const char *name);
 
-/* pg_host_name(), pg_host_url() - store_host_name(), store_host_url() (a short read). */
+/*
+ * pg_host_name(), pg_host_url(), pg_host_reaped() - store_host_name(),
+ * store_host_url(), store_host_reaped() (short reads).
+ */
 const char *pg_host_name(const struct store *st);
 int pg_host_url(struct store *st, const char *host, char **ret);
+int pg_host_reaped(struct store *st, const char *host, bool *ret);
 /* pg_lab_secret_load() - the lab's secret, made when there is none (at open, waiting). */
 int pg_lab_secret_load(struct pg_store *ps);
 /* pg_lab_secret() - store_lab_secret(). */

@@ -590,6 +590,14 @@ int store_host_url(struct store *st, const char *host, char **ret)
 	return st->ops->host_url ? st->ops->host_url(st, host, ret) : -ENOENT;
 }
 
+int store_host_reaped(struct store *st, const char *host, bool *ret)
+{
+	*ret = false;
+	if (!host)
+		return -EINVAL;
+	return st->ops->host_reaped ? st->ops->host_reaped(st, host, ret) : 0;
+}
+
 int store_board_elsewhere(struct store *st, const char *device_type, bool *ret)
 {
 	*ret = false;

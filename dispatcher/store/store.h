@@ -555,6 +555,16 @@ const char *store_host_name(const struct store *st);
 int store_host_url(struct store *st, const char *host, char **ret);
 
 /**
+ * store_host_reaped() - whether @host, another host of the lab, was reaped
+ * (its lease ran out: another host requeued its jobs, ended its boards'
+ * reservations) and has not started again since, in @ret.  A short read:
+ * from the loop, in a read context (store_read_later()).  An unknown host
+ * is not reaped.  SQLite: one host, always false.  -ENOTCONN while the
+ * database is away.
+ */
+int store_host_reaped(struct store *st, const char *host, bool *ret);
+
+/**
  * store_lab_secret() - the secret the hosts of a lab share (hex text, made
  * once by the first host to open the database, kept in it), with which a
  * host vouches for the identity of a request it forwards to another

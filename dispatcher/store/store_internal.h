@@ -116,9 +116,10 @@ struct store_ops {
 			      uint64_t now, char *owner, size_t len);
 	int (*board_release)(struct store *st, const char *name);
 
-	/* optional (NULL: one host): store_host_name(), store_host_url() */
+	/* optional (NULL: one host): store_host_name(), store_host_url(), store_host_reaped() */
 	const char *(*host_name)(const struct store *st);
 	int (*host_url)(struct store *st, const char *host, char **ret);
+	int (*host_reaped)(struct store *st, const char *host, bool *ret);
 	const char *(*lab_secret)(const struct store *st);
 	int (*board_elsewhere)(struct store *st, const char *device_type, bool *ret);
 

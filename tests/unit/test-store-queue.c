@@ -535,6 +535,29 @@ TEST(test_queue__pg_reaped_journal_dropped)
 	loop_free(l);
 }
 
+/*
+ * store_host_reaped(): a host another reaped (lease_until 0) until it starts
+ * again, not one whose lease runs, nor one never seen.  SQLite: never.
+ */
+TEST(test_queue__host_reaped)
+{
+	const char *dir = state_dir("host-reaped.db");
+	struct store *st = NULL;
+	bool yes = true;
+
+	CHECK(open_at(dir, &st) == 0);
+	CHECK(store_host_reaped(st, "rack-9", &yes) == 0 && !yes);
+	CHECK(store_host_reaped(st, NULL, &yes) == -EINVAL);
+	if (pg_test_base()) {
+		CHECK_INT(pg_test_count(dir, "WITH r AS (INSERT INTO hosts (name, lease_until)"
+					" VALUES ('rack-9', 0), ('rack-8', 1) RETURNING 1)"
+					" SELECT count(*) FROM r"), ==, 2);
+		CHECK(store_host_reaped(st, "rack-9", &yes) == 0 && yes);
+		CHECK(store_host_reaped(st, "rack-8", &yes) == 0 && !yes);
+	}
+	st = store_close(st);
+}
+
 static void on_answered(int err, void *ud)
 {
 	(*(int *)ud)++;
@@ -708,5 +731,5 @@ TEST(test_queue__pg_ids_never_wait)
 TEST_LIST(test_queue__claim_order, test_queue__claim_board_avoid_session, test_queue__position,
 	  test_queue__counts_and_summary, test_queue__list_cursors, test_queue__batch_and_sync,
 	  test_queue__pg_write_groups, test_queue__pg_reaped_journal_dropped,
-	  test_queue__read_context_writes_once,
+	  test_queue__host_reaped, test_queue__read_context_writes_once,
 	  test_queue__pg_ids_never_wait);
