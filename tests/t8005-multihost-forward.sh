@@ -225,6 +225,43 @@ test_expect_success 'a telnet port through host A: refused as host B refuses it,
 # host B again, for what follows (test bodies run in subshells)
 kill -0 "$(sed -n 2p "$TMP/labd.pids")" 2>/dev/null || host_start hB
 
+test_expect_success 'a telnet port through host A: closed, its client told, once host B stopped is reaped' '
+	# still held since the last case (host B came back within its lease)
+	"$LABCTL_BIN" --url "$URL_hA" reserve b-01 --renew --for 10m >/dev/null
+	"$LABCTL_BIN" --url "$URL_hA" telnet b-01 >"$TMP/telnet3.out"
+	port=$(sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$TMP/telnet3.out")
+	[ -n "$port" ]
+	n=$(grep -c "a telnet client through another host" "$TMP/hB/labd.log")
+	$TELNET_CLIENT "$port" --until-closed --for 60 >"$TMP/tel5.txt" &
+	tel=$!
+	wait_for "[ \$(grep -c \"a telnet client through another host\" $TMP/hB/labd.log) -gt $n ]" 20
+	# stopped, its kernel still answers: the connections stay up until host A reaps it
+	kill -STOP "$(tail -1 "$TMP/labd.pids")"
+	wait_for "! kill -0 $tel" 30
+	wait $tel
+	cat "$TMP/tel5.txt"
+	grep -q "host(s) hB stopped renewing their lease" "$TMP/hA/labd.log"
+	grep -q "labd: host .hB. stopped renewing its lease and was reaped" "$TMP/tel5.txt"
+	grep -q "relayed to host .hB., closed: host .hB. stopped renewing its lease" \
+		"$TMP/hA/labd.log"
+	code=0; $TELNET_CLIENT "$port" --for 5 >/dev/null 2>&1 || code=$?
+	[ "$code" = 2 ]
+'
+
+test_expect_success 'host B goes on: fenced, it stops' '
+	pid=$(tail -1 "$TMP/labd.pids")
+	kill -CONT "$pid"
+	wait_for "! kill -0 $pid" 60
+	grep -q "was reaped by another host" "$TMP/hB/labd.log"
+'
+kill -0 "$(tail -1 "$TMP/labd.pids")" 2>/dev/null || host_start hB
+
+test_expect_success 'host B started again takes its board back, held again through host A' '
+	wait_for "[ \"\$(pg_sql \"SELECT state FROM devices WHERE name = \\\$\\\$b-01\\\$\\\$\")\" = idle ]" 30
+	"$LABCTL_BIN" --url "$URL_hA" reserve b-01 --for 10m >"$TMP/res3.out"
+	grep -q "^b-01 reserved until" "$TMP/res3.out"
+'
+
 test_expect_success 'host A stops while it forwards a followed log and a console, and a followed job waits: cleanly' '
 	"$LABCTL_BIN" --url "$URL_hB" release b-01 >/dev/null
 	id=$("$LABCTL_BIN" --url "$URL_hA" submit -q "$TMP/j.yaml")

@@ -1299,7 +1299,7 @@ int api_new(const struct api_deps *deps, const char *listen, struct api **ret)
 	if (!err)
 		err = api_ws_new(&a->d, &a->ws);
 	if (!err)
-		err = api_forwards_new(&a->forwards);
+		err = api_forwards_new(&a->d, &a->forwards);
 	if (!err)
 		err = listener_start(a, listen ? listen : c->http.listen);
 	if (!err && c->http.unix_socket) {

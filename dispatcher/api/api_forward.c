@@ -492,10 +492,21 @@ int api_forward_url_parts(const char *url, char **target, char **host)
 
 /* ---- the set ---- */
 
-int api_forwards_new(struct api_forwards **ret)
+int api_forwards_new(const struct api_deps *d, struct api_forwards **ret)
 {
-	*ret = calloc(1, sizeof(**ret));
-	return *ret ? 0 : -ENOMEM;
+	struct api_forwards *set = calloc(1, sizeof(*set));
+	int err = set ? 0 : -ENOMEM;
+
+	if (!err) {
+		set->store = d->store;
+		err = api_tunnels_start(set, d->loop);
+	}
+	if (err < 0) {
+		api_forwards_free(set);
+		return err;
+	}
+	*ret = set;
+	return 0;
 }
 
 /* labd stops: a call forwarded whole ends, its caller told. */
@@ -536,9 +547,14 @@ void api_forwards_shutdown(struct api_forwards *set)
 
 struct api_forwards *api_forwards_free(struct api_forwards *set)
 {
-	while (set && set->list)
+	if (!set)
+		return NULL;
+	while (set->list)
 		forward_free(set->list);
 	api_telnets_free(set);
+	if (set->store)
+		store_read_later_forget(set->store, set);	/* a reap check's reads */
+	loop_source_free(set->reap_timer);
 	free(set);
 	return NULL;
 }

@@ -523,6 +523,10 @@ struct api_forwards {
 	struct forward *list;
 	struct tunnel *tunnels;
 	struct api_telnet *telnets;
+	struct store *store;
+	/* while there are tunnels: whether their hosts were reaped (api_tunnel.c) */
+	struct loop_source *reap_timer;
+	bool reap_checking;	/* a check's reads are on their way */
 };
 
 #define API_FORWARDED_HEADER "X-Labd-Forwarded-By"	/* the host that forwarded it */
@@ -577,6 +581,13 @@ bool api_tunnel_wanted(const struct api_request *r);
 enum MHD_Result api_tunnel(struct api_request *r, const char *host, const char *base_url);
 bool api_tunneling(const struct api_request *r);
 enum MHD_Result api_tunnel_answer(struct api_request *r);
+/**
+ * api_tunnels_start() - the timer of @set that ends the tunnels to a host
+ * once it was reaped (a stopped host's kernel may keep them open), armed
+ * while there are tunnels; 0 or a negative errno.
+ * api_tunnels_shutdown() - labd stops: every tunnel ends, its clients told.
+ */
+int api_tunnels_start(struct api_forwards *set, struct loop *loop);
 void api_tunnels_shutdown(struct api_forwards *set);
 
 /* What a tunnel of this host's own asks of another host (api_tunnel_open()). */
@@ -672,7 +683,8 @@ enum MHD_Result api_board_elsewhere(struct api_request *r);
 bool api_vouch(const struct api_request *r, struct api_forward_id *id);
 /** api_forwarded() - whether @r came forwarded by another host (it is not forwarded again). */
 bool api_forwarded(const struct api_request *r);
-int api_forwards_new(struct api_forwards **ret);
+/** api_forwards_new() - the set, of @d's store and loop; 0 or a negative errno. */
+int api_forwards_new(const struct api_deps *d, struct api_forwards **ret);
 /** api_forwards_shutdown() - end every forwarded request (before the listeners stop). */
 void api_forwards_shutdown(struct api_forwards *set);
 struct api_forwards *api_forwards_free(struct api_forwards *set);

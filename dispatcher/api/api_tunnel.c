@@ -18,6 +18,10 @@
  * the board's host, api_telnet.c) is the same connection without a client
  * request: its owner is told of the answer and gives the socket to pass
  * the bytes to (api_tunnel_pump()).
+ *
+ * A tunnel ends when either side closes, when labd stops, and when the
+ * other host was reaped (a stopped host's kernel may keep its connections
+ * up): one timer asks the store, without waiting, while there are tunnels.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,11 +36,13 @@
 #include "core/http_client.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/strv.h"
 #include "store/store.h"
 
 #define TUNNEL_BUFFER (64 * 1024)
 #define TUNNEL_MAX_HEAD (16 * 1024)
 #define TUNNEL_TIMEOUT (10 * USEC_PER_SEC)	/* to connect and switch */
+#define TUNNEL_REAP_CHECK (3 * USEC_PER_SEC)	/* whether their hosts were reaped */
 
 /* The client's headers the upgrade request carries again. */
 static const char *const upgrade_headers[] = {
@@ -443,6 +449,8 @@ static void tunnel_link(struct tunnel *t)
 	if (t->next)
 		t->next->prev = t;
 	t->set->tunnels = t;
+	if (!loop_timer_is_armed(t->set->reap_timer))	/* whether its host is reaped */
+		loop_timer_set_rel(t->set->reap_timer, TUNNEL_REAP_CHECK);
 }
 
 /* An API tunnel's answer: the request's handler gives it. */
@@ -600,19 +608,123 @@ enum MHD_Result api_tunnel_answer(struct api_request *r)
 	return api_reply(r, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
 }
 
-void api_tunnels_shutdown(struct api_forwards *set)
+/* End the tunnels to @host (NULL: every one), their owners or clients told @why: how many. */
+static unsigned tunnels_end(struct api_forwards *set, const char *host, const char *why)
 {
 	struct tunnel *t, *next;
+	unsigned n = 0;
 
 	/* what a tunnel's owner does when told may free others: from the first again */
 	for (t = set ? set->tunnels : NULL; t; t = next) {
 		next = t->next;
+		if (host && strcmp(t->host, host))
+			continue;
 		if (!t->answer_given) {
-			fail(t, "labd stops");	/* a request's handler answers, then frees it */
+			fail(t, why);	/* a request's handler answers, then frees it */
 			next = set->tunnels;
+			n++;
 		} else if (!t->r) {
-			tunnel_end(t, "labd stops");
+			tunnel_end(t, why);
 			next = set->tunnels;
+			n++;
 		}
 	}
+	return n;
+}
+
+void api_tunnels_shutdown(struct api_forwards *set)
+{
+	tunnels_end(set, NULL, "labd stops");
+}
+
+/* ---- the hosts reaped ---- */
+
+/*
+ * A host stopped while its kernel still answers (SIGSTOP, a hung labd)
+ * keeps its tunnels' connections open after another host reaped it and
+ * ended its reservations.  While there are tunnels, one timer of the set
+ * asks the store every TUNNEL_REAP_CHECK whether the hosts they go to were
+ * reaped (reads that never wait in the loop: store_read_later()), and the
+ * tunnels to a reaped host end, telling why.
+ */
+struct reap_check {
+	struct api_forwards *set;
+	char **hosts;	/* the tunnels' hosts when the check began */
+};
+
+static void reap_check_free(void *userdata)
+{
+	struct reap_check *c = userdata;
+
+	if (c->set)
+		c->set->reap_checking = false;
+	strv_free(c->hosts);
+	free(c);
+}
+
+/* The tunnels to @host end: it was reaped. */
+static void host_reaped(struct api_forwards *set, const char *host)
+{
+	char why[192];
+	unsigned n;
+
+	snprintf(why, sizeof(why),
+		 "host '%s' stopped renewing its lease and was reaped (its reservations ended)",
+		 host);
+	n = tunnels_end(set, host, why);
+	if (n)
+		log_warning("host '%s' was reaped: its %u tunnel(s) from this host closed", host, n);
+}
+
+/* Run again by store_read_later() until every answer is in, then acts. */
+static void reap_check(void *userdata)
+{
+	struct reap_check *c = userdata;
+	char **reaped = NULL;
+	bool yes;
+
+	STRV_FOREACH(h, c->hosts)
+		if (!store_host_reaped(c->set->store, *h, &yes) && yes &&
+		    strv_push(&reaped, *h) < 0)
+			goto cleanup;	/* no memory: the next check */
+	if (store_read_pending(c->set->store))
+		goto cleanup;
+	STRV_FOREACH(h, reaped)
+		host_reaped(c->set, *h);
+cleanup:
+	strv_free(reaped);
+}
+
+static int on_reap_timer(struct loop_source *s, uint64_t now, void *ud)
+{
+	struct api_forwards *set = ud;
+	struct reap_check *c;
+	struct tunnel *t;
+
+	if (!set->tunnels)
+		return 0;	/* armed again by the next tunnel (tunnel_link()) */
+	loop_timer_set(s, now + TUNNEL_REAP_CHECK);
+	if (set->reap_checking)
+		return 0;	/* the last check's answers are not all in yet */
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return 0;
+	for (t = set->tunnels; t; t = t->next)
+		if (!strv_contains(c->hosts, t->host) && strv_push(&c->hosts, t->host) < 0) {
+			reap_check_free(c);
+			return 0;
+		}
+	c->set = set;
+	set->reap_checking = true;
+	store_read_later(set->store, set, reap_check, reap_check_free, c);
+	return 0;
+}
+
+int api_tunnels_start(struct api_forwards *set, struct loop *loop)
+{
+	int err = loop_add_timer(loop, &set->reap_timer, USEC_INFINITY, on_reap_timer, set);
+
+	if (!err)
+		loop_source_set_description(set->reap_timer, "tunnels-reaped");
+	return err;
 }
