@@ -232,9 +232,13 @@ test_expect_success 'a telnet port through host A: closed, its client told, once
 	port=$(sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$TMP/telnet3.out")
 	[ -n "$port" ]
 	n=$(grep -c "a telnet client through another host" "$TMP/hB/labd.log")
+	v=$(grep -c "console viewer .* attached" "$TMP/hB/labd.log")
 	$TELNET_CLIENT "$port" --until-closed --for 60 >"$TMP/tel5.txt" &
 	tel=$!
+	( code=0; $CONSOLE_CLIENT "$PORT_hA" b-01 --replay 0 --for 60 >/dev/null 2>&1 || code=$?
+	  echo "$code" >"$TMP/console5.code" ) &
 	wait_for "[ \$(grep -c \"a telnet client through another host\" $TMP/hB/labd.log) -gt $n ]" 20
+	wait_for "[ \$(grep -c \"console viewer .* attached\" $TMP/hB/labd.log) -gt $v ]" 20
 	# stopped, its kernel still answers: the connections stay up until host A reaps it
 	kill -STOP "$(tail -1 "$TMP/labd.pids")"
 	wait_for "! kill -0 $tel" 30
@@ -246,6 +250,9 @@ test_expect_success 'a telnet port through host A: closed, its client told, once
 		"$TMP/hA/labd.log"
 	code=0; $TELNET_CLIENT "$port" --for 5 >/dev/null 2>&1 || code=$?
 	[ "$code" = 2 ]
+	# the console through host A too: closed by labd (3), not at the end of its 60 s
+	wait_for "[ -s $TMP/console5.code ]" 30
+	[ "$(cat "$TMP/console5.code")" = 3 ]
 '
 
 test_expect_success 'host B goes on: fenced, it stops' '
