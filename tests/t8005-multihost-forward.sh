@@ -260,6 +260,7 @@ test_expect_success 'host B goes on: fenced, it stops' '
 	kill -CONT "$pid"
 	wait_for "! kill -0 $pid" 60
 	grep -q "was reaped by another host" "$TMP/hB/labd.log"
+	if grep -E "LeakSanitizer|AddressSanitizer|runtime error" "$TMP/hB/labd.log"; then exit 1; fi
 '
 kill -0 "$(tail -1 "$TMP/labd.pids")" 2>/dev/null || host_start hB
 
@@ -268,6 +269,29 @@ test_expect_success 'host B started again takes its board back, held again throu
 	"$LABCTL_BIN" --url "$URL_hA" reserve b-01 --for 10m >"$TMP/res3.out"
 	grep -q "^b-01 reserved until" "$TMP/res3.out"
 '
+
+test_expect_success 'host B stops while host A relays its telnet port: the client told, no crash' '
+	"$LABCTL_BIN" --url "$URL_hA" telnet b-01 >"$TMP/telnet4.out"
+	port=$(sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$TMP/telnet4.out")
+	[ -n "$port" ]
+	n=$(grep -c "a telnet client through another host" "$TMP/hB/labd.log")
+	$TELNET_CLIENT "$port" --until-closed --for 60 >"$TMP/tel6.txt" &
+	tel=$!
+	wait_for "[ \$(grep -c \"a telnet client through another host\" $TMP/hB/labd.log) -gt $n ]" 20
+	pid=$(tail -1 "$TMP/labd.pids")
+	kill -TERM "$pid"
+	wait_for "! kill -0 $pid" 30
+	wait $tel
+	cat "$TMP/tel6.txt"
+	# told by the watch, or the client'"'"'s own tunnel closed first
+	grep -q "labd: labd is stopping\|labd: host .hB. closed the connection" "$TMP/tel6.txt"
+	wait_for "grep -q \"telnet port $port, relayed to host .hB., closed\" $TMP/hA/labd.log" 20
+	# the exit went through: the reason the watch was sent, not a crash in it
+	grep -q "telnet port $port, relayed to host .hB., closed: labd is stopping" "$TMP/hA/labd.log"
+	tail -3 "$TMP/hB/labd.log"
+	if grep -E "LeakSanitizer|AddressSanitizer|runtime error" "$TMP/hB/labd.log"; then exit 1; fi
+'
+kill -0 "$(tail -1 "$TMP/labd.pids")" 2>/dev/null || host_start hB
 
 test_expect_success 'host A stops while it forwards a followed log and a console, and a followed job waits: cleanly' '
 	"$LABCTL_BIN" --url "$URL_hB" release b-01 >/dev/null

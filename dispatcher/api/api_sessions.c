@@ -324,6 +324,8 @@ enum MHD_Result api_devices_telnet_attach(struct api_request *r)
 
 void api_sessions_shutdown(const struct api_deps *d)
 {
+	/* the relay ports' watches first: their hosts tell the clients why */
+	reservations_unwatch(d->reservations, "labd is stopping");
 	viewers_close(d->viewers, NULL, "labd is stopping");
 	reservations_power_unwait(d->reservations);
 }

@@ -623,6 +623,14 @@ void reservations_power_forget(struct reservations *rs, void *userdata)
 			req->done = NULL;
 }
 
+void reservations_unwatch(struct reservations *rs, const char *why)
+{
+	struct hold *h;
+
+	for (h = rs->holds; h; h = h->next)
+		telnetd_unwatch(h->telnet, why);
+}
+
 void reservations_power_unwait(struct reservations *rs)
 {
 	struct power_req *req;

@@ -151,6 +151,14 @@ int reservations_power(struct reservations *rs, const char *board, enum power_op
 void reservations_power_forget(struct reservations *rs, void *userdata);
 
 /**
+ * reservations_unwatch() - labd stops: the other hosts' watches of the
+ * holds' telnet ports (telnetd_watch()) are told @why and closed while the
+ * API, whose upgraded connections they are, still runs; the ports close
+ * with their holds.
+ */
+void reservations_unwatch(struct reservations *rs, const char *why);
+
+/**
  * reservations_power_unwait() - labd stops: call every pending @done now with
  * -ESHUTDOWN (the operations themselves go on).
  */

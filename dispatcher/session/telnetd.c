@@ -290,6 +290,15 @@ int telnetd_watch(struct telnetd *t, int fd, viewer_close_fn close, void *close_
 	return 0;
 }
 
+void telnetd_unwatch(struct telnetd *t, const char *why)
+{
+	size_t i;
+
+	for (i = 0; t && i < TELNETD_MAX_WATCHES; i++)
+		if (t->watches[i])
+			watch_free(t->watches[i], why);
+}
+
 int telnetd_port(const struct telnetd *t)
 {
 	return t->port;
@@ -297,15 +306,11 @@ int telnetd_port(const struct telnetd *t)
 
 struct telnetd *telnetd_free(struct telnetd *t, const char *why)
 {
-	size_t i;
-
 	if (!t)
 		return NULL;
 	if (t->io)
 		log_info("board '%s': telnet port %d closed", t->name, t->port);
-	for (i = 0; i < TELNETD_MAX_WATCHES; i++)
-		if (t->watches[i])
-			watch_free(t->watches[i], why ? why : "closed");
+	telnetd_unwatch(t, why ? why : "closed");
 	viewers_close(t->deps.viewers, t, why);
 	loop_source_free(t->io);
 	if (t->fd >= 0)

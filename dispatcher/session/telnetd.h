@@ -69,6 +69,13 @@ int telnetd_attach(struct telnetd *t, int fd, const void *extra, size_t extra_le
  */
 int telnetd_watch(struct telnetd *t, int fd, viewer_close_fn close, void *close_userdata);
 
+/**
+ * telnetd_unwatch() - send every watch @why and close it now, the port left
+ * open: labd stops, and a watch is a connection the API upgraded, which
+ * must close before the API is freed (reservations_unwatch()).
+ */
+void telnetd_unwatch(struct telnetd *t, const char *why);
+
 /** telnetd_port() - the TCP port it listens on. */
 int telnetd_port(const struct telnetd *t);
 
