@@ -128,4 +128,23 @@ test_expect_success 'a host that stops renewing its lease is reaped, and takes i
 	[ "$(pg_sql "SELECT count(*) FROM devices WHERE host = \$\$hB\$\$ AND state = \$\$bad\$\$")" = 0 ]
 '
 
+# name_locks: the host names held (labd's advisory locks, pg_hosts.c's PG_HOST_LOCK)
+name_locks() {
+	pg_sql "SELECT count(*) FROM pg_locks WHERE locktype = \$\$advisory\$\$ AND classid = 1818321509 AND granted"
+}
+
+# A labd restarted at once finds its name held a moment more by its old
+# connection's server process: it waits for it, a while, instead of refusing.
+test_expect_success 'a host name its old connection lets go a moment later is taken, not refused' '
+	host_lab hD d 1
+	n=$(name_locks)
+	pg_sql "SELECT pg_advisory_lock(1818321509, hashtext(\$\$hD\$\$)), pg_sleep(1.5)" >/dev/null &
+	holder=$!
+	wait_for "[ \$(name_locks) -gt $n ]" 10
+	host_start hD
+	host_wait hD
+	[ "$(grep -c "another labd runs as host" "$TMP/hD/labd.log")" = 0 ]
+	wait $holder
+'
+
 test_done

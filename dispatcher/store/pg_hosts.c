@@ -124,17 +124,33 @@ static int read_exists(PGresult *res, void *userdata)
 	return 0;
 }
 
-/* This host's name, taken for as long as the connection lives. */
+/*
+ * This host's name, taken for as long as the connection lives.  At open
+ * only (nothing else runs yet): a labd restarted at once, or a store
+ * closed and opened again, finds the name still held for a moment by its
+ * old connection's server process, which lets it go as it exits; so it
+ * asks again for up to HOST_NAME_WAIT before it says another labd has it.
+ */
+#define HOST_NAME_WAIT (3 * USEC_PER_SEC)
+#define HOST_NAME_RETRY (50 * USEC_PER_MSEC)
+
 static int take_name(struct pg_store *ps)
 {
+	const struct timespec pause = { 0, HOST_NAME_RETRY * 1000 };
+	int64_t give_up = realtime_usec() + HOST_NAME_WAIT;
 	struct pg_args a = { 0 };
 	bool locked = false;
 	int r;
 
 	pg_arg_text(&a, ps->host);
-	r = pg_call(ps, "take this host's name", sql_lock, &a, read_exists, &locked);
-	if (r < 0)
-		return r;
+	for (;;) {
+		r = pg_call(ps, "take this host's name", sql_lock, &a, read_exists, &locked);
+		if (r < 0)
+			return r;
+		if (locked || realtime_usec() >= give_up)
+			break;
+		nanosleep(&pause, NULL);
+	}
 	if (!locked) {
 		log_error("another labd runs as host '%s' on this database: give each host its "
 			  "own name (store.host in labd.conf)", ps->host);
