@@ -176,11 +176,28 @@ test_expect_success 'a board of host B released, reserved, powered, renewed, boo
 
 TELNET_CLIENT="$PY $TOP/tests/helper/telnet-client.py"
 
+# relay_port FILE: open b-01's telnet port through host A (labctl's answer
+# in FILE), print the port host A relays
+relay_port() {
+	"$LABCTL_BIN" --url "$URL_hA" telnet b-01 >"$1" &&
+	sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$1"
+}
+
+# relay_client PORT OUT SECS: a telnet client on host A's PORT until it is
+# closed (at most SECS; its output in OUT, its pid in $tel), on its way once
+# host B logged it
+relay_client() {
+	local n
+	n=$(grep -c "a telnet client through another host" "$TMP/hB/labd.log")
+	$TELNET_CLIENT "$1" --until-closed --for "$3" >"$2" &
+	tel=$!
+	wait_for "[ \$(grep -c \"a telnet client through another host\" $TMP/hB/labd.log) -gt $n ]" 20
+}
+
 test_expect_success 'a telnet port through host A to the board host B holds: typed and read, closed at release' '
 	"$LABCTL_BIN" --url "$URL_hA" power b-01 on >/dev/null
-	"$LABCTL_BIN" --url "$URL_hA" telnet b-01 >"$TMP/telnet.out"
+	port=$(relay_port "$TMP/telnet.out")
 	cat "$TMP/telnet.out"
-	port=$(sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$TMP/telnet.out")
 	[ -n "$port" ]
 	grep -q "telnet port $port for .* (relayed to the board.s host)" "$TMP/hA/labd.log"
 	curl -sf -X POST "$URL_hA/api/v1/devices/b-01/telnet" >"$TMP/telnet.json"
@@ -192,9 +209,7 @@ test_expect_success 'a telnet port through host A to the board host B holds: typ
 	grep -q "a telnet client through another host" "$TMP/hB/labd.log"
 	grep -q "echo relay-" "$TMP/hB/state/boards/b-01/labd.log"
 	# released: the client is told, host A'"'"'s port closes
-	$TELNET_CLIENT "$port" --until-closed --for 30 >"$TMP/tel3.txt" &
-	tel=$!
-	wait_for "[ \$(grep -c \"a telnet client through another host\" $TMP/hB/labd.log) -ge 2 ]" 20
+	relay_client "$port" "$TMP/tel3.txt" 30
 	"$LABCTL_BIN" --url "$URL_hA" release b-01
 	wait $tel
 	cat "$TMP/tel3.txt"
@@ -209,11 +224,8 @@ test_expect_success 'a telnet port through host A: refused as host B refuses it,
 	cat "$TMP/body"; echo
 	[ "$code" = 409 ] && grep -q "not reserved" "$TMP/body"
 	"$LABCTL_BIN" --url "$URL_hA" reserve b-01 --for 10m >/dev/null
-	"$LABCTL_BIN" --url "$URL_hA" telnet b-01 >"$TMP/telnet2.out"
-	port=$(sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$TMP/telnet2.out")
-	$TELNET_CLIENT "$port" --until-closed --for 30 >"$TMP/tel4.txt" &
-	tel=$!
-	wait_for "[ \$(grep -c \"a telnet client through another host\" $TMP/hB/labd.log) -ge 3 ]" 20
+	port=$(relay_port "$TMP/telnet2.out")
+	relay_client "$port" "$TMP/tel4.txt" 30
 	kill -9 "$(sed -n 2p "$TMP/labd.pids")"
 	wait $tel
 	cat "$TMP/tel4.txt"
@@ -228,8 +240,7 @@ kill -0 "$(sed -n 2p "$TMP/labd.pids")" 2>/dev/null || host_start hB
 test_expect_success 'a telnet port through host A: closed, its client told, once host B stopped is reaped' '
 	# still held since the last case (host B came back within its lease)
 	"$LABCTL_BIN" --url "$URL_hA" reserve b-01 --renew --for 10m >/dev/null
-	"$LABCTL_BIN" --url "$URL_hA" telnet b-01 >"$TMP/telnet3.out"
-	port=$(sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$TMP/telnet3.out")
+	port=$(relay_port "$TMP/telnet3.out")
 	[ -n "$port" ]
 	n=$(grep -c "a telnet client through another host" "$TMP/hB/labd.log")
 	v=$(grep -c "console viewer .* attached" "$TMP/hB/labd.log")
@@ -271,13 +282,9 @@ test_expect_success 'host B started again takes its board back, held again throu
 '
 
 test_expect_success 'host B stops while host A relays its telnet port: the client told, no crash' '
-	"$LABCTL_BIN" --url "$URL_hA" telnet b-01 >"$TMP/telnet4.out"
-	port=$(sed -n "s/^b-01: telnet 127.0.0.1 \([0-9]*\) .*/\1/p" "$TMP/telnet4.out")
+	port=$(relay_port "$TMP/telnet4.out")
 	[ -n "$port" ]
-	n=$(grep -c "a telnet client through another host" "$TMP/hB/labd.log")
-	$TELNET_CLIENT "$port" --until-closed --for 60 >"$TMP/tel6.txt" &
-	tel=$!
-	wait_for "[ \$(grep -c \"a telnet client through another host\" $TMP/hB/labd.log) -gt $n ]" 20
+	relay_client "$port" "$TMP/tel6.txt" 60
 	pid=$(tail -1 "$TMP/labd.pids")
 	kill -TERM "$pid"
 	wait_for "! kill -0 $pid" 30
