@@ -137,7 +137,7 @@ static int read_exists(PGresult *res, void *userdata)
 static int take_name(struct pg_store *ps)
 {
 	const struct timespec pause = { 0, HOST_NAME_RETRY * 1000 };
-	int64_t give_up = realtime_usec() + HOST_NAME_WAIT;
+	uint64_t give_up = now_monotonic() + HOST_NAME_WAIT;
 	struct pg_args a = { 0 };
 	bool locked = false;
 	int r;
@@ -147,7 +147,7 @@ static int take_name(struct pg_store *ps)
 		r = pg_call(ps, "take this host's name", sql_lock, &a, read_exists, &locked);
 		if (r < 0)
 			return r;
-		if (locked || realtime_usec() >= give_up)
+		if (locked || now_monotonic() >= give_up)
 			break;
 		nanosleep(&pause, NULL);
 	}
