@@ -11,8 +11,9 @@
  * as this port.  The board's host sends the reason on it when its port
  * closes (the reservation ended) and closes it; it also ends when that host
  * goes away, or once it was reaped (api_tunnel.c).  Either way this host
- * closes its port and its clients, telling them why.  The tunnels carry the identity of the user who opened the
- * port, vouched for with the lab's secret (api_forward_identity()).
+ * closes its port and its clients, telling them why.  The tunnels carry the
+ * identity of the user who opened the port, vouched for with the lab's
+ * secret (api_forward_identity()).
  */
 #include <errno.h>
 #include <stdio.h>
