@@ -194,6 +194,20 @@ relay_client() {
 	wait_for "[ \$(grep -c \"a telnet client through another host\" $TMP/hB/labd.log) -gt $n ]" 20
 }
 
+# console_client NAME: a console client through host A on b-01 for at most
+# 60 s (its status in $TMP/NAME.code), on its way once host B logged it
+# attached.  Its line is the one ending in "attached": each relayed telnet
+# client is a viewer too, logged "attached (telnet)", and a wait that took
+# that line would go on before host B had the console's upgrade.
+console_client() {
+	local v
+	v=$(grep -cx ".*console viewer .* attached" "$TMP/hB/labd.log" || true)
+	( code=0; $CONSOLE_CLIENT "$PORT_hA" b-01 --replay 0 --for 60 >/dev/null 2>"$TMP/$1.err" ||
+		code=$?
+	  echo "$code" >"$TMP/$1.code" ) &
+	wait_for "[ \$(grep -cx \".*console viewer .* attached\" $TMP/hB/labd.log) -gt $v ]" 20
+}
+
 test_expect_success 'a telnet port through host A to the board host B holds: typed and read, closed at release' '
 	"$LABCTL_BIN" --url "$URL_hA" power b-01 on >/dev/null
 	port=$(relay_port "$TMP/telnet.out")
@@ -237,19 +251,15 @@ test_expect_success 'a telnet port through host A: refused as host B refuses it,
 # host B again, for what follows (test bodies run in subshells)
 kill -0 "$(sed -n 2p "$TMP/labd.pids")" 2>/dev/null || host_start hB
 
-test_expect_success 'a telnet port through host A: closed, its client told, once host B stopped is reaped' '
+test_expect_success 'a telnet port and consoles through host A: closed, their clients told, once host B stopped is reaped' '
 	# still held since the last case (host B came back within its lease)
 	"$LABCTL_BIN" --url "$URL_hA" reserve b-01 --renew --for 10m >/dev/null
 	port=$(relay_port "$TMP/telnet3.out")
 	[ -n "$port" ]
-	n=$(grep -c "a telnet client through another host" "$TMP/hB/labd.log")
-	v=$(grep -c "console viewer .* attached" "$TMP/hB/labd.log")
-	$TELNET_CLIENT "$port" --until-closed --for 60 >"$TMP/tel5.txt" &
-	tel=$!
-	( code=0; $CONSOLE_CLIENT "$PORT_hA" b-01 --replay 0 --for 60 >/dev/null 2>&1 || code=$?
-	  echo "$code" >"$TMP/console5.code" ) &
-	wait_for "[ \$(grep -c \"a telnet client through another host\" $TMP/hB/labd.log) -gt $n ]" 20
-	wait_for "[ \$(grep -c \"console viewer .* attached\" $TMP/hB/labd.log) -gt $v ]" 20
+	# a console attached before the relayed telnet client, one after: either ends
+	console_client console5
+	relay_client "$port" "$TMP/tel5.txt" 60
+	console_client console6
 	# stopped, its kernel still answers: the connections stay up until host A reaps it
 	kill -STOP "$(tail -1 "$TMP/labd.pids")"
 	wait_for "! kill -0 $tel" 30
@@ -261,9 +271,11 @@ test_expect_success 'a telnet port through host A: closed, its client told, once
 		"$TMP/hA/labd.log"
 	code=0; $TELNET_CLIENT "$port" --for 5 >/dev/null 2>&1 || code=$?
 	[ "$code" = 2 ]
-	# the console through host A too: closed by labd (3), not at the end of its 60 s
-	wait_for "[ -s $TMP/console5.code ]" 30
+	# the consoles through host A too: closed by labd (3), not at the end of their 60 s
+	wait_for "[ -s $TMP/console5.code ] && [ -s $TMP/console6.code ]" 30
+	cat "$TMP/console5.err" "$TMP/console6.err"
 	[ "$(cat "$TMP/console5.code")" = 3 ]
+	[ "$(cat "$TMP/console6.code")" = 3 ]
 '
 
 test_expect_success 'host B goes on: fenced, it stops' '
