@@ -267,8 +267,13 @@ static int run(void)
 			return -errno;
 		for (i = 0; i < n; i++)
 			dispatch(&evs[i]);
-		if (!n)
-			sim_pdu_run();	/* its timeouts */
+		/*
+		 * its timeouts, and the requests it has read but not answered
+		 * yet (timeout 0): its epoll fd does not wake for those, and
+		 * 256 busy consoles leave no idle turn to wait for
+		 */
+		if (!n || !sim_pdu_timeout_ms())
+			sim_pdu_run();
 	}
 	return 0;
 }
