@@ -133,6 +133,7 @@ run() {
 	    -v s="$(sed -n 's/^submit_s //p' "$TMP/submit-$label")" -v c="$(v claims_per_s)" \
 	    -v p50="$(v latency_p50_ms)" -v p99="$(v latency_p99_ms)" -v d="$(v duplicates)" \
 	    -v c50="$(v claim_p50_ms)" -v c99="$(v claim_p99_ms)" -v a99="$(v answer_p99_ms)" \
+	    -v q50="$(v queued_p50_ms)" -v q99="$(v queued_p99_ms)" \
 	    -v o50="$(v power_p50_ms)" -v o99="$(v power_p99_ms)" -v mx="$(v latency_max_ms)" \
 	    -v lost="$(v lost)" -v ok="$(v complete)" -v rss="$rss" \
 	    -v cpu="$(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" \
@@ -140,8 +141,8 @@ run() {
 	    -v clcpu="$(sed -n 's/^client_cpu_s //p' "$TMP/submit-$label")" \
 	    -v simcpu="$(awk -v a="$s0" -v b="$s1" 'BEGIN { print b - a }')" \
 	    -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
-		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s, answer p99 %d ms); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms (max %d; claim to power-on p50 %d, p99 %d); duplicates %d, lost %d; CPU labd %.1f s, PostgreSQL %.1f s, clients %.1f s, simulated boards %.1f s; peak RSS %s MiB; load average %s\n",
-			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, d, lost, cpu, pgcpu, clcpu, simcpu, rss, la }'
+		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s, answer p99 %d ms); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms (max %d; claim to power-on p50 %d, p99 %d; queued to power-on p50 %d, p99 %d); duplicates %d, lost %d; CPU labd %.1f s, PostgreSQL %.1f s, clients %.1f s, simulated boards %.1f s; peak RSS %s MiB; load average %s\n",
+			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, q50, q99, d, lost, cpu, pgcpu, clcpu, simcpu, rss, la }'
 }
 
 # rounds LABEL NAMES...: BENCH_MH_ROUNDS runs on the hosts NAMES, then the

@@ -5,7 +5,8 @@
 #   multihost-stats.py submit N FIRST OUT [--rate R] URL... -- N jobs (job
 #       file on stdin, JOBNUM their numbers k, FIRST to FIRST + N - 1) spread
 #       over the URLs, by 16 client processes at once (each with a keep-alive
-#       connection to each host), or with --rate one every 1/R s whatever
+#       connection to each host, started and connected before the first
+#       submission), or with --rate one every 1/R s whatever
 #       the answers (a lab with room for them: the claim's own latency); OUT
 #       gets a line "k id sent answered" per job, the client's clock
 #       (CLOCK_REALTIME, s) as it sent the request and as it had the answer;
@@ -64,19 +65,23 @@ def connection(url):
     return http.client.HTTPConnection(urllib.parse.urlsplit(url).netloc, timeout=60)
 
 
-def submit_worker(args):
+def submit_worker(k, n, first, urls, job, ready, results):
     """Client @k of 16, a process of its own (no GIL shared with the others), one
-    keep-alive connection per host: its jobs k, k + 16, ..."""
-    k, n, first, urls, job = args
+    keep-alive connection per host, opened before the burst (@ready, a barrier
+    of all clients and the parent: the burst measures labd, not 16 clients
+    starting): its jobs k, k + 16, ... (@results gets its (sent, errors))."""
     conns = [connection(u) for u in urls]
+    for c in conns:
+        c.connect()
     sent, errors = {}, []
+    ready.wait()
     for i in range(k, n, 16):
         try:
             sent[first + i] = post_retrying(conns[i % len(urls)],
                                             job.replace(b"JOBNUM", b"%d" % (first + i)))
         except Exception as e:  # noqa: BLE001 -- reported
             errors.append(str(e))
-    return sent, errors
+    results.put((sent, errors))
 
 
 def submit_one(url, job, i, first, sent, errors, lock):
@@ -93,6 +98,13 @@ def submit_one(url, job, i, first, sent, errors, lock):
 def submit(n, first, out, urls, job, rate=None):
     errors, lock, sent = [], threading.Lock(), {}
 
+    if not rate:
+        ready, results = multiprocessing.Barrier(17), multiprocessing.Queue()
+        clients = [multiprocessing.Process(target=submit_worker, args=(
+            k, n, first, urls, job, ready, results)) for k in range(16)]
+        for c in clients:
+            c.start()
+        ready.wait()
     t0 = time.time()
     if rate:
         threads = []
@@ -104,10 +116,12 @@ def submit(n, first, out, urls, job, rate=None):
         for t in threads:
             t.join()
     else:
-        with multiprocessing.Pool(16) as pool:
-            for s, e in pool.map(submit_worker, [(k, n, first, urls, job) for k in range(16)]):
-                sent.update(s)
-                errors += e
+        for _ in clients:
+            s, e = results.get()
+            sent.update(s)
+            errors += e
+        for c in clients:
+            c.join()
     print("submit_s %.2f" % (time.time() - t0))
     cpu = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     print("client_cpu_s %.2f" % sum(r.ru_utime + r.ru_stime for r in cpu))
@@ -170,7 +184,8 @@ def stats(submitted, state_dirs, sim_dirs, urls):
     jobs = [j for j in jobs_of(urls[0]) if j["id"] in ids]
     runs = board_runs(sim_dirs)
     runs = {k: runs.get(k, []) for k in (int(s[0]) for s in subs)}
-    lat, claim, answer, boot, first, last = [], [], [], [], None, None
+    queued_at = {j["id"]: iso(j["submitted"]) for j in jobs if j.get("submitted")}
+    lat, claim, answer, boot, queued, first, last = [], [], [], [], [], None, None
     for k, jid, sent, answered in subs:
         k, jid, sent, answered = int(k), int(jid), float(sent), float(answered)
         answer.append(answered - sent)
@@ -181,6 +196,8 @@ def stats(submitted, state_dirs, sim_dirs, urls):
         on = (runs.get(k) or [None])[0]
         if on is not None:
             lat.append(on - sent)
+            if jid in queued_at:
+                queued.append(on - queued_at[jid])
             last = on if last is None else max(last, on)
             if started is not None:
                 boot.append(on - started)
@@ -192,7 +209,8 @@ def stats(submitted, state_dirs, sim_dirs, urls):
     print("lost %d" % (len(subs) - finished))
     print("duplicates %d" % sum(len(r) - 1 for r in runs.values() if len(r) > 1))
     print("claims_per_s %.1f" % (len(lat) / (last - first) if lat and last > first else 0))
-    for key, v in (("answer", answer), ("claim", claim), ("latency", lat), ("power", boot)):
+    for key, v in (("answer", answer), ("claim", claim), ("latency", lat), ("power", boot),
+                   ("queued", queued)):
         print("%s_p50_ms %.0f" % (key, pct(v, 50) * 1000))
         print("%s_p99_ms %.0f" % (key, pct(v, 99) * 1000))
         print("%s_max_ms %.0f" % (key, max(v or [float("nan")]) * 1000))
