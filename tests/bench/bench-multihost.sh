@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # bench-multihost.sh -- several labd hosts sharing one PostgreSQL queue (of
 # the bench's own, tests/pg-lib.sh): 4 hosts x 256 simulated boards, 1024
-# jobs submitted through the four APIs at once; then one host on SQLite
+# jobs submitted through the four APIs at once (16 clients, each sending its
+# next job once the last was answered: tests/helper/submit-jobs, one process,
+# connected before the burst); then one host on SQLite
 # driving the same 1024 boards, for comparison.  Figures: wall time from
 # the first submission to the last job's end, claims per second, the
 # latency from the submission (the client sending it) to the claim (the
@@ -10,12 +12,16 @@
 # board's own record of its power-on command; p50, p99: one clock, this
 # machine's CLOCK_REALTIME, in microseconds), duplicate runs (the boards'
 # own journal, simboard's `journal` command; must be 0), lost jobs (not
-# complete; must be 0), each labd's peak RSS (target: under 64 MiB), and the
-# machine's load average.  BENCH_MH_ROUNDS (1) runs each lab that many
-# times over, the figures of each round printed.  Then, on each lab, a
-# steady phase: BENCH_MH_STEADY (1024) jobs, one every 1/BENCH_MH_RATE (50)
-# seconds through the APIs in turn, a lab with room for each: the latency of
-# the claim itself, not of a queue 1024 jobs deep on 2 cores.  BENCH_MH_SQLITE=0
+# complete; must be 0), each labd's peak RSS (target: under 64 MiB), the
+# CPU time of labd, PostgreSQL, the clients and the simulated boards, the
+# time labd and PostgreSQL waited for a CPU while they could run (their run
+# queue, /proc/PID/schedstat), and the machine's load average.  The burst
+# keeps both cores busy: what it measures there is mostly that wait.
+# BENCH_MH_ROUNDS (1) runs each lab that many times over, the figures of
+# each round printed.  Then, on each lab, steady phases: BENCH_MH_STEADY
+# (1024) jobs at each rate of BENCH_MH_RATE ("50 200" jobs a second), sent
+# on time whatever the answers, through the APIs in turn: the claim's
+# latency in a lab that has the CPU for the rate.  BENCH_MH_SQLITE=0
 # leaves the SQLite lab out.  The boards
 # power on without a pause after their power-off (power_on_delay 0): a
 # PDU's own delay is the board's, not the claim's.  They are switched as
@@ -58,6 +64,13 @@ cpu_s() {
 	local p
 	for p; do awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null; done |
 		awk -v hz="$(getconf CLK_TCK)" '{ s += $1 } END { printf "%.1f", s / hz }'
+}
+# wait_s PID...: the seconds they waited so far for a CPU while runnable (the
+# run queue, /proc/PID/schedstat): what the scheduler adds to the latency
+wait_s() {
+	local p
+	for p; do awk '{ print $2 }' "/proc/$p/schedstat" 2>/dev/null; done |
+		awk '{ s += $1 } END { printf "%.1f", s / 1e9 }'
 }
 # pg_pids: PostgreSQL's processes (its server and backends), when it runs
 pg_pids() {
@@ -102,10 +115,11 @@ host() {
 }
 
 # run LABEL N RATE NAMES...: submit N jobs through the hosts NAMES (RATE
-# per second, or "" for 16 clients at once), wait, print the figures.
+# per second, or "" for 16 clients at once: tests/helper/submit-jobs), wait,
+# print the figures.
 SUBMITTED=0
 run() {
-	local label=$1 n=$2 rate=$3 urls=() dirs=() sims=() pids=() h t out rss="" c0 p0 s0 c1 p1 s1
+	local label=$1 n=$2 rate=$3 urls=() dirs=() sims=() pids=() h t out rss="" c0 p0 s0 c1 p1 s1 w0 q0 w1 q1 how
 	shift 3
 	ROUND=$((ROUND + 1))
 	for h in "$@"; do
@@ -116,8 +130,14 @@ run() {
 	done
 	sleep 3	# the boards' consoles up
 	c0=$(cpu_s "${pids[@]}") p0=$(cpu_s $(pg_pids)) s0=$(cpu_s $(sim_pids "${sims[@]}"))
-	$STATS submit "$n" "$SUBMITTED" "$TMP/submitted-$label-$ROUND" ${rate:+--rate "$rate"} \
-		"${urls[@]}" <"$TMP/job.yaml" >"$TMP/submit-$label" || exit 1
+	w0=$(wait_s "${pids[@]}") q0=$(wait_s $(pg_pids))
+	if [ -n "$rate" ]; then
+		how=(--rate "$rate" "$n" "$SUBMITTED" "$TMP/submitted-$label-$ROUND")
+	else
+		how=("$n" "$SUBMITTED" "$TMP/submitted-$label-$ROUND" 16)
+	fi
+	"$BUILD/tests/helper/submit-jobs" "${how[@]}" "${urls[@]}" <"$TMP/job.yaml" \
+		>"$TMP/submit-$label" || exit 1
 	SUBMITTED=$((SUBMITTED + n))
 	# once a second: a list of 1000 jobs every 50 ms would load the lab it measures
 	for t in $(seq 900); do
@@ -126,6 +146,7 @@ run() {
 		sleep 1
 	done
 	c1=$(cpu_s "${pids[@]}") p1=$(cpu_s $(pg_pids)) s1=$(cpu_s $(sim_pids "${sims[@]}"))
+	w1=$(wait_s "${pids[@]}") q1=$(wait_s $(pg_pids))
 	out=$($STATS stats "$TMP/submitted-$label-$ROUND" "${dirs[@]}" -- "${sims[@]}" -- "${urls[@]}") || exit 1
 	for h in "$@"; do rss="$rss${rss:+ / }$(rss_mb "$(eval echo \$PID_$h)")"; done
 	v() { echo "$out" | sed -n "s/^$1 //p"; }
@@ -140,21 +161,24 @@ run() {
 	    -v pgcpu="$(awk -v a="$p0" -v b="$p1" 'BEGIN { print b - a }')" \
 	    -v clcpu="$(sed -n 's/^client_cpu_s //p' "$TMP/submit-$label")" \
 	    -v simcpu="$(awk -v a="$s0" -v b="$s1" 'BEGIN { print b - a }')" \
+	    -v lwait="$(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')" \
+	    -v pwait="$(awk -v a="$q0" -v b="$q1" 'BEGIN { print b - a }')" \
 	    -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
-		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s, answer p99 %d ms); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms (max %d; claim to power-on p50 %d, p99 %d; queued to power-on p50 %d, p99 %d); duplicates %d, lost %d; CPU labd %.1f s, PostgreSQL %.1f s, clients %.1f s, simulated boards %.1f s; peak RSS %s MiB; load average %s\n",
-			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, q50, q99, d, lost, cpu, pgcpu, clcpu, simcpu, rss, la }'
+		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s, answer p99 %d ms); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms (max %d; claim to power-on p50 %d, p99 %d; queued to power-on p50 %d, p99 %d); duplicates %d, lost %d; CPU labd %.1f s, PostgreSQL %.1f s, clients %.1f s, simulated boards %.1f s; waiting for a CPU labd %.1f s, PostgreSQL %.1f s; peak RSS %s MiB; load average %s\n",
+			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, q50, q99, d, lost, cpu, pgcpu, clcpu, simcpu, lwait, pwait, rss, la }'
 }
 
 # rounds LABEL NAMES...: BENCH_MH_ROUNDS runs on the hosts NAMES, then the
 # steady phase, then they stop.
 rounds() {
-	local label=$1 h r
+	local label=$1 h r rate
 	ROUND=0 SUBMITTED=0
 	for r in $(seq 1 "${BENCH_MH_ROUNDS:-1}"); do
 		run "$label" "$JOBS" "" "${@:2}"
 	done
-	run "$label, steady ${BENCH_MH_RATE:-50} jobs a second" "${BENCH_MH_STEADY:-$JOBS}" \
-		"${BENCH_MH_RATE:-50}" "${@:2}"
+	for rate in ${BENCH_MH_RATE:-50 200}; do
+		run "$label, steady $rate jobs a second" "${BENCH_MH_STEADY:-$JOBS}" "$rate" "${@:2}"
+	done
 	for h in "${@:2}"; do kill "$(eval echo \$PID_$h)"; done
 	sleep 2
 }
