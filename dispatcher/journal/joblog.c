@@ -40,10 +40,15 @@ static int open_append(const char *dir, const char *name)
 	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
+/* @dir and its missing parents; a job's directory is the one missing, usually: one call. */
 static int mkdir_p(const char *dir)
 {
 	char buf[4096], *p;
 
+	if (!mkdir(dir, 0755) || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
 	if (strlen(dir) >= sizeof(buf))
 		return -ENAMETOOLONG;
 	strcpy(buf, dir);
