@@ -32,12 +32,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "core/loop.h"
 #include "core/strbuf.h"
 
 #define MAX_TRIES 20
@@ -72,10 +72,7 @@ struct run {
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)now_realtime() / USEC_PER_SEC;
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *ud)
