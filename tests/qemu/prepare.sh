@@ -46,10 +46,14 @@ CACHE=${LABD_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/labd-tests}
 ARCHS=${*:-x86_64 arm64 armhf}
 LOG=$CACHE/prepare.log
 
+WORK=$CACHE
+
 skip() {
 	echo "qemu fixtures unavailable: $*" >&2
 	exit 77
 }
+
+. "$(dirname "$0")/debian-lib.sh"
 
 # complete ARCH: the fixtures of ARCH are all there.
 complete() {
@@ -60,101 +64,6 @@ complete() {
 	armhf) [ -s "$d/zImage" ] ;;
 	*) return 1 ;;
 	esac && [ -s "$d/initrd.cpio.gz" ] && [ -s "$d/kernel-version" ]
-}
-
-# apt_for DEBARCH ARGS...: apt-get with the private state of DEBARCH.
-apt_for() {
-	local a=$1 st=$CACHE/apt/$1; shift
-	mkdir -p "$st/lists/partial" "$st/cache/archives/partial"
-	[ -e "$st/status" ] || : >"$st/status"
-	apt-get -q -oAPT::Architecture="$a" -oAPT::Architectures="$a" \
-		-oDir::State::Lists="$st/lists" -oDir::State::Status="$st/status" \
-		-oDir::Cache="$st/cache" -oDebug::NoLocking=1 "$@"
-}
-
-apt_cache_for() {
-	local a=$1 st=$CACHE/apt/$1; shift
-	apt-cache -oAPT::Architecture="$a" -oAPT::Architectures="$a" \
-		-oDir::State::Lists="$st/lists" -oDir::State::Status="$st/status" \
-		-oDir::Cache="$st/cache" "$@"
-}
-
-# fetch DEBARCH PKG...: download the .debs into $CACHE/debs/DEBARCH (kept).
-fetch() {
-	local a=$1; shift
-	mkdir -p "$CACHE/debs/$a"
-	(cd "$CACHE/debs/$a" && apt_for "$a" download "$@") >>"$LOG" 2>&1 ||
-		skip "cannot download $* for $a (see $LOG)"
-}
-
-# update DEBARCH: the package lists of the private state.
-update() {
-	apt_for "$1" update >>"$LOG" 2>&1 || skip "apt-get update for $1 failed (no network? see $LOG)"
-}
-
-# kernel_pkg DEBARCH META: the linux-image package the meta package depends on.
-kernel_pkg() {
-	apt_cache_for "$1" depends "$2" 2>>"$LOG" |
-		awk '/Depends: linux-image-[0-9]/ { print $2; exit }'
-}
-
-# deb_file DEBARCH PKG: the downloaded .deb of PKG.
-deb_file() {
-	ls "$CACHE/debs/$1/$2"_*_"$1".deb 2>/dev/null | tail -1
-}
-
-# extract_kernel DEB OUT: take ./boot/vmlinuz-* out of DEB.
-extract_kernel() {
-	local t=$CACHE/tmp/kx
-	rm -rf "$t" && mkdir -p "$t"
-	dpkg-deb --fsys-tarfile "$1" | tar -x -C "$t" --wildcards './boot/vmlinuz-*'
-	mv "$t"/boot/vmlinuz-* "$2"
-	rm -rf "$t"
-}
-
-# modules_tarball DEB KVER OUT MODULE...: the .ko of each MODULE (and what it
-# depends on) from DEB, with a modules.dep made by busybox's depmod, as a tar.xz
-# of lib/modules/KVER/.
-modules_tarball() {
-	local deb=$1 kver=$2 out=$3 t=$CACHE/tmp/mods m ko todo done=" "; shift 3
-	rm -rf "$t" && mkdir -p "$t/x" "$t/root"
-	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$t/x" --wildcards "./lib/modules/$kver/kernel/*"
-	todo="$*"
-	while [ -n "$todo" ]; do
-		m=${todo%% *}
-		todo=$(echo "${todo#"$m"}" | sed 's/^ *//')
-		case $done in *" $m "*) continue ;; esac
-		done="$done$m "
-		ko=$(find "$t/x" -name "$m.ko*" | head -1)
-		[ -n "$ko" ] || skip "no module $m in $deb"
-		mkdir -p "$t/root/$(dirname "${ko#$t/x/}")"
-		cp "$ko" "$t/root/${ko#$t/x/}"
-		todo="$todo $(tr '\0' '\n' <"$ko" | sed -n 's/^depends=//p' | tr , ' ')"
-		todo=$(echo "$todo" | sed 's/^ *//; s/ *$//')
-	done
-	/bin/busybox depmod -b "$t/root" "$kver" || skip "busybox depmod failed for $kver"
-	tar -C "$t/root" -cJf "$out.tmp" --owner=0 --group=0 lib
-	mv "$out.tmp" "$out"
-	rm -rf "$t"
-}
-
-# pvh_vmlinux BZIMAGE OUT: the ELF payload of an x86 bzImage (PVH entry), if any.
-pvh_vmlinux() {
-	local bz=$1 out=$2 off magic tool
-	for m in 'lz4:\x02\x21\x4c\x18' 'xz:\xfd\x37\x7a\x58\x5a\x00' 'zstd:\x28\xb5\x2f\xfd' \
-		 'gzip:\x1f\x8b\x08'; do
-		tool=${m%%:*} magic=${m#*:}
-		command -v "$tool" >/dev/null || continue
-		for off in $(LC_ALL=C grep -obUaP "$magic" "$bz" | cut -d: -f1); do
-			tail -c +$((off + 1)) "$bz" | "$tool" -dc >"$out.tmp" 2>/dev/null || true
-			if [ "$(head -c 4 "$out.tmp" | od -An -c | tr -d ' ')" = '177ELF' ]; then
-				mv "$out.tmp" "$out"
-				return 0
-			fi
-		done
-	done
-	rm -f "$out.tmp"
-	return 1
 }
 
 write_init() {
@@ -210,20 +119,10 @@ KTAP
 
 # initramfs BUSYBOX OUT: a gz cpio with BUSYBOX (static, any arch) and /init.
 initramfs() {
-	local bb=$1 out=$2 root=$CACHE/tmp/root a
-	[ "$(id -u)" = 0 ] || skip "building the initramfs needs root (mknod of /dev/console)"
-	rm -rf "$root" && mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,root,etc,tmp}
-	cp "$bb" "$root/bin/busybox"
-	chmod 755 "$root/bin/busybox"
-	# The applet list comes from the host's busybox: the guest's may be foreign.
-	for a in $(/bin/busybox --list-full); do
-		[ -e "$root/$a" ] || ln -s /bin/busybox "$root/$a"
-	done
-	mknod -m 600 "$root/dev/console" c 5 1
-	mknod -m 666 "$root/dev/null" c 1 3
+	local root=$WORK/tmp/root
+	busybox_root "$1" "$root"
 	write_init "$root"
-	(cd "$root" && find . | cpio -o -H newc --quiet -R 0:0) | gzip -9 >"$out.tmp"
-	mv "$out.tmp" "$out"
+	cpio_gz "$root" "$2"
 	rm -rf "$root"
 }
 
@@ -241,10 +140,6 @@ prepare_x86_64() {
 		skip "no static /bin/busybox (apt-get install busybox-static)"
 	initramfs /bin/busybox "$d/initrd.cpio.gz"
 	echo "${pkg#linux-image-}" >"$d/kernel-version"
-}
-
-file_is_static() {
-	! LC_ALL=C readelf -l "$1" 2>/dev/null | grep -q 'Requesting program interpreter'
 }
 
 # prepare_arm DEBARCH META KERNEL-FILE: a Debian arm kernel as is, and an initramfs.
