@@ -12,8 +12,8 @@
 # qemu-x86-uefi-01 (qemu-x86_64-uefi), tagged "qemu".  Real firmware:
 # qemu_firmware ipxe|uefi says whether it is installed; qemu_uefi_grub makes
 # the UEFI board's network GRUB.
-# The artifact server serves the fixture cache ($QEMU_FIX) at $ART_URL; its
-# access log is $TMP/artifacts.log.
+# The artifact server serves the fixture cache ($QEMU_FIX), or qemu_lab's
+# directory, at $ART_URL; its access log is $TMP/artifacts.log.
 
 QEMU_PREPARE=$TOP/tests/qemu/prepare.sh
 
@@ -38,8 +38,10 @@ qemu_fixtures() {
 	return 1
 }
 
-# qemu_lab: labd.conf and boards in $LAB, and the artifact server.
+# qemu_lab [DIR]: labd.conf and boards in $LAB, and the artifact server of DIR
+# (default: the fixtures, $QEMU_FIX) at $ART_URL; guests reach it at $ART_GUEST_URL.
 qemu_lab() {
+	local dir=${1:-$QEMU_FIX}
 	mkdir -p "$LAB/devices"
 	# the QEMU types and one board of each, as an admin would start from them
 	cp "$TOP/devices/qemu.conf" "$LAB/devices/00-qemu.conf"
@@ -47,11 +49,12 @@ qemu_lab() {
 lab_name = "qemu-test-lab";
 state_dir = "state";
 devices_dir = "devices";
-artifact_dir = "$QEMU_FIX";
+artifact_dir = "$dir";
 CONF
 	ART_PORT=$(free_port)
 	ART_URL=http://127.0.0.1:$ART_PORT
-	$PY -m http.server "$ART_PORT" --bind 127.0.0.1 --directory "$QEMU_FIX" \
+	ART_GUEST_URL=http://10.0.2.2:$ART_PORT	# QEMU's user network: the host is 10.0.2.2
+	$PY -m http.server "$ART_PORT" --bind 127.0.0.1 --directory "$dir" \
 		>"$TMP/artifacts.log" 2>&1 &
 	at_exit "kill $!"
 	wait_for "curl -sf $ART_URL/ -o /dev/null" 10
