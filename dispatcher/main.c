@@ -10,6 +10,8 @@
  *                                              and exit like `labctl submit --follow`
  *   labd import-lava-device [--name NAME] FILE a LAVA device dictionary as a
  *                                              board file, on stdout
+ *   labd rootfs-helper ...                     labd's own child: unpacks NFS roots,
+ *                                              removes them (rootfs/rootfs.h)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +34,7 @@
 #include "journal/joblog.h"
 #include "journal/retention.h"
 #include "results/backends/backend.h"
+#include "rootfs/rootfs.h"
 #include "session/users.h"
 #include "store/store.h"
 
@@ -412,6 +415,8 @@ int main(int argc, char **argv)
 	struct daemon *d;
 	int err, status;
 
+	if (argc > 1 && !strcmp(argv[1], ROOTFS_HELPER_COMMAND))
+		return rootfs_helper_main(argc - 1, argv + 1);
 	if (parse_args(argc, argv, &o) < 0)
 		return 2;
 	log_set_level(o.verbose > 1 ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
