@@ -138,6 +138,19 @@ static void print_diag(const struct diag *diag)
 		fprintf(stderr, "%s\n", diag->msgs[i]);
 }
 
+/* labd.conf's `nfs` group, and the export directory it names (rootfs/rootfs.h). */
+static int check_nfs(const struct lab_config *cfg, struct diag *diag)
+{
+	const config_setting_t *g = config_setting_get_member(cfg->root, "nfs");
+	struct rootfs_params p;
+	int err = rootfs_params_parse(g, cfg->path, &p, diag);
+
+	if (!err)
+		err = rootfs_params_check_dir(g, &p, diag);
+	rootfs_params_release(&p);
+	return err;
+}
+
 static int check_config(const struct options *o)
 {
 	struct diag diag = DIAG_INIT;
@@ -154,6 +167,8 @@ static int check_config(const struct options *o)
 		err = -EINVAL;
 	if (cfg && retention_parse(config_setting_get_member(cfg->root, "retention"), &params,
 				   &diag) < 0)
+		err = -EINVAL;
+	if (cfg && check_nfs(cfg, &diag) < 0)
 		err = -EINVAL;
 	print_diag(&diag);
 	diag_release(&diag);

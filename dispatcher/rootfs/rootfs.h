@@ -62,11 +62,12 @@ struct rootfs_params {
 
 /**
  * rootfs_params_parse() - the `nfs` group @g (NULL: none, *@p is then all
- * unset) into @p; relative paths are relative to @conf_dir.  Every problem
- * goes to @diag as "FILE:LINE: cause".  Returns 0, -EINVAL or -ENOMEM;
- * release @p with rootfs_params_release() in any case.
+ * unset) into @p; relative paths are relative to the directory of
+ * @conf_file (labd.conf, absolute).  Every problem goes to @diag as
+ * "FILE:LINE: cause".  Returns 0, -EINVAL or -ENOMEM; release @p with
+ * rootfs_params_release() in any case.
  */
-int rootfs_params_parse(const config_setting_t *g, const char *conf_dir,
+int rootfs_params_parse(const config_setting_t *g, const char *conf_file,
 			struct rootfs_params *p, struct diag *diag);
 
 /**

@@ -73,10 +73,11 @@ static int get_text(const config_setting_t *g, const char *key, char **ret, stru
 }
 
 /* export_dir: required, absolute once joined with labd.conf's directory, no trailing '/'. */
-static int get_export_dir(const config_setting_t *g, const char *conf_dir,
+static int get_export_dir(const config_setting_t *g, const char *conf_file,
 			  struct rootfs_params *p, struct diag *diag)
 {
-	const char *v;
+	const char *v, *slash = strrchr(conf_file, '/');
+	int dir_len = slash ? (int)(slash - conf_file) : 1;
 	size_t n;
 	int r = cfg_get_string(g, "export_dir", true, &v, diag);
 
@@ -86,7 +87,7 @@ static int get_export_dir(const config_setting_t *g, const char *conf_dir,
 		return diag_add(diag, cfg_file(g), cfg_line(config_setting_get_member(g, "export_dir")),
 				"'export_dir' must name a directory of its own, not '%s'", v);
 	if (v[0] == '/' ? !(p->export_dir = strdup(v)) :
-	    asprintf(&p->export_dir, "%s/%s", conf_dir, v) < 0) {
+	    asprintf(&p->export_dir, "%.*s/%s", dir_len, slash ? conf_file : ".", v) < 0) {
 		p->export_dir = NULL;
 		return -ENOMEM;
 	}
@@ -120,7 +121,7 @@ static int get_when_full(const config_setting_t *g, struct rootfs_params *p, str
 			"'when_full' must be \"wait\" or \"fail\", not '%s'", v);
 }
 
-int rootfs_params_parse(const config_setting_t *g, const char *conf_dir,
+int rootfs_params_parse(const config_setting_t *g, const char *conf_file,
 			struct rootfs_params *p, struct diag *diag)
 {
 	size_t n0 = diag->n;
@@ -132,7 +133,7 @@ int rootfs_params_parse(const config_setting_t *g, const char *conf_dir,
 		return diag_add(diag, cfg_file(g), cfg_line(g), "'nfs' must be a group, not %s",
 				cfg_type_name(g));
 	cfg_check_keys(g, nfs_keys, diag);
-	if (get_export_dir(g, conf_dir, p, diag) == -ENOMEM ||
+	if (get_export_dir(g, conf_file, p, diag) == -ENOMEM ||
 	    get_text(g, "export_path", &p->export_path, diag) == -ENOMEM ||
 	    get_text(g, "server_ip", &p->server_ip, diag) == -ENOMEM ||
 	    get_text(g, "mount_options", &p->mount_options, diag) == -ENOMEM)
