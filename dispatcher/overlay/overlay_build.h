@@ -16,6 +16,8 @@
  * kernel modules).  overlay_plan() reads from the job how the overlay gets
  * to the board:
  *
+ *   NFSROOT   the deploy before that boot unpacks an NFS root: a tar.gz
+ *             unpacked into the root (rootfs/rootfs.h), as LAVA writes it there
  *   RAMDISK   the boot before the first test boots a ramdisk that a tftp or
  *             tmpfs deploy staged: a cpio.gz appended to it (ramdisk.h)
  *   TRANSFER  that boot has a transfer_overlay: the board downloads a tar.gz
@@ -58,6 +60,7 @@ enum overlay_delivery {
 	OVERLAY_DELIVERY_RAMDISK,
 	OVERLAY_DELIVERY_TRANSFER,
 	OVERLAY_DELIVERY_TYPED,
+	OVERLAY_DELIVERY_NFSROOT,
 };
 
 struct overlay_plan {
@@ -67,7 +70,7 @@ struct overlay_plan {
 	size_t builder;		/* action index building it: the deploy before the first
 				 * test's boot, else that test */
 	size_t boot;		/* the boot before the first test (TRANSFER: its commands) */
-	size_t deploy;		/* RAMDISK: the deploy whose ramdisk gets it */
+	size_t deploy;		/* RAMDISK, NFSROOT: the deploy whose ramdisk or root gets it */
 };
 
 /** overlay_plan() - how @job's overlay reaches the board. */
