@@ -259,7 +259,8 @@ syscall($nr{$m}, 0) == 0 or die "acct(NULL): $!\n";
 my $size = -s $f;
 unlink $f;
 if ($size) {
-	print "ok 1 acct(2) recorded a process ($size bytes)\n";
+	print "# $size bytes of records\n";
+	print "ok 1 acct(2) recorded a process\n";
 	exit 0;
 }
 print "not ok 1 acct(2) recorded nothing\n";

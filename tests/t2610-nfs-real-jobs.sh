@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t2610-nfs-real-jobs.sh -- real NFS jobs of KernelCI and LKFT, as their
+# schedulers render them (../shared/jobs-real/), edited only in their URLs, run
+# to completion on QEMU stand-ins of the boards they name:
+#   KernelCI's kselftest job for a BeagleBone Black (u-boot, `commands: nfs`,
+#   a kselftest tarball the board downloads, a git test definition from Linaro's
+#   test-definitions, a notify callback) on an arm64 U-Boot QEMU board of type
+#   beaglebone-black; its results and callback as KernelCI reads them.
+# What stands in for the Internet (tests/linaro-lib.sh, tests/nfs/prepare.sh):
+# storage.kernelci.org is the loopback artifact server (a Debian arm64 kernel,
+# the NFS initramfs, Debian 12 root, QEMU's device tree as board.dtb, a
+# kselftest tarball whose acct test checks acct(2)); github.com/linaro's
+# test-definitions is a local repository served by `git daemon`, reached
+# through git's insteadOf (the job keeps its URL); the callback goes to a
+# local recorder.
+# test-serial: tests/run runs it alone (QEMU's emulation takes the CPUs)
+. "$(dirname "$0")/lib.sh"
+. "$TOP/tests/qemu/lib.sh"
+. "$TOP/tests/ci/lib.sh"
+. "$TOP/tests/nfs-lib.sh"
+. "$TOP/tests/linaro-lib.sh"
+
+REAL=${JOBS_REAL:-$TOP/../shared/jobs-real}
+KCI_KSELFTEST=$REAL/kernelci/0152_generic_kselftest_nfs_u-boot.yaml
+
+skip_all() {
+	test_skip 'real KernelCI and LKFT NFS jobs on QEMU stand-ins' "$1"
+	test_done
+	exit
+}
+[ -f "$KCI_KSELFTEST" ] || skip_all "no $REAL (the real jobs; JOBS_REAL= names them elsewhere)"
+qemu_fixtures arm64 || skip_all "$QEMU_SKIP"
+nfs_fixtures arm64 || skip_all "$NFS_SKIP"
+nfs_lab || skip_all "$NFS_SKIP"
+
+# storage.kernelci.org, as the job's URLs name its files
+k=$TMP/art/kernelci
+mkdir -p "$k/x" "$k/images/rootfs/debian/trixie/arm64"
+ln -s "$NFS_FIX/arm64/Image" "$k/x/Image"
+ln -s "$NFS_FIX/arm64/modules.tar.xz" "$k/x/modules.tar.xz"
+ln -s "$NFS_FIX/arm64/rootfs-autologin.tar.xz" "$k/images/rootfs/debian/trixie/arm64/full.rootfs.tar.xz"
+ln -s "$NFS_FIX/arm64/initrd.cpio.gz" "$k/images/rootfs/debian/trixie/arm64/initrd.cpio.gz"
+kselftest_tarball "$k/x/kselftest.tar.xz"
+# the board's device tree: the one QEMU makes for the board's machine, with
+# U-Boot as its firmware (which owns the GPIO controller: a tree without
+# -bios names it and the kernel faults reading it)
+qemu-system-aarch64 -M virt,dumpdtb="$k/x/board.dtb" -cpu cortex-a57 -m 512 -nodefaults \
+	-bios /usr/lib/u-boot/qemu_arm64/u-boot.bin \
+	-netdev user,id=net0 -device virtio-net-device,netdev=net0 >/dev/null 2>&1
+
+linaro_testdefs "$TMP/git/linaro/test-definitions.git"
+ln -s linaro "$TMP/git/Linaro"
+git_daemon "$TMP/git"
+linaro_git_mirror https://github.com/linaro/test-definitions.git \
+		  https://github.com/Linaro/test-definitions.git
+CB_TOKEN=cb-token-$$-$RANDOM
+CB_PORT=$(free_port)
+$PY "$TOP/tests/helper/recorder.py" --port "$CB_PORT" --out "$TMP/callbacks.jsonl" \
+	>"$TMP/recorder.log" 2>&1 &
+at_exit "kill $!"
+wait_for "curl -s http://127.0.0.1:$CB_PORT/ -o /dev/null" 10
+cat >>"$LAB/labd.conf" <<CONF
+git_allow = [ "https://github.com/linaro/", "https://github.com/Linaro/" ];
+notify = { tokens = { kernelci-callback = "$CB_TOKEN"; }; retry_max_ms = 3000; };
+CONF
+# the boards the jobs name, stood in for by QEMU boards
+cat >"$LAB/devices/20-real-boards.conf" <<CONF
+device_types = (
+	{ name = "beaglebone-black"; extends = "qemu-arm64"; }
+);
+devices = (
+	{ name = "bbb-01"; type = "beaglebone-black"; console = { driver = "qemu"; };
+	  power = { driver = "qemu"; }; }
+);
+CONF
+labd_start
+at_exit labd_stop
+
+submit() {
+	local rc=0
+	labctl submit --follow "$1" >"$TMP/follow.out" 2>&1 || rc=$?
+	if [ "$rc" != "$2" ]; then
+		echo "labctl submit --follow $1: exit status $rc, expected $2"
+		tail -30 "$TMP/follow.out"
+		echo "the end of the console, printable:"
+		tail -c 3000 "$LAB/state/jobs/$(job_id)/console.log" |
+			sed 's/\x1b\[[0-9;=?]*[A-Za-z]/~/g' | tr -cd '[:print:]\n~' | tail -15
+		return 1
+	fi
+}
+
+job_id() {
+	sed -n 's/^job \([0-9]*\): .*/\1/p' "$TMP/follow.out" | tail -1
+}
+
+# The URLs: the kselftest tarball is fetched by the board (through QEMU's
+# network, the host is 10.0.2.2), everything else by labd.
+sed -e "s|'https://storage.kernelci.org/x/kselftest.tar.xz'|'$ART_GUEST_URL/kernelci/x/kselftest.tar.xz'|" \
+    -e "s|https://storage.kernelci.org/|$ART_URL/kernelci/|g" \
+    -e "s|https://kernelci.example.org/|http://127.0.0.1:$CB_PORT/|" \
+	"$KCI_KSELFTEST" >"$TMP/kci-kselftest.yaml"
+
+test_expect_success 'the KernelCI job differs from the real one in its URLs only' '
+	diff "$KCI_KSELFTEST" "$TMP/kci-kselftest.yaml" >"$TMP/kci.diff" || true
+	cat "$TMP/kci.diff"
+	! grep "^[<>]" "$TMP/kci.diff" | grep -v "url: \|TESTPROG_URL: "
+'
+
+test_expect_success "KernelCI's kselftest job (beaglebone-black, u-boot, nfs) completes" '
+	submit "$TMP/kci-kselftest.yaml" 0 &&
+	id=$(job_id) &&
+	labctl results "$id" >"$TMP/kci.results" &&
+	cat "$TMP/kci.results" &&
+	grep -q "kselftest-acct.acct_acct_syscall .*pass" "$TMP/kci.results" &&
+	grep -q "nfsroot: mounted 10.0.2.2:$LAB/nfs/" "$LAB/state/jobs/$id/console.log" &&
+	grep -q "ok 1 acct(2) recorded a process" "$LAB/state/jobs/$id/console.log"
+'
+
+test_expect_success 'the board fetched the kselftest tarball, labd the rest' '
+	grep -q "GET /kernelci/x/kselftest.tar.xz HTTP/1.1\" 200" "$TMP/artifacts.log" &&
+	grep -q "GET /kernelci/images/rootfs/debian/trixie/arm64/full.rootfs.tar.xz" "$TMP/artifacts.log"
+'
+
+# labd's ktap suite (the kselftest runner's TAP, parsed from the console) is
+# in the callback too: KernelCI sees it unnamed (doc/lava-compat.md).
+test_expect_success 'the callback has what KernelCI reads: kselftest-acct passed' '
+	wait_for "grep -q /node/6543abc $TMP/callbacks.jsonl" 20 &&
+	$PY "$TOP/tests/ci/kernelci-callback.py" "$TMP/callbacks.jsonl" "/node/6543abc" \
+		"$CB_TOKEN" ktap >"$TMP/kernelci.out" &&
+	cat "$TMP/kernelci.out" &&
+	grep -q "1_kselftest-acct: {\"acct_acct_syscall\": \"pass\"}" "$TMP/kernelci.out" &&
+	grep -q "ktap: {.*\"selftests.acct.acct_syscall\": \"pass\"" "$TMP/kernelci.out"
+'
+
+test_done
