@@ -118,6 +118,13 @@ nfs_server() {
 	fi
 	flock -u 8
 	exec 8>&-
+	# the export answers a client given the ports, with no portmapper (libnfs)
+	if [ $rc = 0 ] && command -v nfs-ls >/dev/null &&
+	   ! nfs-ls "$(nfs_url "$(cd "$dir" && pwd)")" >"$d/nfs-ls.out" 2>&1; then
+		echo "nfs-ls: $(tail -1 "$d/nfs-ls.out")" >>"$d/ganesha.log"
+		nfs_server_stop
+		rc=1
+	fi
 	if [ $rc != 0 ]; then
 		NFS_SKIP="nfs-ganesha did not start: $(grep -v DBUS "$d/ganesha.log" "$d/rpcbind.log" 2>/dev/null | tail -1)"
 		return 1
