@@ -256,21 +256,20 @@ static bool deploy_path_ok(const char *p, bool absolute)
 	return true;
 }
 
-/* `path` (modules, the root's overlays): where in the NFS root the archive goes; "/" default. */
+/* `path` (modules, the root's overlays): where in the root file system they go; NULL: "/". */
 static int deploy_walk_root_path(struct job_doc *doc, const json_t *spec, struct job_artifact *a)
 {
-	const char *s = "/";
-	int r = job_doc_get_str(doc, spec, "path", false, &s);
+	int r = job_doc_dup_str(doc, spec, "path", false, &a->path);
 
-	if (r < 0)
+	if (r <= 0)
 		return r;
-	if (r > 0 && strcmp(a->label, "modules") && !a->into_root)
+	if (strcmp(a->label, "modules") && !a->into_root)
 		return job_doc_error(doc, "path", "'path' only applies to the modules and the "
-				     "nfsrootfs' overlays: where in the NFS root they go");
-	if (!deploy_path_ok(s, true))
-		return job_doc_error(doc, "path", "'path' must be an absolute path without '..', not '%.100s'", s);
-	a->root_path = strdup(s);
-	return a->root_path ? 0 : job_doc_nomem(doc);
+				     "nfsrootfs' overlays: where in the root file system they go");
+	if (!deploy_path_ok(a->path, true))
+		return job_doc_error(doc, "path", "'path' must be an absolute path without '..', not '%.100s'",
+				     a->path);
+	return 0;
 }
 
 /* nfsrootfs' own keys: prefix, apply-overlay (LKFT's: the overlay goes into an NFS root anyway). */
@@ -554,7 +553,7 @@ void job_deploy_release(struct job_deploy *d)
 		free(d->artifacts[i].compression);
 		free(d->artifacts[i].kernel_type);
 		free(d->artifacts[i].prefix);
-		free(d->artifacts[i].root_path);
+		free(d->artifacts[i].path);
 	}
 	free(d->artifacts);
 	free(d->os);
