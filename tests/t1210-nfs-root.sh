@@ -125,6 +125,20 @@ no_trees() {
 	wait_for "[ \"\$(ls -A '$EXPORT')\" = keep-me ]" 20 || { ls -la "$EXPORT"; return 1; }
 }
 
+test_expect_success 'check-config: an export directory missing or not writable is named' '
+	cp "$LAB/labd.conf" "$TMP/good.conf" &&
+	sed -i "s|export_dir = \"$EXPORT\"|export_dir = \"$TMP/nowhere\"|" "$LAB/labd.conf" &&
+	test_must_fail "$LABD" check-config -c "$LAB/labd.conf" 2>"$TMP/check" &&
+	grep -q "labd.conf:[0-9]*: the NFS export directory .$TMP/nowhere. does not exist: create it, and export it from the NFS server" "$TMP/check" &&
+	test_must_fail "$LABD" -c "$LAB/labd.conf" --listen 127.0.0.1:0 2>"$TMP/start" &&
+	grep -q "does not exist" "$TMP/start" &&
+	sed -i "s|export_dir = \"$TMP/nowhere\"|export_dir = \"$EXPORT/keep-me\"|" "$LAB/labd.conf" &&
+	test_must_fail "$LABD" check-config -c "$LAB/labd.conf" 2>"$TMP/check" &&
+	grep -q "the NFS export directory .$EXPORT/keep-me. is not a directory" "$TMP/check" &&
+	cp "$TMP/good.conf" "$LAB/labd.conf" &&
+	"$LABD" check-config -c "$LAB/labd.conf" >/dev/null
+'
+
 labd_start
 at_exit labd_stop
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +29,15 @@
 #include "rootfs/rootfs_internal.h"
 #include "tap.h"
 
-/* This program is its own helper: `test-rootfs rootfs-helper unpack ...`. */
+/*
+ * This program is its own helper: `test-rootfs rootfs-helper unpack ...`.
+ * As labd, it ignores SIGPIPE: a helper that stopped reading is an EPIPE.
+ */
 __attribute__((constructor)) static void helper_entry(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], ROOTFS_HELPER_COMMAND))
 		exit(rootfs_helper_main(argc - 1, argv + 1));
+	signal(SIGPIPE, SIG_IGN);
 }
 
 static char tmp[256];		/* scratch directory of the case */
