@@ -803,8 +803,55 @@ TEST(test_rootfs__paths)
 	cleanup();
 }
 
+/* Several roots streaming at once, each its own pipe and helper: all in, each counted. */
+TEST(test_rootfs__concurrent)
+{
+	enum { N = 4 };
+	char archive[400], url[600], p[600];
+	struct outcome o[N];
+	struct rootfs_tree *t[N];
+	struct rootfs_unpack *u;
+	struct bed b;
+	bool all = false;
+
+	setup();
+	CHECK_INT(write_archive(path_in(archive, sizeof(archive), tmp, "root.tar.gz"), "gzip",
+				root_entries), ==, 0);
+	snprintf(url, sizeof(url), "file://%s", archive);
+	CHECK_INT(bed_open(&b, 0, false), ==, 0);
+	memset(o, 0, sizeof(o));
+	for (int i = 0; i < N; i++) {
+		struct rootfs_unpack_req req = { .http = b.http, .url = url, .what = "a root" };
+
+		t[i] = new_tree(&b);
+		CHECK(t[i]);
+		req.tree = t[i];
+		CHECK_INT(rootfs_unpack_start(b.fs, &req, on_unpacked, &o[i], &u), ==, 0);
+	}
+	for (int k = 0; k < 3000 && !all; k++) {
+		loop_run_once(b.loop, 10 * USEC_PER_MSEC);
+		all = true;
+		for (int i = 0; i < N; i++)
+			all = all && o[i].done;
+	}
+	CHECK(all);
+	for (int i = 0; i < N; i++) {
+		CHECK_STR(o[i].msg, "");
+		CHECK_INT(o[i].res.bytes, ==, (3 << 20) + 20);
+		CHECK(file_is(path_in(p, sizeof(p), rootfs_tree_dir(t[i]), "etc/hostname"), "board\n"));
+	}
+	CHECK_INT(rootfs_used(b.fs), ==, N * ((3 << 20) + 20));
+	CHECK_INT(rootfs_tree_count(b.fs, NULL), ==, N);
+	for (int i = 0; i < N; i++)
+		rootfs_tree_release(t[i]);
+	run_removals(&b);
+	CHECK_INT(rootfs_used(b.fs), ==, 0);
+	bed_close(&b);
+	cleanup();
+}
+
 TEST_LIST(test_rootfs__paths, test_rootfs__unpack_keeps_metadata, test_rootfs__merged_usr_kept,
 	  test_rootfs__prefix_and_into, test_rootfs__hostile_archives,
 	  test_rootfs__corrupt_and_truncated, test_rootfs__stream_checksum,
 	  test_rootfs__size_limit, test_rootfs__wait_for_room, test_rootfs__stale_trees_removed,
-	  test_rootfs__unprivileged, test_rootfs__disk_full);
+	  test_rootfs__concurrent, test_rootfs__unprivileged, test_rootfs__disk_full);
