@@ -7,7 +7,8 @@
 # overlays and a git test definition's overlay unpacked into it; U-Boot's
 # `nfs` command set booting the board with root=/dev/nfs on it, the board
 # reading the tree (simboard reads the nfsroot= directory of this host) and
-# running the definition from it; the boot phases; the tree removed when the
+# running the definition from it; barebox's and depthcharge's nfs sets, two
+# jobs at once; the boot phases; the tree removed when the
 # job ends, and when labd comes back after being killed; bad inputs (404,
 # checksum, corrupt and truncated archives, `..`, absolute paths, links out of
 # the tree, the size limit, a full disk) each failing the job with its cause
@@ -19,7 +20,7 @@ EXPORT=$TMP/exports
 OUTSIDE=$TMP/outside
 WWW=$TMP/www
 mkdir -p "$EXPORT" "$OUTSIDE" "$WWW"
-sim_start 1
+sim_start 3 --tftp-root "$LAB/state/tftp"
 git_repo "$TMP/git/test-definitions"
 # a definition the job's overlay carries into the root, checking the repository is there too
 cat >"$TMP/git/test-definitions/nfs.yaml" <<'YAML'
@@ -36,6 +37,10 @@ git_daemon "$TMP/git"
 write_lab_conf "nfs = { export_dir = \"$EXPORT\"; mount_options = \"nolock\"; };
 git_allow = [ \"$GIT_URL\" ];"
 sim_device sim-01 0
+sim_device sim-bb-01 1 sim-barebox
+sim_device sim-dc-01 2 sim-depthcharge
+sim_ctl firmware sim1 barebox >/dev/null
+sim_ctl firmware sim2 depthcharge >/dev/null
 echo 99 >"$EXPORT/keep-me"
 mkdir -p "$EXPORT/12-abcDEF/etc"		# a tree a killed labd left
 HTTP_PORT=$(free_port)
@@ -217,6 +222,49 @@ test_expect_success 'the boot phases show the root downloading, unpacked, ready'
 '
 
 test_expect_success 'the tree is gone once the job ended' '
+	no_trees
+'
+
+# dialect_job FILE TYPE METHOD: the root on NFS through barebox or depthcharge.
+dialect_job() {
+	write_job "$1" <<JOB
+job_name: nfs root through $3
+device_type: $2
+timeouts: {job: {minutes: 3}, action: {seconds: 60}, connection: {seconds: 20}}
+actions:
+- deploy:
+    to: tftp
+    kernel: {url: 'file://$ART/Image', type: zimage}
+    ramdisk: {url: 'file://$ART/initrd.cpio.gz'}
+    dtb: {url: 'file://$ART/sim.dtb'}
+    nfsrootfs: {url: '$URL/root.tar.xz', compression: xz}
+- boot:
+    method: $3
+    commands: nfs
+    auto_login: {login_prompt: 'login:', username: root}
+    prompts: ['root@sim:~# ']
+- test:
+    interactive:
+    - name: nfs
+      prompts: ['root@sim:~# ']
+      script:
+      - command: cat /etc/nfs-marker
+        name: marker
+        successes: [{message: 'nfs-root-$$'}]
+      - command: cat /proc/cmdline
+        name: cmdline
+        successes: [{message: 'root=/dev/nfs rw nfsroot=10.0.2.2:$EXPORT/[0-9]+-[A-Za-z0-9]{6},tcp'}]
+JOB
+}
+
+test_expect_success 'barebox and depthcharge boot their roots on NFS, two jobs at once' '
+	dialect_job "$TMP/bb.yaml" sim-barebox barebox &&
+	dialect_job "$TMP/dc.yaml" sim-depthcharge depthcharge &&
+	{ labctl submit --follow "$TMP/bb.yaml" >"$TMP/bb.out" 2>&1 & } &&
+	labctl submit --follow "$TMP/dc.yaml" >"$TMP/dc.out" 2>&1 &&
+	wait_for "grep -q \"^job [0-9]*: \" $TMP/bb.out" 60 &&
+	{ grep -q "^job [0-9]*: complete" "$TMP/bb.out" &&
+	  grep -q "^job [0-9]*: complete" "$TMP/dc.out" || { tail -5 "$TMP/bb.out" "$TMP/dc.out"; false; }; } &&
 	no_trees
 '
 
