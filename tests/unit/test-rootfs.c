@@ -251,7 +251,7 @@ static struct rootfs_tree *new_tree(struct bed *b)
 	struct rootfs_request *rq;
 	char err[256];
 
-	rootfs_tree_request(b->fs, 42, NULL, NULL, &t, &rq, err, sizeof(err));
+	rootfs_tree_request(b->fs, 42, 0, NULL, NULL, &t, &rq, err, sizeof(err));
 	return t;
 }
 
@@ -622,7 +622,7 @@ TEST(test_rootfs__size_limit)
 	CHECK_CONTAINS(o.msg, "the NFS export directory is full: its trees hold ");
 	CHECK(!rootfs_tree_fits_alone(t));
 	/* full, when_full = "fail": refused at once */
-	CHECK_INT(rootfs_tree_request(b.fs, 43, on_tree, &s, &t2, &rq, err, sizeof(err)), ==, -ENOSPC);
+	CHECK_INT(rootfs_tree_request(b.fs, 43, 0, on_tree, &s, &t2, &rq, err, sizeof(err)), ==, -ENOSPC);
 	CHECK_CONTAINS(err, "max_size is 1048576");
 	rootfs_tree_release(t);
 	run_removals(&b);
@@ -644,9 +644,9 @@ TEST(test_rootfs__wait_for_room)
 	t = new_tree(&b);
 	CHECK(t);
 	CHECK_INT(rootfs_tree_grow(t, 1 << 20, err, sizeof(err)), ==, 0);
-	CHECK_INT(rootfs_tree_request(b.fs, 43, on_tree, &s, &t2, &rq, err, sizeof(err)), ==, 1);
+	CHECK_INT(rootfs_tree_request(b.fs, 43, 0, on_tree, &s, &t2, &rq, err, sizeof(err)), ==, 1);
 	CHECK(rq && !t2);
-	CHECK_INT(rootfs_tree_request(b.fs, 44, on_tree, &s2, &t2, &rq2, err, sizeof(err)), ==, 1);
+	CHECK_INT(rootfs_tree_request(b.fs, 44, 0, on_tree, &s2, &t2, &rq2, err, sizeof(err)), ==, 1);
 	rootfs_request_cancel(rq2);
 	loop_run_once(b.loop, 0);
 	CHECK(!s.called);
@@ -657,6 +657,20 @@ TEST(test_rootfs__wait_for_room)
 	CHECK_STR(s.err, "");
 	CHECK(!s2.called);
 	CHECK(strstr(rootfs_tree_dir(s.t), "/43-"));
+	/* a root stopped by the limit waits until its size fits beside the others */
+	CHECK_INT(rootfs_tree_grow(s.t, 600 << 10, err, sizeof(err)), ==, 0);
+	memset(&s2, 0, sizeof(s2));
+	CHECK_INT(rootfs_tree_request(b.fs, 45, 600 << 10, on_tree, &s2, &t2, &rq2, err,
+				      sizeof(err)), ==, 1);
+	CHECK_INT(rootfs_tree_request(b.fs, 46, 0, on_tree, &s, &t2, &rq, err, sizeof(err)), ==, 1);
+	loop_run_once(b.loop, 0);
+	CHECK(!s2.called);
+	rootfs_tree_release(s.t);
+	memset(&s, 0, sizeof(s));
+	run_removals(&b);
+	run_until(b.loop, &s.called);
+	CHECK(s2.called && s2.t && s.called && s.t);
+	rootfs_tree_release(s2.t);
 	rootfs_tree_release(s.t);
 	run_removals(&b);
 	bed_close(&b);
