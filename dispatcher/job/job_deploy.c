@@ -414,14 +414,19 @@ static int deploy_walk_root_overlays(struct job_doc *doc, const json_t *parent,
 	}
 	m = job_doc_enter(doc, "overlays");
 	json_object_foreach(overlays, name, v) {
-		size_t e = job_doc_enter(doc, name);
+		size_t e;
 
-		if (!job_doc_is_name(name, DEPLOY_MAX_LABEL, "-_"))
-			r = job_doc_error(doc, NULL, "invalid overlay name '%.100s': use up to %d letters, digits, '-' and '_'",
+		if (!job_doc_is_name(name, DEPLOY_MAX_LABEL, "-_")) {
+			r = job_doc_error(doc, name, "invalid overlay name '%.100s': use up to %d letters, digits, '-' and '_'",
 					  name, DEPLOY_MAX_LABEL);
-		else if (d->n_artifacts == DEPLOY_MAX_ARTIFACTS)
-			r = job_doc_error(doc, NULL, "more than %d artifacts", DEPLOY_MAX_ARTIFACTS);
-		else if (deploy_walk_root_overlay(doc, v, name, &d->artifacts[d->n_artifacts++]) < 0)
+			continue;
+		}
+		if (d->n_artifacts == DEPLOY_MAX_ARTIFACTS) {
+			r = job_doc_error(doc, name, "more than %d artifacts", DEPLOY_MAX_ARTIFACTS);
+			continue;
+		}
+		e = job_doc_enter(doc, name);
+		if (deploy_walk_root_overlay(doc, v, name, &d->artifacts[d->n_artifacts++]) < 0)
 			r = -EINVAL;
 		job_doc_leave(doc, e);
 	}
