@@ -518,9 +518,15 @@ static int on_stop_check(struct loop_source *s, uint64_t now, void *ud)
 {
 	struct daemon *d = ud;
 
-	/* the last events wait for the store's commit before the backends have them */
+	size_t removing = 0;
+
+	if (d->rootfs)
+		rootfs_tree_count(d->rootfs, &removing);
+	/* the last events wait for the store's commit before the backends have them;
+	 * the NFS roots of the jobs that ended are removed, unless that takes too long */
 	if ((sched_running(d->sched) && now < loop_now(d->loop) + 1) ||
-	    events_waiting(d->events) || backends_draining(d->backends, now)) {
+	    events_waiting(d->events) || backends_draining(d->backends, now) ||
+	    (removing && now < d->stop_deadline)) {
 		loop_timer_set_rel(s, 100 * USEC_PER_MSEC);
 		return 0;
 	}

@@ -43,7 +43,9 @@ t_rendered() {
 	grep -q '"tftp {DTB_ADDR} {DTB}"' "$LAB/devices/bbb.conf" &&
 	! grep -q 'TEE' "$LAB/devices/bbb.conf" &&
 	grep -q 'char_delay = 0.01;' "$LAB/devices/bbb.conf" &&
-	grep -q "u-boot commands 'nfs': .* needs {NFS_SERVER_IP}" "$TMP/bbb.notes" &&
+	grep -q "\"setenv bootargs .console=ttyO0,115200n8 root=/dev/nfs rw nfsroot={NFS_SERVER_IP}:{NFSROOTFS},tcp,hard  ip=dhcp.\"" \
+		"$LAB/devices/bbb.conf" &&
+	! grep -q "u-boot commands 'nfs': .* needs" "$TMP/bbb.notes" &&
 	grep -q "u-boot commands 'ramdisk': the TEE/DTBO lines" "$TMP/bbb.notes"
 }
 test_expect_success 'a rendered dictionary: a device type and a board, check-config ok' t_rendered

@@ -748,7 +748,9 @@ static int job_check_qemu_images(const struct job *job, const struct device_type
 			continue;
 		d = &job->actions[i].deploy;
 		for (j = 0; j < d->n_artifacts; j++) {
-			if (strv_contains(type->qemu.allowed_images, d->artifacts[j].label))
+			/* an NFS root's overlays go into the root, not to QEMU */
+			if (d->artifacts[j].into_root ||
+			    strv_contains(type->qemu.allowed_images, d->artifacts[j].label))
 				continue;
 			r = job_doc_error_at(doc, d->artifacts[j].line,
 					     "actions[%zu].deploy: device type '%s' does not let jobs deploy '%s' for QEMU",

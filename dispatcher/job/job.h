@@ -109,7 +109,8 @@ struct job_artifact {
 	bool no_overlay;	/* ramdisk, nfsrootfs: `install_overlay: false`, tests not added */
 	bool no_modules;	/* ramdisk, nfsrootfs: `install_modules: false`, modules not added */
 	char *prefix;		/* nfsrootfs: the archive's directory that is the root, or NULL */
-	char *root_path;	/* modules, the root's overlays: where in an NFS root they go */
+	char *path;		/* modules, the root's overlays: where in the root file system
+				 * they go ("/" when NULL) */
 	bool into_root;		/* one of nfsrootfs' `overlays`: unpacked into the NFS root,
 				 * not staged for the board (label "nfsrootfs-overlay-<name>") */
 	int line;

@@ -256,21 +256,20 @@ static bool deploy_path_ok(const char *p, bool absolute)
 	return true;
 }
 
-/* `path` (modules, the root's overlays): where in the NFS root the archive goes; "/" default. */
+/* `path` (modules, the root's overlays): where in the root file system they go; NULL: "/". */
 static int deploy_walk_root_path(struct job_doc *doc, const json_t *spec, struct job_artifact *a)
 {
-	const char *s = "/";
-	int r = job_doc_get_str(doc, spec, "path", false, &s);
+	int r = job_doc_dup_str(doc, spec, "path", false, &a->path);
 
-	if (r < 0)
+	if (r <= 0)
 		return r;
-	if (r > 0 && strcmp(a->label, "modules") && !a->into_root)
+	if (strcmp(a->label, "modules") && !a->into_root)
 		return job_doc_error(doc, "path", "'path' only applies to the modules and the "
-				     "nfsrootfs' overlays: where in the NFS root they go");
-	if (!deploy_path_ok(s, true))
-		return job_doc_error(doc, "path", "'path' must be an absolute path without '..', not '%.100s'", s);
-	a->root_path = strdup(s);
-	return a->root_path ? 0 : job_doc_nomem(doc);
+				     "nfsrootfs' overlays: where in the root file system they go");
+	if (!deploy_path_ok(a->path, true))
+		return job_doc_error(doc, "path", "'path' must be an absolute path without '..', not '%.100s'",
+				     a->path);
+	return 0;
 }
 
 /* nfsrootfs' own keys: prefix, apply-overlay (LKFT's: the overlay goes into an NFS root anyway). */
@@ -415,14 +414,19 @@ static int deploy_walk_root_overlays(struct job_doc *doc, const json_t *parent,
 	}
 	m = job_doc_enter(doc, "overlays");
 	json_object_foreach(overlays, name, v) {
-		size_t e = job_doc_enter(doc, name);
+		size_t e;
 
-		if (!job_doc_is_name(name, DEPLOY_MAX_LABEL, "-_"))
-			r = job_doc_error(doc, NULL, "invalid overlay name '%.100s': use up to %d letters, digits, '-' and '_'",
+		if (!job_doc_is_name(name, DEPLOY_MAX_LABEL, "-_")) {
+			r = job_doc_error(doc, name, "invalid overlay name '%.100s': use up to %d letters, digits, '-' and '_'",
 					  name, DEPLOY_MAX_LABEL);
-		else if (d->n_artifacts == DEPLOY_MAX_ARTIFACTS)
-			r = job_doc_error(doc, NULL, "more than %d artifacts", DEPLOY_MAX_ARTIFACTS);
-		else if (deploy_walk_root_overlay(doc, v, name, &d->artifacts[d->n_artifacts++]) < 0)
+			continue;
+		}
+		if (d->n_artifacts == DEPLOY_MAX_ARTIFACTS) {
+			r = job_doc_error(doc, name, "more than %d artifacts", DEPLOY_MAX_ARTIFACTS);
+			continue;
+		}
+		e = job_doc_enter(doc, name);
+		if (deploy_walk_root_overlay(doc, v, name, &d->artifacts[d->n_artifacts++]) < 0)
 			r = -EINVAL;
 		job_doc_leave(doc, e);
 	}
@@ -554,7 +558,7 @@ void job_deploy_release(struct job_deploy *d)
 		free(d->artifacts[i].compression);
 		free(d->artifacts[i].kernel_type);
 		free(d->artifacts[i].prefix);
-		free(d->artifacts[i].root_path);
+		free(d->artifacts[i].path);
 	}
 	free(d->artifacts);
 	free(d->os);

@@ -40,6 +40,7 @@ struct rootfs_tree {
 struct rootfs_request {
 	struct rootfs *fs;
 	int64_t job_id;
+	uint64_t needed;
 	rootfs_tree_fn fn;
 	void *userdata;
 	struct rootfs_request *next;
@@ -326,9 +327,10 @@ struct rootfs *rootfs_free(struct rootfs *fs)
 
 /* ---- trees ---- */
 
-static bool full(const struct rootfs *fs)
+/* Whether a tree needing @needed bytes fits beside the others. */
+static bool has_room(const struct rootfs *fs, uint64_t needed)
 {
-	return fs->p.max_size && fs->used >= fs->p.max_size;
+	return !fs->p.max_size || (fs->used < fs->p.max_size && needed <= fs->p.max_size - fs->used);
 }
 
 static void full_reason(const struct rootfs *fs, char *err, size_t errlen)
@@ -377,15 +379,15 @@ static int tree_make(struct rootfs *fs, int64_t job_id, struct rootfs_tree **ret
 	return 0;
 }
 
-int rootfs_tree_request(struct rootfs *fs, int64_t job_id, rootfs_tree_fn fn, void *userdata,
-			struct rootfs_tree **ret, struct rootfs_request **ret_rq, char *err,
-			size_t errlen)
+int rootfs_tree_request(struct rootfs *fs, int64_t job_id, uint64_t needed, rootfs_tree_fn fn,
+			void *userdata, struct rootfs_tree **ret, struct rootfs_request **ret_rq,
+			char *err, size_t errlen)
 {
 	struct rootfs_request *rq, **pp;
 
 	*ret = NULL;
 	*ret_rq = NULL;
-	if (!full(fs) && !fs->waiting)
+	if (has_room(fs, needed) && !fs->waiting)
 		return tree_make(fs, job_id, ret, err, errlen);
 	full_reason(fs, err, errlen);
 	if (fs->p.fail_when_full)
@@ -395,7 +397,7 @@ int rootfs_tree_request(struct rootfs *fs, int64_t job_id, rootfs_tree_fn fn, vo
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	*rq = (struct rootfs_request){ fs, job_id, fn, userdata, NULL };
+	*rq = (struct rootfs_request){ fs, job_id, needed, fn, userdata, NULL };
 	for (pp = &fs->waiting; *pp; pp = &(*pp)->next)
 		;
 	*pp = rq;
@@ -424,7 +426,7 @@ static int serve(struct loop_source *s, void *ud)
 	struct rootfs_tree *t;
 	char err[ROOTFS_MSG_MAX];
 
-	while (fs->waiting && !full(fs)) {
+	while (fs->waiting && has_room(fs, fs->waiting->needed)) {
 		struct rootfs_request *rq = fs->waiting;
 
 		fs->waiting = rq->next;

@@ -17,7 +17,7 @@
  * with libarchive, and removes trees.  doc/nfs.md is the admin's side.
  *
  *	struct rootfs_tree *t;
- *	r = rootfs_tree_request(fs, job_id, on_tree, ud, &t, err, sizeof(err));
+ *	r = rootfs_tree_request(fs, job_id, 0, on_tree, ud, &t, &rq, err, sizeof(err));
  *		(0: t is there; 1: queued, on_tree(t) when there is room; < 0: err)
  *	r = rootfs_unpack_start(fs, &(struct rootfs_unpack_req){ .tree = t, .url = ...,
  *				.http = http }, on_unpacked, ud, &op);
@@ -128,16 +128,19 @@ typedef void (*rootfs_tree_fn)(struct rootfs_tree *t, const char *err, void *use
 
 /**
  * rootfs_tree_request() - a fresh, empty tree for job @job_id
+ * @needed: bytes the tree is known to need (a root stopped by the limit
+ *	    before), 0 when unknown
  *
- * Returns 0 with the tree in *@ret when the trees are below max_size (or
- * there is none); 1 when they are not and the lab waits (when_full): @fn
- * gets the tree later, from the loop, unless rootfs_request_cancel() is
- * called on *@ret_rq first; -ENOSPC when they are not and the lab fails,
- * or another negative errno; the reason is then in @err.
+ * Returns 0 with the tree in *@ret when the trees are below max_size with
+ * @needed more (or there is no limit); 1 when they are not and the lab
+ * waits (when_full): @fn gets the tree later, from the loop, unless
+ * rootfs_request_cancel() is called on *@ret_rq first; -ENOSPC when they
+ * are not and the lab fails, or another negative errno; the reason is then
+ * in @err.
  */
-int rootfs_tree_request(struct rootfs *fs, int64_t job_id, rootfs_tree_fn fn, void *userdata,
-			struct rootfs_tree **ret, struct rootfs_request **ret_rq, char *err,
-			size_t errlen);
+int rootfs_tree_request(struct rootfs *fs, int64_t job_id, uint64_t needed, rootfs_tree_fn fn,
+			void *userdata, struct rootfs_tree **ret, struct rootfs_request **ret_rq,
+			char *err, size_t errlen);
 
 /** rootfs_request_cancel() - stop waiting (no callback); accepts NULL. */
 void rootfs_request_cancel(struct rootfs_request *rq);

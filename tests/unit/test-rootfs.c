@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +29,15 @@
 #include "rootfs/rootfs_internal.h"
 #include "tap.h"
 
-/* This program is its own helper: `test-rootfs rootfs-helper unpack ...`. */
+/*
+ * This program is its own helper: `test-rootfs rootfs-helper unpack ...`.
+ * As labd, it ignores SIGPIPE: a helper that stopped reading is an EPIPE.
+ */
 __attribute__((constructor)) static void helper_entry(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], ROOTFS_HELPER_COMMAND))
 		exit(rootfs_helper_main(argc - 1, argv + 1));
+	signal(SIGPIPE, SIG_IGN);
 }
 
 static char tmp[256];		/* scratch directory of the case */
@@ -246,7 +251,7 @@ static struct rootfs_tree *new_tree(struct bed *b)
 	struct rootfs_request *rq;
 	char err[256];
 
-	rootfs_tree_request(b->fs, 42, NULL, NULL, &t, &rq, err, sizeof(err));
+	rootfs_tree_request(b->fs, 42, 0, NULL, NULL, &t, &rq, err, sizeof(err));
 	return t;
 }
 
@@ -617,7 +622,7 @@ TEST(test_rootfs__size_limit)
 	CHECK_CONTAINS(o.msg, "the NFS export directory is full: its trees hold ");
 	CHECK(!rootfs_tree_fits_alone(t));
 	/* full, when_full = "fail": refused at once */
-	CHECK_INT(rootfs_tree_request(b.fs, 43, on_tree, &s, &t2, &rq, err, sizeof(err)), ==, -ENOSPC);
+	CHECK_INT(rootfs_tree_request(b.fs, 43, 0, on_tree, &s, &t2, &rq, err, sizeof(err)), ==, -ENOSPC);
 	CHECK_CONTAINS(err, "max_size is 1048576");
 	rootfs_tree_release(t);
 	run_removals(&b);
@@ -639,9 +644,9 @@ TEST(test_rootfs__wait_for_room)
 	t = new_tree(&b);
 	CHECK(t);
 	CHECK_INT(rootfs_tree_grow(t, 1 << 20, err, sizeof(err)), ==, 0);
-	CHECK_INT(rootfs_tree_request(b.fs, 43, on_tree, &s, &t2, &rq, err, sizeof(err)), ==, 1);
+	CHECK_INT(rootfs_tree_request(b.fs, 43, 0, on_tree, &s, &t2, &rq, err, sizeof(err)), ==, 1);
 	CHECK(rq && !t2);
-	CHECK_INT(rootfs_tree_request(b.fs, 44, on_tree, &s2, &t2, &rq2, err, sizeof(err)), ==, 1);
+	CHECK_INT(rootfs_tree_request(b.fs, 44, 0, on_tree, &s2, &t2, &rq2, err, sizeof(err)), ==, 1);
 	rootfs_request_cancel(rq2);
 	loop_run_once(b.loop, 0);
 	CHECK(!s.called);
@@ -652,6 +657,20 @@ TEST(test_rootfs__wait_for_room)
 	CHECK_STR(s.err, "");
 	CHECK(!s2.called);
 	CHECK(strstr(rootfs_tree_dir(s.t), "/43-"));
+	/* a root stopped by the limit waits until its size fits beside the others */
+	CHECK_INT(rootfs_tree_grow(s.t, 600 << 10, err, sizeof(err)), ==, 0);
+	memset(&s2, 0, sizeof(s2));
+	CHECK_INT(rootfs_tree_request(b.fs, 45, 600 << 10, on_tree, &s2, &t2, &rq2, err,
+				      sizeof(err)), ==, 1);
+	CHECK_INT(rootfs_tree_request(b.fs, 46, 0, on_tree, &s, &t2, &rq, err, sizeof(err)), ==, 1);
+	loop_run_once(b.loop, 0);
+	CHECK(!s2.called);
+	rootfs_tree_release(s.t);
+	memset(&s, 0, sizeof(s));
+	run_removals(&b);
+	run_until(b.loop, &s.called);
+	CHECK(s2.called && s2.t && s.called && s.t);
+	rootfs_tree_release(s2.t);
 	rootfs_tree_release(s.t);
 	run_removals(&b);
 	bed_close(&b);
@@ -798,8 +817,55 @@ TEST(test_rootfs__paths)
 	cleanup();
 }
 
+/* Several roots streaming at once, each its own pipe and helper: all in, each counted. */
+TEST(test_rootfs__concurrent)
+{
+	enum { N = 4 };
+	char archive[400], url[600], p[600];
+	struct outcome o[N];
+	struct rootfs_tree *t[N];
+	struct rootfs_unpack *u;
+	struct bed b;
+	bool all = false;
+
+	setup();
+	CHECK_INT(write_archive(path_in(archive, sizeof(archive), tmp, "root.tar.gz"), "gzip",
+				root_entries), ==, 0);
+	snprintf(url, sizeof(url), "file://%s", archive);
+	CHECK_INT(bed_open(&b, 0, false), ==, 0);
+	memset(o, 0, sizeof(o));
+	for (int i = 0; i < N; i++) {
+		struct rootfs_unpack_req req = { .http = b.http, .url = url, .what = "a root" };
+
+		t[i] = new_tree(&b);
+		CHECK(t[i]);
+		req.tree = t[i];
+		CHECK_INT(rootfs_unpack_start(b.fs, &req, on_unpacked, &o[i], &u), ==, 0);
+	}
+	for (int k = 0; k < 3000 && !all; k++) {
+		loop_run_once(b.loop, 10 * USEC_PER_MSEC);
+		all = true;
+		for (int i = 0; i < N; i++)
+			all = all && o[i].done;
+	}
+	CHECK(all);
+	for (int i = 0; i < N; i++) {
+		CHECK_STR(o[i].msg, "");
+		CHECK_INT(o[i].res.bytes, ==, (3 << 20) + 20);
+		CHECK(file_is(path_in(p, sizeof(p), rootfs_tree_dir(t[i]), "etc/hostname"), "board\n"));
+	}
+	CHECK_INT(rootfs_used(b.fs), ==, N * ((3 << 20) + 20));
+	CHECK_INT(rootfs_tree_count(b.fs, NULL), ==, N);
+	for (int i = 0; i < N; i++)
+		rootfs_tree_release(t[i]);
+	run_removals(&b);
+	CHECK_INT(rootfs_used(b.fs), ==, 0);
+	bed_close(&b);
+	cleanup();
+}
+
 TEST_LIST(test_rootfs__paths, test_rootfs__unpack_keeps_metadata, test_rootfs__merged_usr_kept,
 	  test_rootfs__prefix_and_into, test_rootfs__hostile_archives,
 	  test_rootfs__corrupt_and_truncated, test_rootfs__stream_checksum,
 	  test_rootfs__size_limit, test_rootfs__wait_for_room, test_rootfs__stale_trees_removed,
-	  test_rootfs__unprivileged, test_rootfs__disk_full);
+	  test_rootfs__concurrent, test_rootfs__unprivileged, test_rootfs__disk_full);

@@ -27,21 +27,36 @@
 
 #define QEMU_LABEL_MAX 64
 
-/* {APPEND}: the device type's kernel command line, then what the job adds. */
+/*
+ * {APPEND}: the device type's kernel command line, its {VARIABLES} the
+ * job's (an NFS root's {NFSROOTFS}, {NFS_SERVER_IP} ...), then what the job
+ * adds.
+ */
 static int set_append(struct run *r)
 {
-	const struct qemu_params *q = &board_device(run_board(r))->type->qemu;
-	const char *extra = run_action(r)->boot.qemu_append;
-	const char *base = q->append_default ? q->append_default : "";
-	char *append;
+	const struct device_type *t = board_device(run_board(r))->type;
+	const char *extra = run_action(r)->boot.qemu_append, *missing = NULL;
+	char *base = NULL, *append;
 	int err;
 
-	if (extra && !q->append_allowed) {
+	if (extra && !t->qemu.append_allowed) {
 		run_fail(r, ERROR_JOB, "device type '%s' does not let jobs change the kernel command line",
-			 board_device(run_board(r))->type->name);
+			 t->name);
 		return -EPERM;
 	}
+	err = run_substitute(r, t->qemu.append_default ? t->qemu.append_default : "", &base,
+			     &missing);
+	if (err == -ENOENT) {
+		run_fail(r, ERROR_JOB, "device type '%s' boots with {%s} on the kernel command line: "
+			 "deploy it (an NFS root: 'nfsrootfs', doc/nfs.md)", t->name, missing);
+		return -EINVAL;
+	}
+	if (err < 0)
+		return err;
 	if (asprintf(&append, "%s%s%s", base, *base && extra ? " " : "", extra ? extra : "") < 0)
+		append = NULL;
+	free(base);
+	if (!append)
 		return -ENOMEM;
 	err = kv_set(run_vars(r), "APPEND", append);
 	if (!err)
@@ -111,7 +126,7 @@ static int qemu_start(struct run *r, void *state)
 		return 0;
 	err = set_append(r);
 	if (err < 0)
-		return err == -EPERM ? 0 : err;
+		return err == -EPERM || err == -EINVAL ? 0 : err;
 	boot_login_power_cycle(r, state, &run_action(r)->boot, "start QEMU");
 	return 0;
 }

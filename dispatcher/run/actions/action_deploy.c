@@ -770,12 +770,12 @@ static void fill_nfsroot(struct run *r, struct deploy_state *st)
 
 	st->phase = PHASE_NFSROOT;
 	if (extras && mods && !nfs->no_modules)
-		extras[n++] = (struct deploy_nfsroot_extra){ mods->path, mods->art->root_path,
+		extras[n++] = (struct deploy_nfsroot_extra){ mods->path, mods->art->path,
 							     "the modules" };
 	for (size_t i = 0; extras && i < st->n; i++)
 		if (st->dl[i].art->into_root)
 			extras[n++] = (struct deploy_nfsroot_extra){ st->dl[i].path,
-								     st->dl[i].art->root_path,
+								     st->dl[i].art->path,
 								     st->dl[i].art->label };
 	if (!extras || deploy_nfsroot_extras(st->nfsroot, extras, n, tests) < 0)
 		run_fail(r, ERROR_BUG, "out of memory");

@@ -81,13 +81,16 @@ static void on_tree(struct rootfs_tree *t, const char *err, void *ud)
 	start_root(nr, t);
 }
 
-/* A tree for the root, now or once there is room; 0, or -1 (failed, told). */
-static int ask_tree(struct deploy_nfsroot *nr)
+/*
+ * A tree for the root, now or once there is room (for @needed bytes: what a
+ * root the limit stopped had written); 0, or -1 (failed, told).
+ */
+static int ask_tree(struct deploy_nfsroot *nr, uint64_t needed)
 {
 	struct rootfs *fs = run_rootfs(nr->r);
 	struct rootfs_tree *t;
 	char err[ROOTFS_MSG_MAX], msg[NFSROOT_MSG_MAX];
-	int r = rootfs_tree_request(fs, run_id(nr->r), on_tree, nr, &t, &nr->rq, err,
+	int r = rootfs_tree_request(fs, run_id(nr->r), needed, on_tree, nr, &t, &nr->rq, err,
 				    sizeof(err));
 
 	if (r < 0) {
@@ -116,15 +119,17 @@ static void on_root_downloaded(uint64_t bytes, void *ud)
 static bool wait_again(struct deploy_nfsroot *nr, const struct rootfs_unpack_result *res)
 {
 	struct rootfs_tree *t = run_nfs_tree(nr->r);
+	uint64_t needed = rootfs_tree_bytes(t);
 
 	if (res->err != -ENOSPC || rootfs_params_of(run_rootfs(nr->r))->fail_when_full ||
 	    !rootfs_tree_fits_alone(t))
 		return false;
-	run_log(nr->r, "warning", "NFS root: %s; waiting for other jobs' trees to go, then "
-		"starting again", res->msg);
+	run_log(nr->r, "warning", "NFS root: %s; waiting for other jobs' trees to leave room "
+		"for more than %llu bytes, then starting again", res->msg,
+		(unsigned long long)needed);
 	run_set_nfs_tree(nr->r, NULL);
 	nr->restarts++;
-	return ask_tree(nr) == 0;
+	return ask_tree(nr, needed) == 0;
 }
 
 static void on_root(const struct rootfs_unpack_result *res, void *ud)
@@ -195,7 +200,7 @@ int deploy_nfsroot_start(struct run *r, const struct job_artifact *art, deploy_n
 		return -ENOMEM;
 	*nr = (struct deploy_nfsroot){ .r = r, .art = art, .fn = fn, .userdata = userdata };
 	*ret = nr;
-	ask_tree(nr);
+	ask_tree(nr, 0);
 	return 0;
 }
 
