@@ -177,6 +177,7 @@ struct device {
 	const config_setting_t *fastboot;	/* how it shows up in fastboot mode, or NULL
 						 * (drivers/usb/fastboot.h parses it) */
 	struct kv parameters;	/* overrides of the type's parameters */
+	struct kv storage_info;	/* disks by kind ("SATA" -> "/dev/..."): lava-target-storage */
 	uint64_t power_on_delay;	/* power_set_cycle_delay(): the device's, else its type's */
 	char *fingerprint;	/* canonical text of the definition, to detect changes */
 };

@@ -18,7 +18,7 @@
 
 static const char *const device_keys[] = {
 	"name", "type", "description", "tags", "console", "power", "parameters", "power_on_delay",
-	"sdmux", "fastboot", NULL
+	"sdmux", "fastboot", "storage_info", NULL
 };
 
 /* The `console` or `power` group of @g: its driver name and settings. */
@@ -130,6 +130,31 @@ static int device_type(const struct lab_config *c, struct device *d, const confi
 	return diag_add(diag, cfg_file(s), cfg_line(s), "unknown device type '%s'", name);
 }
 
+/*
+ * storage_info = { SATA = "/dev/disk/by-id/ata-..."; }: the board's disks by
+ * kind, which lava-target-storage gives test definitions: absolute paths,
+ * typed into a shell word, so without blanks or quotes.
+ */
+static int storage_info_parse(const config_setting_t *g, struct device *d, struct diag *diag)
+{
+	const config_setting_t *s = config_setting_get_member(g, "storage_info");
+	const char *v;
+	size_t i;
+	int r = config_get_kv(g, "storage_info", &d->storage_info, diag);
+
+	if (r == -ENOMEM)
+		return r;
+	for (i = 0; i < d->storage_info.n; i++) {
+		v = d->storage_info.vals[i];
+		if (v[0] == '/' && !v[strcspn(v, " \t\n'\"\\$`")])
+			continue;
+		r = diag_add(diag, cfg_file(s), cfg_line(s),
+			     "storage_info: '%s' of '%s' must be an absolute path without blanks or quotes",
+			     v, d->storage_info.keys[i]);
+	}
+	return r;
+}
+
 static int device_parse(const struct lab_config *c, struct device *d, const config_setting_t *g,
 			struct diag *diag)
 {
@@ -140,7 +165,8 @@ static int device_parse(const struct lab_config *c, struct device *d, const conf
 	    config_oom(device_type(c, d, g, diag)) ||
 	    config_oom(cfg_get_string(g, "description", false, &desc, diag)) ||
 	    config_oom(cfg_get_strv(g, "tags", false, &d->tags, diag)) ||
-	    config_oom(config_get_kv(g, "parameters", &d->parameters, diag)))
+	    config_oom(config_get_kv(g, "parameters", &d->parameters, diag)) ||
+	    config_oom(storage_info_parse(g, d, diag)))
 		return -ENOMEM;
 	d->description = desc ? strdup(desc) : NULL;
 	if (desc && !d->description)
@@ -234,6 +260,7 @@ struct device *config_device_free(struct device *d)
 	free(d->sdmux.driver);
 	free(d->sdmux.file);
 	kv_release(&d->parameters);
+	kv_release(&d->storage_info);
 	free(d->fingerprint);
 	free(d);
 	return NULL;

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "core/diag.h"
+#include "core/kv.h"
 #include "core/strbuf.h"
 #include "core/strv.h"
 #include "job/job.h"
@@ -461,6 +462,12 @@ static int script_lines(const struct testdef *td, const struct testdef_script *s
 	if (td->kmsg)
 		r = r ?: strv_push(lines, "export LAVA_SIGNAL=kmsg");
 	strbuf_reset(&sb);
+	if (sc->storage) {
+		strbuf_addstr(&sb, "export LAVA_STORAGE_INFO=");
+		testdef_quote(&sb, sc->storage, strlen(sc->storage));
+		r = r ?: strv_push(lines, sb.buf);
+		strbuf_reset(&sb);
+	}
 	if (sc->testdir) {
 		strbuf_addstr(&sb, "cd ");
 		testdef_quote(&sb, sc->testdir, strlen(sc->testdir));
@@ -541,4 +548,20 @@ char *testdef_run_command(const struct testdef *td, const char *script, const ch
 		     uuid) < 0)
 		return NULL;
 	return cmd;
+}
+
+char *testdef_storage_info(const struct kv *storage_info)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < storage_info->n && !r; i++)
+		r = strbuf_addf(&sb, "%s%s=%s", i ? " " : "", storage_info->keys[i],
+				storage_info->vals[i]);
+	if (r < 0 || !sb.len) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	return strbuf_detach(&sb, NULL);
 }

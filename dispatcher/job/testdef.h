@@ -111,7 +111,18 @@ struct testdef_script {
 	const char *testdir;	/* the steps run there (a git definition's tree), or NULL */
 	const char *uuid;	/* names the run in STARTRUN and ENDRUN */
 	const char *os;		/* the deploy's os: how install.deps are installed; or NULL */
+	const char *storage;	/* the board's storage_info as testdef_storage_info() gives
+				 * it (lava-target-storage reads it), or NULL */
 };
+
+struct kv;
+
+/**
+ * testdef_storage_info() - a board's storage_info (kind -> device path) as the
+ * scripts export it in LAVA_STORAGE_INFO, "SATA=/dev/sda USB=/dev/sdb" (caller
+ * frees), or NULL when it has none (or on ENOMEM: check @storage_info->n).
+ */
+char *testdef_storage_info(const struct kv *storage_info);
 
 /** testdef_script_commands() - commands writing <dir>/<suite>.sh (strv, caller frees). */
 int testdef_script_commands(const struct testdef *td, const struct testdef_script *sc,

@@ -3,7 +3,9 @@
  * testdef_helpers.c -- labd's helper scripts for test definitions on the board
  *
  * LAVA's test definitions report with lava-test-case, lava-test-set,
- * lava-test-reference and lava-test-raise.  These are labd's own versions,
+ * lava-test-reference and lava-test-raise, and find the board's disks with
+ * lava-target-storage (LKFT's jobs make a scratch file system on the SATA or
+ * USB one the board's storage_info names).  These are labd's own versions,
  * small POSIX sh scripts (busybox ash runs them), written for labd from the
  * signal syntax of lava_signals.h.  All of them print through labd-signal,
  * which writes "<LAVA_SIGNAL_...>" to the console, or, when the definition
@@ -99,12 +101,32 @@ static const char *const helper_test_raise[] = {
 	NULL,
 };
 
+/* The board's storage_info comes in LAVA_STORAGE_INFO ("SATA=/dev/sda ..."). */
+static const char *const helper_target_storage[] = {
+	"#!/bin/sh",
+	"# lava-target-storage [KIND]: the board's storage devices, one \"KIND PATH\" a line;",
+	"# with KIND, the path of that one, and status 1 when the board has none",
+	"found=1",
+	"for e in $LAVA_STORAGE_INFO; do",
+	"  if [ $# = 0 ]; then",
+	"    echo \"${e%%=*} ${e#*=}\"",
+	"    found=0",
+	"  elif [ \"${e%%=*}\" = \"$1\" ]; then",
+	"    echo \"${e#*=}\"",
+	"    exit 0",
+	"  fi",
+	"done",
+	"exit $found",
+	NULL,
+};
+
 static const struct testdef_helper helpers[] = {
 	{ "labd-signal", helper_signal },
 	{ "lava-test-case", helper_test_case },
 	{ "lava-test-set", helper_test_set },
 	{ "lava-test-reference", helper_test_reference },
 	{ "lava-test-raise", helper_test_raise },
+	{ "lava-target-storage", helper_target_storage },
 };
 
 const struct testdef_helper *testdef_helpers(size_t *n)

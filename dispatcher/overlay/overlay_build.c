@@ -94,6 +94,7 @@ struct overlay_build {
 	char *work_dir;
 	char *path;
 	char *os;
+	char *storage;			/* the board's storage_info, or NULL */
 	char *base;			/* "lava-<id>": the overlay's top directory */
 	char **imports;
 	bool tests;
@@ -149,6 +150,7 @@ static void build_free(struct overlay_build *b)
 	free(b->work_dir);
 	free(b->path);
 	free(b->os);
+	free(b->storage);
 	free(b->base);
 	free(b);
 }
@@ -239,7 +241,8 @@ static const char *suite_name(struct overlay_build *b, char *buf, size_t size)
 static void add_definition(struct overlay_build *b, struct testdef *td)
 {
 	char dir[512], testdir[512], uuid[48], *script;
-	struct testdef_script sc = { .dir = dir, .testdir = testdir, .uuid = uuid, .os = b->os };
+	struct testdef_script sc = { .dir = dir, .testdir = testdir, .uuid = uuid, .os = b->os,
+				     .storage = b->storage };
 	struct strbuf path = STRBUF_INIT;
 	int err;
 
@@ -528,9 +531,11 @@ static int build_init(struct overlay_build *b, const struct overlay_build_req *r
 	b->work_dir = strdup(req->work_dir);
 	b->path = strdup(req->path);
 	b->os = req->os ? strdup(req->os) : NULL;
+	b->storage = req->storage ? strdup(req->storage) : NULL;
 	if (asprintf(&b->base, OVERLAY_BASE_FMT, (long long)req->job_id) < 0)
 		b->base = NULL;
 	if (!b->work_dir || !b->path || (req->os && !b->os) || !b->base ||
+	    (req->storage && !b->storage) ||
 	    strv_copy(req->imports, &b->imports) < 0)
 		return -ENOMEM;
 	return req->tests ? collect(b) : 0;

@@ -95,6 +95,7 @@ struct overlay_build_req {
 	bool tests;		/* the helpers and the definitions; false: only @imports */
 	char *const *imports;	/* strv of archives imported at the root, or NULL */
 	const char *os;		/* the deploy's os, for install.deps */
+	const char *storage;	/* the board's storage_info (testdef_storage_info()), or NULL */
 };
 
 /** What a build gave; the callback may take @defs (set the pointer to NULL). */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "board/board.h"
 #include "config/config.h"
 #include "core/loop.h"
 #include "core/strv.h"
@@ -122,6 +123,7 @@ int run_overlay_build(struct run *r, const char *path, enum overlay_format fmt, 
 		      char *const *imports)
 {
 	const struct job_deploy *last = NULL;
+	const struct kv *storage_info = &board_device(run_board(r))->storage_info;
 	struct overlay_build_deps deps = {
 		.loop = r->deps.loop, .git = r->deps.git, .http = r->deps.http,
 		.artifact_dir = r->deps.config->artifact_dir,
@@ -130,6 +132,7 @@ int run_overlay_build(struct run *r, const char *path, enum overlay_format fmt, 
 					 .path = path, .format = fmt, .tests = tests,
 					 .imports = imports };
 	size_t i;
+	int err;
 
 	if (r->overlay_build)
 		return -EBUSY;
@@ -144,7 +147,12 @@ int run_overlay_build(struct run *r, const char *path, enum overlay_format fmt, 
 			return -ENOMEM;
 	}
 	r->overlay_error = ERROR_NONE;
-	return overlay_build_start(&deps, &req, on_built, r, &r->overlay_build);
+	req.storage = testdef_storage_info(storage_info);
+	if (storage_info->n && !req.storage)
+		return -ENOMEM;
+	err = overlay_build_start(&deps, &req, on_built, r, &r->overlay_build);
+	free((char *)req.storage);
+	return err;
 }
 
 char *run_overlay_url(struct run *r, char *err, size_t errlen)

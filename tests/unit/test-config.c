@@ -323,6 +323,11 @@ TEST(test_config__devices)
 	CHECK(x->type->has_qemu && x->has_power);
 	CHECK_STR(x->power.driver, "fake");
 	CHECK_INT(x->power_on_delay, ==, POWER_DEFAULT_CYCLE_DELAY);
+	CHECK_INT(x->storage_info.n, ==, 2);	/* in order: lava-target-storage lists them so */
+	CHECK_STR(x->storage_info.keys[0], "SATA");
+	CHECK_STR(x->storage_info.vals[0], "/dev/disk/by-id/ata-QEMU_HARDDISK_QM00001");
+	CHECK_STR(x->storage_info.keys[1], "USB");
+	CHECK_INT(a->storage_info.n, ==, 0);
 	config_unref(c);
 }
 
@@ -374,6 +379,8 @@ TEST(test_config__bad_type)
 		"@/bad-type/devices/boards.conf:9: 'tags' must be a string or a list of strings, not integer",
 		"@/bad-type/devices/boards.conf:10: 'baud' must be an integer, not string",
 		"@/bad-type/devices/boards.conf:11: 'BAUD' must be a string or an integer, not float",
+		"@/bad-type/devices/boards.conf:12: storage_info: 'sda' of 'SATA' must be an absolute path without blanks or quotes",
+		"@/bad-type/devices/boards.conf:12: storage_info: '/dev/sd b' of 'USB' must be an absolute path without blanks or quotes",
 		NULL }));
 }
 

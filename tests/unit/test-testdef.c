@@ -37,12 +37,20 @@ static const char definition[] =
 	" \"parse\": {\"pattern\": \"(?P<test_case_id>\\\\S+):\\\\s+(?P<result>\\\\w+)\","
 	"   \"fixupdict\": {\"PASS\": \"PASS\", \"broken\": \"Fail\"}}}";
 
+/* LKFT's jobs find their scratch disk so: $(lava-target-storage SATA || ... USB) */
+static const char storage_definition[] =
+	"{\"metadata\": {\"format\": \"Lava-Test Test Definition 1.0\", \"name\": \"disks\"},"
+	" \"run\": {\"steps\": ["
+	"   \"echo \\\"sata=$(lava-target-storage SATA || lava-target-storage USB)\\\"\","
+	"   \"lava-target-storage NVME || echo \\\"no nvme: $?\\\"\","
+	"   \"lava-target-storage || echo \\\"none: $?\\\"\"]}}";
+
 static struct job_testdef jt = { .name = (char *)"smoke-tests" };
 
-static struct testdef *load(void)
+static struct testdef *load_text(const char *text)
 {
 	json_error_t e;
-	json_t *doc = json_loads(definition, 0, &e);
+	json_t *doc = json_loads(text, 0, &e);
 	struct testdef *td = NULL;
 	char err[256] = "";
 
@@ -55,6 +63,11 @@ static struct testdef *load(void)
 		printf("# %s\n", err);
 	json_decref(doc);
 	return td;
+}
+
+static struct testdef *load(void)
+{
+	return load_text(definition);
 }
 
 TEST(test_testdef__from_json)
@@ -176,8 +189,12 @@ static void on_signal(const struct lava_signal *s, void *ud)
 	strbuf_addch(&signals, '\n');
 }
 
-/* Type everything into @shell (as `shell -s` reading stdin); return its output's signals. */
-static const char *run_in(const char *shell, struct testdef *td, struct strbuf *out)
+/*
+ * Type everything into @shell (as `shell -s` reading stdin), the board's
+ * storage_info being @storage (or NULL); return its output's signals.
+ */
+static const char *run_in(const char *shell, struct testdef *td, const char *storage,
+			  struct strbuf *out)
 {
 	char dir[] = "/tmp/labd-testdef.XXXXXX", cmd[512], *line = NULL, **setup = NULL;
 	char **script = NULL, *run;
@@ -188,7 +205,8 @@ static const char *run_in(const char *shell, struct testdef *td, struct strbuf *
 	FILE *f;
 
 	if (!mkdtemp(dir) || testdef_setup_commands(dir, &setup) ||
-	    testdef_script_commands(td, &(struct testdef_script){ .dir = dir, .uuid = "7_2" },
+	    testdef_script_commands(td, &(struct testdef_script){ .dir = dir, .uuid = "7_2",
+								   .storage = storage },
 				    &script))
 		return NULL;
 	snprintf(cmd, sizeof(cmd), "%s/%s.sh", dir, td->suite);
@@ -252,7 +270,7 @@ static void check_shell(const char *shell)
 	/* a step printing a signal itself: the board's output counts, once */
 	strv_insert_before_exit(td, strdup("echo '<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=echoed "
 					   "RESULT=pass>'"));
-	CHECK_STR(run_in(shell, td, &out),
+	CHECK_STR(run_in(shell, td, NULL, &out),
 		  "STARTRUN 2_smoke-tests\n"
 		  "TESTCASE always-pass pass\n"
 		  "TESTCASE always-fail fail\n"
@@ -282,6 +300,34 @@ TEST(test_testdef__busybox_sh)
 	check_shell("busybox sh");
 }
 
+/* lava-target-storage gives the board's storage_info, exported by the script. */
+TEST(test_testdef__target_storage)
+{
+	struct kv info = KV_INIT;
+	struct testdef *td = load_text(storage_definition);
+	struct strbuf out = STRBUF_INIT;
+	char *storage;
+
+	CHECK(!testdef_storage_info(&info));
+	kv_set(&info, "SATA", "/dev/disk/by-id/ata-QEMU_HARDDISK_QM00001");
+	kv_set(&info, "USB", "/dev/sdb");
+	storage = testdef_storage_info(&info);
+	CHECK_STR(storage, "SATA=/dev/disk/by-id/ata-QEMU_HARDDISK_QM00001 USB=/dev/sdb");
+	CHECK(td != NULL);
+	CHECK(run_in("dash", td, storage, &out) != NULL);
+	CHECK_CONTAINS(out.buf, "sata=/dev/disk/by-id/ata-QEMU_HARDDISK_QM00001\n");
+	CHECK_CONTAINS(out.buf, "no nvme: 1\n");
+	CHECK_CONTAINS(out.buf, "SATA /dev/disk/by-id/ata-QEMU_HARDDISK_QM00001\nUSB /dev/sdb\n");
+	strbuf_reset(&out);
+	CHECK(run_in("busybox sh", td, NULL, &out) != NULL);	/* a board without any */
+	CHECK_CONTAINS(out.buf, "sata=\n");
+	CHECK_CONTAINS(out.buf, "none: 1\n");
+	free(storage);
+	kv_release(&info);
+	strbuf_release(&out);
+	testdef_free(td);
+}
+
 TEST(test_testdef__dash)
 {
 	check_shell("dash");
@@ -294,4 +340,4 @@ TEST(test_testdef__bash_posix)
 
 TEST_LIST(test_testdef__from_json, test_testdef__bad_documents, test_testdef__yaml,
 	  test_testdef__typeable, test_testdef__busybox_sh, test_testdef__dash,
-	  test_testdef__bash_posix);
+	  test_testdef__bash_posix, test_testdef__target_storage);

@@ -388,6 +388,22 @@ static int compile_pattern(struct defs_state *st, const char *pattern)
 	return st->md ? 0 : -ENOMEM;
 }
 
+/* The commands writing @td's script on the board (no overlay: typed), into st->cmds. */
+static int script_commands(struct run *r, struct defs_state *st, const struct testdef *td)
+{
+	const struct kv *storage_info = &board_device(run_board(r))->storage_info;
+	struct testdef_script sc = { .dir = st->dir, .uuid = st->uuid, .os = deploy_os(r) };
+	char *storage = testdef_storage_info(storage_info);
+	int err;
+
+	if (storage_info->n && !storage)
+		return -ENOMEM;
+	sc.storage = storage;
+	err = testdef_script_commands(td, &sc, &st->cmds);
+	free(storage);
+	return err;
+}
+
 /* Prepare and type the script of the current definition. */
 static void begin_definition(struct run *r, struct defs_state *st)
 {
@@ -411,10 +427,7 @@ static void begin_definition(struct run *r, struct defs_state *st)
 	st->cmds = strv_free(st->cmds);
 	st->cmd = 0;
 	st->check_cmd = 0;
-	if (!st->overlay &&
-	    testdef_script_commands(td, &(struct testdef_script){ .dir = st->dir, .uuid = st->uuid,
-								   .os = deploy_os(r) },
-				    &st->cmds) < 0) {
+	if (!st->overlay && script_commands(r, st, td) < 0) {
 		run_fail(r, ERROR_BUG, "out of memory");
 		return;
 	}
