@@ -7,10 +7,16 @@
 #   a kselftest tarball the board downloads, a git test definition from Linaro's
 #   test-definitions, a notify callback) on an arm64 U-Boot QEMU board of type
 #   beaglebone-black; its results and callback as KernelCI reads them.
+#   LKFT's signaltest job for its x86 boards (ipxe, `commands: nfs`, modules
+#   unpacked at /, a scratch file system made on the disk lava-target-storage
+#   names, rt-tests' signaltest for a minute) on an iPXE QEMU board of type x86
+#   with a virtio disk as its SATA storage_info.
 # What stands in for the Internet (tests/linaro-lib.sh, tests/nfs/prepare.sh):
-# storage.kernelci.org is the loopback artifact server (a Debian arm64 kernel,
-# the NFS initramfs, Debian 12 root, QEMU's device tree as board.dtb, a
-# kselftest tarball whose acct test checks acct(2)); github.com/linaro's
+# storage.kernelci.org and LKFT's storage are the loopback artifact server
+# (Debian's arm64 and x86_64 kernels, the NFS initramfs, Debian 12 roots, QEMU's
+# device tree as board.dtb, a kselftest tarball whose acct test checks
+# acct(2)); LKFT's kernels have NFS built in, Debian's need the NFS initramfs,
+# which the x86 stand-in's command set loads; github.com/linaro's
 # test-definitions is a local repository served by `git daemon`, reached
 # through git's insteadOf (the job keeps its URL); the callback goes to a
 # local recorder.
@@ -22,16 +28,20 @@
 . "$TOP/tests/linaro-lib.sh"
 
 REAL=${JOBS_REAL:-$TOP/../shared/jobs-real}
+[ -d "$REAL" ] || [ -n "${JOBS_REAL:-}" ] || REAL=$TOP/../../shared/jobs-real	# a worktree
 KCI_KSELFTEST=$REAL/kernelci/0152_generic_kselftest_nfs_u-boot.yaml
+LKFT_SIGNALTEST=$REAL/lkft/x86/signaltest.yaml
 
 skip_all() {
 	test_skip 'real KernelCI and LKFT NFS jobs on QEMU stand-ins' "$1"
 	test_done
 	exit
 }
-[ -f "$KCI_KSELFTEST" ] || skip_all "no $REAL (the real jobs; JOBS_REAL= names them elsewhere)"
-qemu_fixtures arm64 || skip_all "$QEMU_SKIP"
-nfs_fixtures arm64 || skip_all "$NFS_SKIP"
+[ -f "$KCI_KSELFTEST" ] && [ -f "$LKFT_SIGNALTEST" ] ||
+	skip_all "no real jobs at $REAL (JOBS_REAL= names them elsewhere)"
+qemu_fixtures arm64 x86_64 || skip_all "$QEMU_SKIP"
+qemu_firmware ipxe || skip_all "$QEMU_SKIP"
+nfs_fixtures arm64 x86_64 || skip_all "$NFS_SKIP"
 nfs_lab || skip_all "$NFS_SKIP"
 
 # storage.kernelci.org, as the job's URLs name its files
@@ -49,6 +59,17 @@ qemu-system-aarch64 -M virt,dumpdtb="$k/x/board.dtb" -cpu cortex-a57 -m 512 -nod
 	-bios /usr/lib/u-boot/qemu_arm64/u-boot.bin \
 	-netdev user,id=net0 -device virtio-net-device,netdev=net0 >/dev/null 2>&1
 
+# storage.example.org, LKFT's: its x86 kernel has NFS built in, Debian's
+# stand-in needs the NFS initramfs, which the stand-in board's command set
+# loads from the lab's TFTP directory (labd-nfs/), as the job brings none
+l=$TMP/art/lkft
+mkdir -p "$l" "$LAB/state/tftp/labd-nfs"
+ln -s "$NFS_FIX/x86_64/bzImage" "$l/kernel"
+ln -s "$NFS_FIX/x86_64/modules.tar.xz" "$l/modules"
+ln -s "$NFS_FIX/x86_64/rootfs.tar.xz" "$l/rootfs"
+ln -s "$k/x/board.dtb" "$l/dtb"
+cp "$NFS_FIX/x86_64/initrd.cpio.gz" "$LAB/state/tftp/labd-nfs/"
+
 linaro_testdefs "$TMP/git/linaro/test-definitions.git"
 ln -s linaro "$TMP/git/Linaro"
 git_daemon "$TMP/git"
@@ -64,16 +85,44 @@ cat >>"$LAB/labd.conf" <<CONF
 git_allow = [ "https://github.com/linaro/", "https://github.com/Linaro/" ];
 notify = { tokens = { kernelci-callback = "$CB_TOKEN"; }; retry_max_ms = 3000; };
 CONF
-# the boards the jobs name, stood in for by QEMU boards
+# the boards the jobs name, stood in for by QEMU boards; LKFT's x86 has a
+# SATA disk for scratch space (a virtio disk here, its storage_info)
+nfsroot='root=/dev/nfs rw nfsroot={NFS_SERVER_IP}:{NFSROOTFS},tcp,hard,vers=3,nolock{NFS_MOUNT_OPTIONS}{EXTRA_NFSROOT_ARGS} ip=dhcp'
 cat >"$LAB/devices/20-real-boards.conf" <<CONF
 device_types = (
-	{ name = "beaglebone-black"; extends = "qemu-arm64"; }
+	{ name = "beaglebone-black"; extends = "qemu-arm64"; },
+	{
+		name = "x86";
+		extends = "qemu-x86_64-ipxe";
+		context_allowed = [ "extra_kernel_args", "test_character_delay" ];
+		qemu = {
+			args = [ "-accel", "tcg", "-m", "{MEMORY}", "-nodefaults", "-no-reboot",
+				 "-machine", "graphics=off",
+				 "-netdev", "user,id=net0,tftp={TFTP_ROOT}",
+				 "-device", "virtio-net-pci,netdev=net0", "-boot", "n",
+				 "-drive", "file={BOARD_DIR}/scratch.img,format=raw,if=virtio" ];
+		};
+		ipxe = {
+			commands = {
+				nfs = (
+					"dhcp",
+					"kernel tftp://{SERVER_IP}/{KERNEL} console={CONSOLE} panic=-1 no_timer_check $nfsroot {EXTRA_KERNEL_ARGS}",
+					"initrd tftp://{SERVER_IP}/labd-nfs/initrd.cpio.gz",
+					"boot"
+				);
+			};
+		};
+	}
 );
 devices = (
 	{ name = "bbb-01"; type = "beaglebone-black"; console = { driver = "qemu"; };
-	  power = { driver = "qemu"; }; }
+	  power = { driver = "qemu"; }; },
+	{ name = "x86-01"; type = "x86"; console = { driver = "qemu"; };
+	  power = { driver = "qemu"; }; storage_info = { SATA = "/dev/vda"; }; }
 );
 CONF
+mkdir -p "$LAB/state/boards/x86-01"
+truncate -s 64M "$LAB/state/boards/x86-01/scratch.img"
 labd_start
 at_exit labd_stop
 
@@ -131,6 +180,29 @@ test_expect_success 'the callback has what KernelCI reads: kselftest-acct passed
 	cat "$TMP/kernelci.out" &&
 	grep -q "1_kselftest-acct: {\"acct_acct_syscall\": \"pass\"}" "$TMP/kernelci.out" &&
 	grep -q "ktap: {.*\"selftests.acct.acct_syscall\": \"pass\"" "$TMP/kernelci.out"
+'
+
+sed -e "s|https://storage.example.org/lkft/|$ART_URL/lkft/|" \
+	"$LKFT_SIGNALTEST" >"$TMP/lkft-signaltest.yaml"
+
+test_expect_success "LKFT's signaltest job (x86, ipxe, nfs, modules at /) completes" '
+	submit "$TMP/lkft-signaltest.yaml" 0 &&
+	id=$(job_id) && echo "$id" >"$TMP/lkft.id" &&
+	labctl results "$id" >"$TMP/lkft.results" &&
+	cat "$TMP/lkft.results" &&
+	grep -q "job $id: complete" "$TMP/follow.out" &&
+	grep -q "1_signaltest.t0-max-latency .*pass .* us" "$TMP/lkft.results" &&
+	grep -q "1_signaltest.t1-avg-latency .*pass .* us" "$TMP/lkft.results" &&
+	grep -q "1_signaltest.signaltest .*pass" "$TMP/lkft.results"
+'
+
+test_expect_success 'LKFT: the modules unpacked at /, its scratch disk found by lava-target-storage' '
+	console=$LAB/state/jobs/$(cat "$TMP/lkft.id")/console.log &&
+	grep -q "NFS root: unpacking the modules (.*) into /\$" "${console%/*}/labd.log" &&
+	grep -q "^mounted" "$console" &&
+	grep -q "^/dev/vda .* /scratch" "$console" &&
+	grep -q "^/dev/vda on /scratch type ext4" "$console" &&
+	grep -q "nfsroot: mounted 10.0.2.2:$LAB/nfs/" "$console"
 '
 
 test_done
