@@ -193,6 +193,7 @@ TEST(test_overlay_build__git_and_inline)
 	CHECK_STR(out, "lava-42\n"
 		       "lava-42/bin\n"
 		       "lava-42/bin/labd-signal\n"
+		       "lava-42/bin/lava-target-storage\n"
 		       "lava-42/bin/lava-test-case\n"
 		       "lava-42/bin/lava-test-raise\n"
 		       "lava-42/bin/lava-test-reference\n"
