@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/linaro-lib.sh -- stand-ins for what KernelCI's and LKFT's real jobs fetch
 # from the Internet, for the tests that run those jobs unchanged but for their
-# URLs; sourced after tests/lib.sh:
+# URLs; sourced after tests/lib.sh and tests/ci/lib.sh:
 #
 #   linaro_testdefs DIR          a git repository at DIR laid out as Linaro's
 #                                test-definitions, with the definitions the real
@@ -35,9 +35,7 @@ linaro_testdefs() {
 	local d=$1
 	mkdir -p "$d/automated/linux/kselftest" "$d/automated/linux/signaltest" \
 		 "$d/automated/utils" "$d/automated/lib"
-	git -C "$d" init -q -b master
-	git -C "$d" config user.email ci@labd.test
-	git -C "$d" config user.name ci
+	git_init "$d"
 	_linaro_lib "$d"
 	_linaro_kselftest "$d/automated/linux/kselftest"
 	_linaro_signaltest "$d/automated/linux/signaltest"

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/nfs-lib.sh -- an NFS server and NFS-root fixtures for the scenario tests
-# and benchmarks, sourced after tests/lib.sh:
+# and benchmarks, sourced after tests/lib.sh (and tests/qemu/lib.sh for
+# nfs_lab, tests/ci/lib.sh for nfs_testdef_repo):
 #
 #   nfs_fixtures arm64 x86_64 || { test_skip 'NFS boots' "$NFS_SKIP"; test_done; exit; }
 #   nfs_server "$LAB/nfs" || { test_skip ... "$NFS_SKIP"; ...; }
@@ -184,9 +185,7 @@ nfs_lab() {
 nfs_testdef_repo() {
 	local d=$1 t=$1/automated/linux/nfs-root
 	mkdir -p "$t"
-	git -C "$d" init -q -b master
-	git -C "$d" config user.email ci@labd.test
-	git -C "$d" config user.name ci
+	git_init "$d"
 	cat >"$t/nfs-root.yaml" <<'YAML'
 metadata:
   format: Lava-Test Test Definition 1.0

@@ -72,29 +72,10 @@ actions:
 JOB
 }
 
-# submit JOB STATUS OUT: labctl submit --follow, its output in OUT.
-submit() {
-	local rc=0
-	labctl submit --follow "$1" >"$3" 2>&1 || rc=$?
-	if [ "$rc" != "$2" ]; then
-		echo "labctl submit --follow $1: exit status $rc, expected $2"
-		tail -30 "$3"
-		id=$(job_id "$3")
-		echo "the end of the console, printable:"
-		tail -c 3000 "$LAB/state/jobs/$id/console.log" |
-			sed 's/\x1b\[[0-9;=?]*[A-Za-z]/~/g' | tr -cd '[:print:]\n~' | tail -15
-		return 1
-	fi
-}
-
-job_id() {
-	sed -n 's/^job \([0-9]*\): .*/\1/p' "$1" | tail -1
-}
-
 # nfs_passed OUT: the job of OUT completed with its three results passed.
 nfs_passed() {
 	local id
-	id=$(job_id "$1")
+	id=$(qemu_job_id "$1")
 	grep -q "job $id: complete" "$1" &&
 	labctl results "$id" >"$1.results" &&
 	grep -q "0_nfs-root.root-on-nfs .*pass" "$1.results" &&
@@ -121,9 +102,9 @@ trees_gone() {
 
 nfs_job "$TMP/arm64.yaml" qemu-arm64 u-boot arm64 Image arm64-$$
 test_expect_success 'arm64 through U-Boot: root on NFS, git test definition run from it' '
-	submit "$TMP/arm64.yaml" 0 "$TMP/arm64.out" &&
+	qemu_submit "$TMP/arm64.yaml" 0 "$TMP/arm64.out" &&
 	nfs_passed "$TMP/arm64.out" &&
-	console=$LAB/state/jobs/$(job_id "$TMP/arm64.out")/console.log &&
+	console=$LAB/state/jobs/$(qemu_job_id "$TMP/arm64.out")/console.log &&
 	grep -q "nfsroot=10.0.2.2:$LAB/nfs/[^ ]*port=$NFS_PORT,mountport=$NFS_MOUNT_PORT" "$console" &&
 	grep -q "nfsroot: mounted 10.0.2.2:$LAB/nfs/" "$console"
 '
@@ -138,7 +119,7 @@ test_expect_success 'arm64: the tree is gone once the job ended' '
 
 nfs_job "$TMP/x86.yaml" qemu-x86_64-ipxe ipxe x86_64 bzImage x86-$$
 test_expect_success 'x86_64 through iPXE: root on NFS, git test definition run from it' '
-	submit "$TMP/x86.yaml" 0 "$TMP/x86.out" &&
+	qemu_submit "$TMP/x86.yaml" 0 "$TMP/x86.out" &&
 	nfs_passed "$TMP/x86.out" &&
 	proof x86-$$ x86_64 &&
 	trees_gone
@@ -147,15 +128,15 @@ test_expect_success 'x86_64 through iPXE: root on NFS, git test definition run f
 nfs_job "$TMP/two-a.yaml" qemu-arm64 u-boot arm64 Image two-a-$$
 nfs_job "$TMP/two-b.yaml" qemu-arm64 u-boot arm64 Image two-b-$$
 test_expect_success 'two NFS jobs at once on two arm64 boards, each in its own tree' '
-	submit "$TMP/two-a.yaml" 0 "$TMP/two-a.out" & a=$!
-	submit "$TMP/two-b.yaml" 0 "$TMP/two-b.out" & b=$!
+	qemu_submit "$TMP/two-a.yaml" 0 "$TMP/two-a.out" & a=$!
+	qemu_submit "$TMP/two-b.yaml" 0 "$TMP/two-b.out" & b=$!
 	rc=0
 	wait $a || rc=1
 	wait $b || rc=1
 	[ $rc = 0 ] &&
 	nfs_passed "$TMP/two-a.out" && nfs_passed "$TMP/two-b.out" &&
 	proof two-a-$$ aarch64 && proof two-b-$$ aarch64 &&
-	boards=$(for o in two-a two-b; do labctl show "$(job_id "$TMP/$o.out")"; done |
+	boards=$(for o in two-a two-b; do labctl show "$(qemu_job_id "$TMP/$o.out")"; done |
 		 sed -n "s/^device: *//p" | sort -u | wc -l) &&
 	[ "$boards" = 2 ] &&
 	trees_gone

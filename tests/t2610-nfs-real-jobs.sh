@@ -126,23 +126,6 @@ truncate -s 64M "$LAB/state/boards/x86-01/scratch.img"
 labd_start
 at_exit labd_stop
 
-submit() {
-	local rc=0
-	labctl submit --follow "$1" >"$TMP/follow.out" 2>&1 || rc=$?
-	if [ "$rc" != "$2" ]; then
-		echo "labctl submit --follow $1: exit status $rc, expected $2"
-		tail -30 "$TMP/follow.out"
-		echo "the end of the console, printable:"
-		tail -c 3000 "$LAB/state/jobs/$(job_id)/console.log" |
-			sed 's/\x1b\[[0-9;=?]*[A-Za-z]/~/g' | tr -cd '[:print:]\n~' | tail -15
-		return 1
-	fi
-}
-
-job_id() {
-	sed -n 's/^job \([0-9]*\): .*/\1/p' "$TMP/follow.out" | tail -1
-}
-
 # The URLs: the kselftest tarball is fetched by the board (through QEMU's
 # network, the host is 10.0.2.2), everything else by labd.
 sed -e "s|'https://storage.kernelci.org/x/kselftest.tar.xz'|'$ART_GUEST_URL/kernelci/x/kselftest.tar.xz'|" \
@@ -157,8 +140,8 @@ test_expect_success 'the KernelCI job differs from the real one in its URLs only
 '
 
 test_expect_success "KernelCI's kselftest job (beaglebone-black, u-boot, nfs) completes" '
-	submit "$TMP/kci-kselftest.yaml" 0 &&
-	id=$(job_id) &&
+	qemu_submit "$TMP/kci-kselftest.yaml" 0 &&
+	id=$(qemu_job_id) &&
 	labctl results "$id" >"$TMP/kci.results" &&
 	cat "$TMP/kci.results" &&
 	grep -q "kselftest-acct.acct_acct_syscall .*pass" "$TMP/kci.results" &&
@@ -186,8 +169,8 @@ sed -e "s|https://storage.example.org/lkft/|$ART_URL/lkft/|" \
 	"$LKFT_SIGNALTEST" >"$TMP/lkft-signaltest.yaml"
 
 test_expect_success "LKFT's signaltest job (x86, ipxe, nfs, modules at /) completes" '
-	submit "$TMP/lkft-signaltest.yaml" 0 &&
-	id=$(job_id) && echo "$id" >"$TMP/lkft.id" &&
+	qemu_submit "$TMP/lkft-signaltest.yaml" 0 &&
+	id=$(qemu_job_id) && echo "$id" >"$TMP/lkft.id" &&
 	labctl results "$id" >"$TMP/lkft.results" &&
 	cat "$TMP/lkft.results" &&
 	grep -q "job $id: complete" "$TMP/follow.out" &&

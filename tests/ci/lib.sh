@@ -2,9 +2,19 @@
 # tests/ci/lib.sh -- what CI jobs need around a lab, for the scenario tests and
 # benchmarks, sourced after tests/lib.sh:
 #
+#   git_init DIR             an empty repository to commit into
 #   git_repo DIR             a repository shaped like Linaro's test-definitions
 #   git_daemon DIR           `git daemon` on loopback serving DIR; sets GIT_URL
 #                            (git://127.0.0.1:PORT/) and GIT_DAEMON_PID
+
+# git_init DIR: an empty repository at DIR (made if missing), branch master,
+# with a committer.
+git_init() {
+	mkdir -p "$1"
+	git -C "$1" init -q -b master
+	git -C "$1" config user.email ci@labd.test
+	git -C "$1" config user.name ci
+}
 
 # git_repo DIR: automated/linux/smoke/smoke.{yaml,sh} at tag v1, then a second
 # commit (HEAD) whose smoke.sh also reports a measurement.  Sets REPO_V1 and
@@ -12,9 +22,7 @@
 git_repo() {
 	local d=$1
 	mkdir -p "$d/automated/linux/smoke" "$d/automated/utils"
-	git -C "$d" init -q -b master
-	git -C "$d" config user.email ci@labd.test
-	git -C "$d" config user.name ci
+	git_init "$d"
 	cat >"$d/automated/linux/smoke/smoke.yaml" <<'YAML'
 metadata:
   format: Lava-Test Test Definition 1.0

@@ -93,3 +93,23 @@ qemu_running() {
 	done
 	return 1
 }
+
+# qemu_submit JOB STATUS [OUT]: labctl submit --follow JOB into OUT (default
+# $TMP/follow.out), which must end with exit status STATUS; otherwise shows
+# the end of its output and of the board's console, printable.
+qemu_submit() {
+	local out=${3:-$TMP/follow.out} rc=0
+	labctl submit --follow "$1" >"$out" 2>&1 || rc=$?
+	[ "$rc" = "$2" ] && return 0
+	echo "labctl submit --follow $1: exit status $rc, expected $2"
+	tail -30 "$out"
+	echo "the end of the console, printable:"
+	tail -c 3000 "$LAB/state/jobs/$(qemu_job_id "$out")/console.log" |
+		sed 's/\x1b\[[0-9;=?]*[A-Za-z]/~/g' | tr -cd '[:print:]\n~' | tail -15
+	return 1
+}
+
+# qemu_job_id [OUT]: the id of the job qemu_submit followed into OUT.
+qemu_job_id() {
+	sed -n 's/^job \([0-9]*\): .*/\1/p' "${1:-$TMP/follow.out}" | tail -1
+}
