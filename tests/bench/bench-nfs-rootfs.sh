@@ -10,7 +10,8 @@
 #
 # Figures, medians: time from the deploy's start to the root being ready
 # (labd: the job's nfsroot-ready phase; LAVA's way: curl's and tar's wall
-# times added), CPU (labd's own and its children's, the helper's above all,
+# times added; and, to tell the loop's part, curl piped straight into labd's
+# unpack helper), CPU (labd's own and its children's, the helper's above all,
 # against curl's, tar's and xz's), peak RSS (the helper's and labd's, against
 # curl's and tar's with xz).  Then the console stream while roots unpack:
 # BENCH_STREAMERS simulated boards (default 8) print timestamped lines at
@@ -140,6 +141,18 @@ lava_run() {
 	rm -rf "$d"
 }
 
+# pipe_run URL: curl piped into labd's helper, without labd's loop between them;
+# prints "READY_S".
+pipe_run() {
+	local d=$TMP/pipe t0
+	rm -rf "$d" && mkdir -p "$d/tree"
+	t0=$(date +%s.%N)
+	curl -sf "$1" | "$LABD" rootfs-helper unpack --tree "$d/tree" 3<&0 >"$d/helper.out"
+	echo "$(date +%s.%N) $t0" | awk '{ print $1 - $2 }'
+	grep -q '^done ' "$d/helper.out" || { echo "# the helper failed: $(tail -1 "$d/helper.out")" >&2; }
+	rm -rf "$d"
+}
+
 # median: the median of each column of stdin.
 median() {
 	$PY -c '
@@ -151,16 +164,22 @@ print(" ".join("%g" % statistics.median(c) for c in zip(*rows)))'
 # part1 NAME JOB URL: labd's deploy of JOB and LAVA's way on URL, alternated.
 part1() {
 	local name=$1 job=$2 url=$3 i
-	: >"$TMP/labd.runs" && : >"$TMP/lava.runs"
+	: >"$TMP/labd.runs" && : >"$TMP/lava.runs" && : >"$TMP/pipe.runs"
 	for i in $(seq "$RUNS"); do
 		labd_run "$job" >>"$TMP/labd.runs" || return 1
 		lava_run "$url" >>"$TMP/lava.runs"
+		pipe_run "$url" >>"$TMP/pipe.runs"
 	done
 	read -r l_ready l_cpu l_helper l_labd < <(median <"$TMP/labd.runs")
 	read -r s_ready s_cpu s_curl s_tar < <(median <"$TMP/lava.runs")
+	read -r p_ready < <(median <"$TMP/pipe.runs")
+	echo "nfs-rootfs: $name: runs (s): labd $(cut -d' ' -f1 "$TMP/labd.runs" | xargs)," \
+	     "curl; tar $(cut -d' ' -f1 "$TMP/lava.runs" | xargs)," \
+	     "curl | helper $(xargs <"$TMP/pipe.runs")"
 	echo "nfs-rootfs: $name: root ready in $l_ready s streaming (labd) vs $s_ready s" \
 	     "download then extract (curl; tar -xJ): labd takes" \
 	     "$(echo "$l_ready $s_ready" | awk '{ printf "%.2f", $1 / $2 }') times as long"
+	echo "nfs-rootfs: $name: the helper fed by curl through a pipe, without labd's loop: $p_ready s"
 	echo "nfs-rootfs: $name: CPU $l_cpu s (labd and its helper) vs $s_cpu s (curl, tar, xz)"
 	echo "nfs-rootfs: $name: peak RSS $((${l_helper%.*} / 1024)) MB helper, $((${l_labd%.*} / 1024)) MB labd" \
 	     "vs $((${s_tar%.*} / 1024)) MB tar+xz, $((${s_curl%.*} / 1024)) MB curl"
