@@ -596,6 +596,34 @@ static inline bool bed_typed(struct bed *b, size_t i, const char *text)
 	return true;
 }
 
+static inline bool bed_has_line(struct bed *b, void *ud)
+{
+	struct bed_board *bb = ud;
+
+	return bb->typed.len && memchr(bb->typed.buf, '\n', bb->typed.len);
+}
+
+/*
+ * bed_line() - until labd typed a whole line on board @i: the line, without
+ * its '\n' (a static buffer), consumed; NULL when none came.
+ */
+static inline const char *bed_line(struct bed *b, size_t i)
+{
+	static char line[4096];
+	struct strbuf *t = &b->boards[i].typed;
+	size_t n;
+
+	if (!bed_until(b, bed_has_line, &b->boards[i])) {
+		printf("# board %s: no line typed; got '%.*s'\n", b->boards[i].name, (int)t->len,
+		       t->buf ? t->buf : "");
+		return NULL;
+	}
+	n = (size_t)((char *)memchr(t->buf, '\n', t->len) - t->buf);
+	snprintf(line, sizeof(line), "%.*s", (int)n, t->buf);
+	strbuf_consume(t, n + 1);
+	return line;
+}
+
 /* bed_forget_typed() - drop what labd typed on board @i so far. */
 static inline void bed_forget_typed(struct bed *b, size_t i)
 {
