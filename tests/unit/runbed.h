@@ -336,7 +336,8 @@ static inline int bed_start_boards(struct bed *b)
 /*
  * bed_start() - the lab's modules as daemon.c wires them, but for the API
  * and the sessions: loop (on the test clock), HTTP client, store, events,
- * overlays, the boards, the scheduler.  Returns 0 or a negative errno.
+ * overlays, the boards, the scheduler, which recovers what was left
+ * running (sched_recover()).  Returns 0 or a negative errno.
  */
 static inline int bed_start(struct bed *b)
 {
@@ -373,6 +374,8 @@ static inline int bed_start(struct bed *b)
 	if (!err)
 		err = sched_new(&sd, &b->sched);
 	if (!err)
+		err = sched_recover(b->sched);	/* what a bed_stop() left running */
+	if (!err)
 		sched_kick(b->sched);
 	return err;
 }
@@ -401,24 +404,38 @@ static inline int bed_start_daemon(struct bed *b)
 	return err;
 }
 
-static inline void bed_free(struct bed *b)
+/*
+ * bed_stop() - labd's modules down, as when labd stops (or dies: a running
+ * job is left running in the store, its board powered); the directory and
+ * the boards' ptys stay, for bed_start() again.
+ */
+static inline void bed_stop(struct bed *b)
 {
 	size_t i;
 
 	b->http = http_client_free(b->http);
 	for (i = 0; i < b->n_boards && b->loop; i++)
-		loop_source_free(b->boards[i].src);
+		b->boards[i].src = loop_source_free(b->boards[i].src);
 	if (b->daemon) {
-		daemon_free(b->daemon);	/* its loop too */
+		b->daemon = daemon_free(b->daemon);	/* its loop too */
 	} else {
-		sched_free(b->sched);
+		b->sched = sched_free(b->sched);
 		for (i = 0; i < b->n_boards; i++)
-			board_unref(b->boards[i].board);
-		overlay_files_free(b->overlays);
-		events_free(b->events);
-		store_close(b->store);
+			b->boards[i].board = board_unref(b->boards[i].board);
+		b->overlays = overlay_files_free(b->overlays);
+		b->events = events_free(b->events);
+		b->store = store_close(b->store);
 		loop_free(b->loop);
 	}
+	b->loop = NULL;
+	b->cfg = config_unref(b->cfg);
+}
+
+static inline void bed_free(struct bed *b)
+{
+	size_t i;
+
+	bed_stop(b);
 	for (i = 0; i < b->n_boards; i++) {
 		strbuf_release(&b->boards[i].typed);
 		if (b->boards[i].pty >= 0)
@@ -426,13 +443,10 @@ static inline void bed_free(struct bed *b)
 		if (b->boards[i].slave >= 0)
 			close(b->boards[i].slave);
 	}
-	config_unref(b->cfg);
 	if (!getenv("KEEP_TMP"))
 		nftw(b->dir, bed_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	memset(b, 0, sizeof(*b));
 }
-
-/* ---- time ---- */
 
 #define BED_MARK "\xff\xfe" "bed" "\xfd"	/* bed_flush_console()'s marker: never typed */
 
