@@ -866,8 +866,37 @@ static inline struct run *bed_run(struct bed *b, int64_t id)
 struct bed_response {
 	bool done;
 	long status;
-	char *body;		/* NUL-terminated; free it */
+	char *body;		/* NUL-terminated; bed_response_release() */
+	char *type;		/* Content-Type, Allow and WWW-Authenticate, or NULL */
+	char *allow;
+	char *auth;
 };
+
+static inline void bed_response_release(struct bed_response *r)
+{
+	free(r->body);
+	free(r->type);
+	free(r->allow);
+	free(r->auth);
+	memset(r, 0, sizeof(*r));
+}
+
+static inline char *bed_header(struct http_request *req, const char *name)
+{
+	const char *v = http_request_header(req, name);
+
+	return v ? strdup(v) : NULL;
+}
+
+static inline int bed_on_head(struct http_request *req, long status, void *ud)
+{
+	struct bed_response *r = ud;
+
+	r->type = bed_header(req, "Content-Type");
+	r->allow = bed_header(req, "Allow");
+	r->auth = bed_header(req, "WWW-Authenticate");
+	return 0;
+}
 
 static inline void bed_on_response(struct http_request *req, const struct http_response *resp,
 				   void *ud)
@@ -886,9 +915,8 @@ static inline bool bed_response_done(struct bed *b, void *ud)
 
 /*
  * bed_http() - @method @path (on the daemon's API) with @body (NULL: none)
- * and @headers (NULL-terminated "Name: value" list, or NULL); the answer's
- * status and body in @resp (free resp->body).  Returns false when it never
- * came.
+ * and @headers (NULL-terminated "Name: value" list, or NULL); the answer in
+ * @resp (bed_response_release() it).  Returns false when it never came.
  */
 static inline bool bed_http(struct bed *b, const char *method, const char *path,
 			    const char *body, const char *const *headers,
@@ -896,7 +924,8 @@ static inline bool bed_http(struct bed *b, const char *method, const char *path,
 {
 	char url[512];
 	struct http_request_opts o = { .method = method, .url = url, .headers = headers,
-				       .body = body, .body_len = body ? strlen(body) : 0 };
+				       .body = body, .body_len = body ? strlen(body) : 0,
+				       .head = bed_on_head };
 
 	memset(resp, 0, sizeof(*resp));
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", daemon_api_port(b->daemon), path);
