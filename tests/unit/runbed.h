@@ -804,6 +804,31 @@ static inline bool bed_job_end(struct bed *b, int64_t id, struct job_record *rec
 	return done;
 }
 
+/*
+ * bed_job_ends() - until job @id finished: whether it ended with @health,
+ * and (unless NULL) error type @type and a message containing @msg; what it
+ * ended with is said when not.
+ */
+static inline bool bed_job_ends(struct bed *b, int64_t id, const char *health, const char *type,
+				const char *msg)
+{
+	struct job_record rec;
+	bool ok;
+
+	if (!bed_job_end(b, id, &rec)) {
+		job_record_release(&rec);
+		return false;
+	}
+	ok = !strcmp(job_health_name(rec.health), health) &&
+	     (!type || !strcmp(error_type_name(rec.error_type), type)) &&
+	     (!msg || (rec.error_msg && strstr(rec.error_msg, msg)));
+	if (!ok)
+		printf("# job %lld: %s, %s: %s\n", (long long)id, job_health_name(rec.health),
+		       error_type_name(rec.error_type), rec.error_msg ? rec.error_msg : "-");
+	job_record_release(&rec);
+	return ok;
+}
+
 /* bed_job_file() - file @name of job @id's log directory (caller frees), or NULL. */
 static inline char *bed_job_file(struct bed *b, int64_t id, const char *name)
 {

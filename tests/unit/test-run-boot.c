@@ -73,24 +73,6 @@ static bool logs_in(void)
 	return true;
 }
 
-/* Job @id ends: with @health, and @type and a message containing @msg unless complete. */
-static int ends(int64_t id, const char *health, const char *type, const char *msg)
-{
-	struct job_record rec;
-	int ok;
-
-	if (!bed_job_end(&b, id, &rec))
-		return 0;
-	ok = !strcmp(job_health_name(rec.health), health) &&
-	     (!type || !strcmp(error_type_name(rec.error_type), type)) &&
-	     (!msg || (rec.error_msg && strstr(rec.error_msg, msg)));
-	if (!ok)
-		printf("# job %lld: %s, %s: %s\n", (long long)id, job_health_name(rec.health),
-		       error_type_name(rec.error_type), rec.error_msg ? rec.error_msg : "-");
-	job_record_release(&rec);
-	return ok;
-}
-
 /* Whether board 0's power operations were @want. */
 static int power_was(const char *want)
 {
@@ -125,7 +107,7 @@ TEST(test_run_boot__minimal_login)
 	bed_say(&b, 0, "\r\nroot@sim:~# ");
 	CHECK(bed_typed(&b, 0, "stty -echo\n"));
 	bed_say(&b, 0, "stty -echo\r\nroot@sim:~# ");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(power_was("off\non\noff\n"));	/* the cycle, then off at the end */
 	log = bed_job_file(&b, id, "console.log");
 	CHECK_CONTAINS(log, "sim login: ");
@@ -153,7 +135,7 @@ TEST(test_run_boot__output_before_power_on_ignored)
 	CHECK(!bed_has_typed(&b, &(struct bed_wait_text){ &b.boards[0], "root" }));
 	CHECK(boots_to_login(1));
 	CHECK(logs_in());
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	bed_free(&b);
 }
 
@@ -167,7 +149,7 @@ TEST(test_run_boot__login_prompt_timeout)
 	id = bed_submit(&b, job(NULL, NULL, NULL));
 	CHECK(bed_powered_on(&b, 0, 1));
 	t0 = loop_now(b.loop);
-	CHECK(ends(id, "incomplete", "job", "timed out waiting for the login prompt"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job", "timed out waiting for the login prompt"));
 	CHECK_INT((loop_now(b.loop) - t0) / USEC_PER_SEC, ==, 120);	/* connection: 2 min */
 	CHECK(power_was("off\non\noff\n"));
 	bed_free(&b);
@@ -185,7 +167,7 @@ TEST(test_run_boot__kernel_panic)
 	CHECK(bed_typed(&b, 0, "root\n"));
 	bed_say(&b, 0, "[    2.000000] Kernel panic - not syncing: Attempted to kill init!\r\n"
 		"[    2.000001] CPU: 0 PID: 1 Comm: init\r\n");
-	CHECK(ends(id, "incomplete", "job", "kernel panic: Kernel panic - not syncing"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job", "kernel panic: Kernel panic - not syncing"));
 	res = bed_results(&b, id);
 	CHECK_CONTAINS(res, "kernel-messages.");
 	CHECK_CONTAINS(res, "=fail");
@@ -203,12 +185,12 @@ TEST(test_run_boot__bad_login_and_reset)
 	CHECK(boots_to_login(1));
 	CHECK(bed_typed(&b, 0, "root\n"));
 	bed_say(&b, 0, "\r\nLogin incorrect\r\nsim login: ");
-	CHECK(ends(id, "incomplete", "job", "login failed"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job", "login failed"));
 
 	id = bed_submit(&b, job(NULL, NULL, NULL));
 	CHECK(boots_to_login(2));
 	bed_say(&b, 0, "\r\n\r\nU-Boot 2023.01 (Jan 01 2023)\r\n");
-	CHECK(ends(id, "incomplete", "job", "the board reset unexpectedly: 'U-Boot 2023.0'"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job", "the board reset unexpectedly: 'U-Boot 2023.0'"));
 	bed_free(&b);
 }
 
@@ -222,7 +204,7 @@ TEST(test_run_boot__action_timeout)
 	t0 = loop_now(b.loop);
 	id = bed_submit(&b, job("{job: {minutes: 30}, action: {minutes: 1}, connection: {minutes: 5}}",
 				NULL, NULL));
-	CHECK(ends(id, "incomplete", "job", "boot-minimal timed out after 60 s"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job", "boot-minimal timed out after 60 s"));
 	CHECK_INT((loop_now(b.loop) - t0) / USEC_PER_SEC, ==, 60);
 	bed_free(&b);
 }
@@ -236,7 +218,7 @@ TEST(test_run_boot__job_timeout)
 	CHECK(bed_one(NULL) == 0);
 	id = bed_submit(&b, job("{job: {minutes: 3}, action: {minutes: 3}, connection: {minutes: 3}}",
 				NULL, NULL));
-	CHECK(ends(id, "incomplete", "job", "job timed out after 180 s"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job", "job timed out after 180 s"));
 	CHECK(power_was("off\non\noff\n"));
 	labd = bed_labd_log(&b, id);
 	CHECK_CONTAINS(labd, "board powered off");
@@ -255,7 +237,7 @@ TEST(test_run_boot__failure_retry)
 	CHECK(bed_powered_on(&b, 0, 1));
 	CHECK(boots_to_login(2));	/* the first wait timed out, the board cycled again */
 	CHECK(logs_in());
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(power_was("off\non\noff\non\noff\n"));
 	labd = bed_labd_log(&b, id);
 	CHECK_CONTAINS(labd, "action 1 (boot-minimal) failed: timed out waiting for the login "
@@ -279,7 +261,7 @@ TEST(test_run_boot__timeout_skip)
 	CHECK(bed_powered_on(&b, 0, 1));
 	bed_advance(&b, SEC(61));
 	bed_say(&b, 0, "root@sim:~# ");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(power_was("off\non\noff\n"));	/* reset: false, no second cycle */
 	labd = bed_labd_log(&b, id);
 	CHECK_CONTAINS(labd, "timed out after 60 s: skipped (timeout skip)");
@@ -294,7 +276,7 @@ TEST(test_run_boot__power_fails)
 
 	CHECK(bed_one("power = { driver = \"fake\"; fail = \"on\"; };") == 0);
 	id = bed_submit(&b, job(NULL, NULL, NULL));
-	CHECK(ends(id, "incomplete", "infrastructure", "power control failed: fake power on"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure", "power control failed: fake power on"));
 	CHECK_STR(device_state_name(board_state(b.boards[0].board)), "bad");
 	bed_free(&b);
 }
@@ -311,7 +293,7 @@ TEST(test_run_boot__no_power_control)
 	bed_settle(&b);
 	bed_say(&b, 0, "sim login: ");
 	CHECK(logs_in());
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	labd = bed_labd_log(&b, id);
 	CHECK_CONTAINS(labd, "board has no power control: not resetting it");
 	CHECK_CONTAINS(labd, "board has no power control: left as it is");
@@ -332,7 +314,7 @@ TEST(test_run_boot__console_vanishes)
 	close(b.boards[0].pty);
 	close(b.boards[0].slave);
 	b.boards[0].pty = b.boards[0].slave = -1;
-	CHECK(ends(id, "incomplete", "infrastructure", "console vanished"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure", "console vanished"));
 	CHECK_STR(device_state_name(board_state(b.boards[0].board)), "bad");
 	bed_free(&b);
 }
@@ -347,7 +329,7 @@ TEST(test_run_boot__cancel)
 	CHECK(boots_to_login(1));
 	CHECK(bed_typed(&b, 0, "root\n"));
 	CHECK(sched_cancel(b.sched, id, "the test is done with it") == 0);
-	CHECK(ends(id, "canceled", NULL, "canceled: the test is done with it"));
+	CHECK(bed_job_ends(&b, id, "canceled", NULL, "canceled: the test is done with it"));
 	CHECK(power_was("off\non\noff\n"));
 	CHECK(sched_cancel(b.sched, id, "again") == -EALREADY);
 	bed_free(&b);

@@ -88,24 +88,6 @@ static const char uboot_boot[] =
 	"    auto_login: {login_prompt: 'login:', username: root}\n"
 	"    prompts: ['root@sim:~# ']\n";
 
-/* Job @id ends: with @health, and @type and a message containing @msg unless complete. */
-static int ends(int64_t id, const char *health, const char *type, const char *msg)
-{
-	struct job_record rec;
-	int ok;
-
-	if (!bed_job_end(&b, id, &rec))
-		return 0;
-	ok = !strcmp(job_health_name(rec.health), health) &&
-	     (!type || !strcmp(error_type_name(rec.error_type), type)) &&
-	     (!msg || (rec.error_msg && strstr(rec.error_msg, msg)));
-	if (!ok)
-		printf("# job %lld: %s, %s: %s\n", (long long)id, job_health_name(rec.health),
-		       error_type_name(rec.error_type), rec.error_msg ? rec.error_msg : "-");
-	job_record_release(&rec);
-	return ok;
-}
-
 /*
  * The board answers @n commands typed at its prompt @prompt: each line's
  * echo, then the prompt (after the last, @last instead); the lines typed,
@@ -163,7 +145,7 @@ TEST(test_run_bootloader__uboot)
 		  "booti 0x40400000 0x44000000:${initrd_size} 0x40000000");
 	CHECK(bed_typed(&b, 0, "root\n"));
 	bed_say(&b, 0, "root\r\nroot@sim:~# ");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	labd = bed_labd_log(&b, id);
 	CHECK_CONTAINS(labd, "action 1 of 2: deploy");
 	CHECK_CONTAINS(labd, "action 2 of 2: boot-u-boot");
@@ -189,7 +171,7 @@ TEST(test_run_bootloader__uboot_lab_error)
 	CHECK_STR(line, "tftp 0x40400000 1/Image");
 	bed_say(&b, 0, "%s\r\nUsing ethernet@0 device\r\nTFTP error: 'File not found' (1)\r\n=> ",
 		line);
-	CHECK(ends(id, "incomplete", "infrastructure",
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure",
 		   "u-boot error after tftp 0x40400000 1/Image: TFTP error: 'File not found' (1)"));
 	bed_free(&b);
 }
@@ -208,7 +190,7 @@ TEST(test_run_bootloader__uboot_job_error)
 	CHECK((line = bed_line(&b, 0)));
 	CHECK_STR(line, "frobnicate");
 	bed_say(&b, 0, "frobnicate\r\nUnknown command 'frobnicate' - try 'help'\r\n=> ");
-	CHECK(ends(id, "incomplete", "job",
+	CHECK(bed_job_ends(&b, id, "incomplete", "job",
 		   "u-boot error after frobnicate: Unknown command 'frobnicate' - try 'help'"));
 	bed_free(&b);
 }
@@ -220,13 +202,13 @@ TEST(test_run_bootloader__uboot_interrupt_missed)
 
 	CHECK(bed_one("sim-uboot") == 0);
 	id = bed_submit(&b, job("sim-uboot", false, uboot_boot));
-	CHECK(ends(id, "incomplete", "infrastructure",
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure",
 		   "timed out waiting for the u-boot autoboot prompt"));
 
 	id = bed_submit(&b, job("sim-uboot", false, uboot_boot));
 	CHECK(bed_powered_on(&b, 0, 2));
 	bed_say(&b, 0, "U-Boot 2023.01\r\n[    0.000000] Linux version 6.1.0\r\n");
-	CHECK(ends(id, "incomplete", "infrastructure", "autoboot was not interrupted"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure", "autoboot was not interrupted"));
 	bed_free(&b);
 }
 
@@ -257,7 +239,7 @@ TEST(test_run_bootloader__uboot_lost_echo_and_missing_variable)
 	bed_say(&b, 0, "boot\r\n%s", kernel_to_login);
 	CHECK(bed_typed(&b, 0, "root\n"));
 	bed_say(&b, 0, "root@sim:~# ");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	labd = bed_labd_log(&b, id);
 	CHECK_CONTAINS(labd, "skipping command 'setenv a {NOPE}': {NOPE} is not defined");
 	CHECK_CONTAINS(labd, "u-boot: no echo of 'version' seen: waiting for the prompt");
@@ -280,7 +262,7 @@ TEST(test_run_bootloader__stage_timeout)
 	CHECK(uboot_prompt(1));
 	CHECK((line = bed_line(&b, 0)));
 	t0 = loop_now(b.loop);
-	CHECK(ends(id, "incomplete", "infrastructure",
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure",
 		   "u-boot: the job's bootloader-commands timeout ran out after 'version'"));
 	CHECK_INT((loop_now(b.loop) - t0) / USEC_PER_SEC, ==, 30);
 	bed_free(&b);
@@ -300,7 +282,7 @@ TEST(test_run_bootloader__method_bootloader)
 	CHECK((line = bed_line(&b, 0)));
 	CHECK_STR(line, "printenv bootdelay");
 	bed_say(&b, 0, "printenv bootdelay\r\nbootdelay=2\r\n=> ");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	bed_free(&b);
 }
 
@@ -316,7 +298,7 @@ TEST(test_run_bootloader__no_shell_expected)
 	CHECK(uboot_prompt(1));
 	CHECK(answers(1, "=> ", "Starting kernel ...\r\n[    0.0] Linux version 6.1\r\n", lines,
 		      sizeof(lines)));
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	bed_free(&b);
 }
 
@@ -338,7 +320,7 @@ TEST(test_run_bootloader__barebox)
 		      "root@sim:~# ", lines, sizeof(lines)));
 	CHECK_CONTAINS(lines, "bootm -v -r /mnt/tftp/1/initrd.cpio -o /mnt/tftp/1/sim.dtb "
 		       "/mnt/tftp/1/Image");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	bed_free(&b);
 }
 
@@ -361,7 +343,7 @@ TEST(test_run_bootloader__depthcharge)
 	cmdline = bed_read(path);
 	CHECK_CONTAINS(cmdline, "console=ttyAMA0,115200 root=/dev/ram0");
 	free(cmdline);
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	bed_free(&b);
 }
 
@@ -379,7 +361,7 @@ TEST(test_run_bootloader__grub)
 	bed_say(&b, 0, "\r\ngrub> ");
 	CHECK(answers(2, "grub> ", "[ 0.0] Linux version 6.1\r\nroot@sim:~# ", lines, sizeof(lines)));
 	CHECK_STR(lines, "linux (tftp)/1/Image console=ttyS0|boot");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	bed_free(&b);
 }
 
@@ -399,7 +381,7 @@ TEST(test_run_bootloader__ipxe_error)
 	CHECK_STR(line, "dhcp");
 	bed_say(&b, 0, "dhcp\r\nConfiguring (net0 52:54:00:12:34:56)...... No configuration "
 		"methods succeeded (http://ipxe.org/040ee119)\r\niPXE> ");
-	CHECK(ends(id, "incomplete", "infrastructure", "ipxe error after dhcp: "));
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure", "ipxe error after dhcp: "));
 	bed_free(&b);
 }
 
@@ -423,7 +405,7 @@ TEST(test_run_bootloader__uefi_menu)
 	bed_say(&b, 0, hl, 4, "USB Disk");
 	CHECK(bed_typed(&b, 0, "\r"));
 	bed_say(&b, 0, "[ 0.0] Linux version 6.1\r\n# ");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	bed_free(&b);
 }
 
@@ -443,7 +425,7 @@ TEST(test_run_bootloader__uefi_menu_entry_missing)
 	bed_say(&b, 0, hl, 6, "Reset");
 	CHECK(bed_typed(&b, 0, "\x1b[B"));
 	bed_say(&b, 0, hl, 5, "Continue");	/* wrapped around */
-	CHECK(ends(id, "incomplete", "job",
+	CHECK(bed_job_ends(&b, id, "incomplete", "job",
 		   "uefi-menu: no menu entry 'Boot Manager' (seen: 'Continue', 'Reset')"));
 	bed_free(&b);
 }
@@ -466,7 +448,7 @@ TEST(test_run_bootloader__interrupt_delay)
 	bed_say(&b, 0, "\r\n=> ");
 	CHECK(bed_typed(&b, 0, "boot\n"));
 	bed_say(&b, 0, "boot\r\nStarting kernel ...\r\n[ 0.0] Linux version 6.1\r\n");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	labd = bed_labd_log(&b, id);
 	CHECK_CONTAINS(labd, "u-boot: autoboot prompt seen, interrupting in 2 s");
 	free(labd);

@@ -88,24 +88,6 @@ static const char show_vars[] =
 	"    commands: ['echo {KERNEL} {RAMDISK}']\n"
 	"    prompts: ['=> ']\n";
 
-/* Job @id ends: with @health, and @type and a message containing @msg unless complete. */
-static int ends(int64_t id, const char *health, const char *type, const char *msg)
-{
-	struct job_record rec;
-	int ok;
-
-	if (!bed_job_end(&b, id, &rec))
-		return 0;
-	ok = !strcmp(job_health_name(rec.health), health) &&
-	     (!type || !strcmp(error_type_name(rec.error_type), type)) &&
-	     (!msg || (rec.error_msg && strstr(rec.error_msg, msg)));
-	if (!ok)
-		printf("# job %lld: %s, %s: %s\n", (long long)id, job_health_name(rec.health),
-		       error_type_name(rec.error_type), rec.error_msg ? rec.error_msg : "-");
-	job_record_release(&rec);
-	return ok;
-}
-
 /* The bootloader typed @want as the first command (after its interrupt and prompt). */
 static bool typed_vars(const char *want)
 {
@@ -141,7 +123,7 @@ TEST(test_run_deploy__tftp)
 				show_vars));
 	CHECK(id > 0);
 	CHECK(typed_vars("echo 1/Image 1/initrd"));
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	snprintf(path, sizeof(path), "%s/state/tftp/1/initrd", b.dir);
 	ramdisk = bed_read(path);
 	CHECK_STR(ramdisk, "a ramdisk\n");
@@ -167,7 +149,7 @@ TEST(test_run_deploy__tmpfs)
 	bed_say(&b, 0, "Hit any key to stop autoboot:  2 ");
 	CHECK(bed_typed(&b, 0, " \n"));
 	bed_say(&b, 0, "\r\n=> ");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	bed_free(&b);
 
 	CHECK(bed_one("sim-uboot", NULL) == 0);
@@ -176,7 +158,7 @@ TEST(test_run_deploy__tmpfs)
 	snprintf(want, sizeof(want), "echo %s/state/jobs/1/images/Image %s/state/jobs/1/images/initrd.gz",
 		 b.dir, b.dir);
 	CHECK(typed_vars(want));
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	bed_free(&b);
 }
 
@@ -190,7 +172,7 @@ TEST(test_run_deploy__checksum_mismatch)
 				"    kernel:\n      url: file://ARTIFACTS/Image\n"
 				"      sha256sum: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'\n",
 				NULL));
-	CHECK(ends(id, "incomplete", "infrastructure", "sha256 mismatch: got b35ca890"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure", "sha256 mismatch: got b35ca890"));
 	bed_free(&b);
 }
 
@@ -201,11 +183,11 @@ TEST(test_run_deploy__file_urls)
 
 	CHECK(bed_one("sim-uboot", NULL) == 0);
 	id = bed_submit(&b, job("tftp", "    kernel: {url: 'file:///etc/passwd'}\n", NULL));
-	CHECK(ends(id, "incomplete", "job", "is not below the lab's artifact directory"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job", "is not below the lab's artifact directory"));
 	id = bed_submit(&b, job("tftp", "    kernel: {url: 'file://ARTIFACTS/../labd.conf'}\n", NULL));
-	CHECK(ends(id, "incomplete", "job", "is not below the lab's artifact directory"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job", "is not below the lab's artifact directory"));
 	id = bed_submit(&b, job("tftp", "    kernel: {url: 'file://ARTIFACTS/nothing'}\n", NULL));
-	CHECK(ends(id, "incomplete", "job", "no such file"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job", "no such file"));
 	bed_free(&b);
 }
 
@@ -217,7 +199,7 @@ TEST(test_run_deploy__bad_compression)
 	CHECK(bed_one("sim-uboot", NULL) == 0);
 	id = bed_submit(&b, job("tftp", "    kernel: {url: 'file://ARTIFACTS/Image', compression: gz}\n",
 				NULL));
-	CHECK(ends(id, "incomplete", "infrastructure", "not in gzip format"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure", "not in gzip format"));
 	bed_free(&b);
 }
 
@@ -228,9 +210,9 @@ TEST(test_run_deploy__size_limit_and_unreachable)
 
 	CHECK(bed_one("sim-uboot", "max_artifact_size = 10;") == 0);
 	id = bed_submit(&b, job("tftp", "    kernel: {url: 'file://ARTIFACTS/Image'}\n", NULL));
-	CHECK(ends(id, "incomplete", "infrastructure", "larger than the lab's max_artifact_size of 10 bytes"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure", "larger than the lab's max_artifact_size of 10 bytes"));
 	id = bed_submit(&b, job("tftp", "    kernel: {url: 'http://127.0.0.1:1/Image'}\n", NULL));
-	CHECK(ends(id, "incomplete", "infrastructure", "http://127.0.0.1:1/Image"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure", "http://127.0.0.1:1/Image"));
 	bed_free(&b);
 }
 
@@ -253,7 +235,7 @@ TEST(test_run_deploy__cache)
 	free(entry);
 	snprintf(text, sizeof(text), "    kernel: {url: '%s', sha256sum: '%s'}\n", art.url, sum);
 	id = bed_submit(&b, job("tftp", text, NULL));
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	snprintf(path, sizeof(path), "%s/state/tftp/1/Image", b.dir);
 	labd = bed_read(path);
 	CHECK_STR(labd, "ARM64 kernel image\n");
@@ -276,7 +258,7 @@ TEST(test_run_deploy__sdmux)
 				"- boot:\n    method: minimal\n    prompts: ['# ']\n"));
 	CHECK(bed_powered_on(&b, 0, 1));
 	bed_say(&b, 0, "# ");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(bed_sh("cmp -s card artifacts/card.img") == 0);	/* the card holds the image */
 	snprintf(path, sizeof(path), "%s/sdmux.log", b.dir);
 	mux = bed_read(path);

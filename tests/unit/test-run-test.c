@@ -55,24 +55,6 @@ static int64_t at_test(const char *test)
 	return id;
 }
 
-/* Job @id ends: with @health, and @type and a message containing @msg unless complete. */
-static int ends(int64_t id, const char *health, const char *type, const char *msg)
-{
-	struct job_record rec;
-	int ok;
-
-	if (!bed_job_end(&b, id, &rec))
-		return 0;
-	ok = !strcmp(job_health_name(rec.health), health) &&
-	     (!type || !strcmp(error_type_name(rec.error_type), type)) &&
-	     (!msg || (rec.error_msg && strstr(rec.error_msg, msg)));
-	if (!ok)
-		printf("# job %lld: %s, %s: %s\n", (long long)id, job_health_name(rec.health),
-		       error_type_name(rec.error_type), rec.error_msg ? rec.error_msg : "-");
-	job_record_release(&rec);
-	return ok;
-}
-
 /* Whether job @id's results are exactly @want ("suite.name=result\n" each). */
 static int results_are(int64_t id, const char *want)
 {
@@ -123,7 +105,7 @@ TEST(test_run_test__interactive)
 	CHECK(answer("true", "# "));
 	CHECK(answer("dmesg -n 1", "# "));
 	CHECK(answer("ls", "etc\r\n# "));	/* the prompt, without "bin": failed */
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(results_are(id, "smoke.uname=pass\nsmoke.cat=fail\nsmoke.quiet=pass\n"
 			  "smoke.early=fail\n"));
 	bed_free(&b);
@@ -140,14 +122,14 @@ TEST(test_run_test__interactive_exception_and_timeout)
 			    "      - {command: mount, name: mount, failures: [{message: 'read-only',\n"
 			    "         exception: InfrastructureError, error: 'the disk is read-only'}]}\n")) > 0);
 	CHECK(answer("mount", "/dev/sda on / type ext4 (ro) read-only\r\n# "));
-	CHECK(ends(id, "incomplete", "infrastructure", "the disk is read-only"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "infrastructure", "the disk is read-only"));
 	CHECK(results_are(id, "t.mount=fail\n"));
 
 	CHECK((id = at_test("    interactive:\n    - name: t\n      prompts: ['# ']\n      script:\n"
 			    "      - {command: sleep, name: slow, successes: [{message: done}]}\n")) > 0);
 	CHECK(bed_typed(&b, 0, "sleep\n"));
 	t0 = loop_now(b.loop);
-	CHECK(ends(id, "incomplete", "test", "interactive test 't': timed out waiting for an answer to sleep"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "test", "interactive test 't': timed out waiting for an answer to sleep"));
 	CHECK_INT((loop_now(b.loop) - t0) / USEC_PER_SEC, ==, 120);
 	CHECK(results_are(id, "t.slow=fail\n"));
 	bed_free(&b);
@@ -166,7 +148,7 @@ TEST(test_run_test__interactive_echo_discard)
 	CHECK(bed_typed(&b, 0, "echo PASS\n"));
 	bed_say(&b, 0, "echo PASS\r\n");	/* the echo alone: "PASS" in it is not the answer */
 	bed_say(&b, 0, "PASS\r\n# ");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(results_are(id, "t.e=pass\n"));
 	bed_free(&b);
 }
@@ -189,13 +171,13 @@ TEST(test_run_test__monitors)
 	bed_say(&b, 0, "\r\nmem: OK\r\n");	/* before the start: not a result */
 	bed_say(&b, 0, "SELFTEST BEGIN\r\nmem: OK 12.5 ms\r\nflash: KO\r\nusb: skip\r\n");
 	bed_say(&b, 0, "SELFTEST END\r\n");
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(results_are(id, "selftest.mem=pass\nselftest.flash=fail\nselftest.usb=skip\n"));
 	bed_free(&b);
 
 	CHECK(bed_one() == 0);
 	CHECK((id = at_test(monitors)) > 0);
-	CHECK(ends(id, "incomplete", "test", "monitor 'selftest': timed out waiting for 'SELFTEST BEGIN'"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "test", "monitor 'selftest': timed out waiting for 'SELFTEST BEGIN'"));
 	bed_free(&b);
 }
 
@@ -244,7 +226,7 @@ TEST(test_run_test__definitions)
 			      "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=extra RESULT=skip>\r\n"
 			      "<LAVA_SIGNAL_ENDRUN 0_smoke 1_0>\r\n", &typed));
 	CHECK_INT(typed, >, 5);	/* the helpers, the script: one command per prompt */
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(results_are(id, "0_smoke.hello=pass\n0_smoke.world=fail\n0_smoke.extra=skip\n"
 			  "0_smoke.never=fail\n"));
 	labd = bed_labd_log(&b, id);
@@ -263,7 +245,7 @@ TEST(test_run_test__definitions_raise)
 	CHECK((id = at_test(definitions)) > 0);
 	CHECK(shell_until_run("<LAVA_SIGNAL_STARTRUN 0_smoke 1_0>\r\n"
 			      "<LAVA_SIGNAL_TESTRAISE the network is down>\r\n", &typed));
-	CHECK(ends(id, "incomplete", "test",
+	CHECK(bed_job_ends(&b, id, "incomplete", "test",
 		   "test definition '0_smoke' raised an error: the network is down"));
 	bed_free(&b);
 }
@@ -277,7 +259,7 @@ TEST(test_run_test__definitions_timeout)
 	CHECK(bed_one() == 0);
 	CHECK((id = at_test(definitions)) > 0);
 	CHECK(shell_until_run("<LAVA_SIGNAL_STARTRUN 0_smoke 1_0>\r\nstill working\r\n", &typed));
-	CHECK(ends(id, "incomplete", "test",
+	CHECK(bed_job_ends(&b, id, "incomplete", "test",
 		   "test definition '0_smoke' did not finish in time; last output: 'still working'"));
 	bed_free(&b);
 }
@@ -296,7 +278,7 @@ TEST(test_run_test__ktap)
 	CHECK(answer("true", "# "));
 	CHECK(answer("dmesg -n 1", "# "));
 	CHECK(answer("ls", "bin\r\n# "));
-	CHECK(ends(id, "complete", NULL, NULL));
+	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(results_are(id, "ktap.suite_a.test_a=pass\nktap.suite_a=pass\nktap.suite_b=fail\n"
 			  "smoke.uname=pass\nsmoke.cat=pass\nsmoke.quiet=pass\nsmoke.early=pass\n"));
 	bed_free(&b);
