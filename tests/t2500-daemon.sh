@@ -51,7 +51,6 @@ actions:
 JOB
 }
 
-submit() { labctl submit -q "$1"; }
 wait_job() { # wait_job ID HEALTH
 	wait_for "[ \"\$(job_field $1 '[\"state\"]')\" = finished ]" ${3:-90} &&
 	[ "$(job_field "$1" '["health"]')" = "$2" ] || { curl -s "$api/jobs/$1"; return 1; }

@@ -64,18 +64,11 @@ job_done() {
 	  "finished complete" ]
 }
 
-# submit FILE: the new job's id
-submit() {
-	curl -s -X POST -H "Authorization: Bearer $(token_of boss)" -H 'Content-Type: application/yaml' \
-		--data-binary "@$1" "$LABD_URL/api/v1/jobs" |
-		$PY -c 'import json, sys; print(json.load(sys.stdin)["id"])'
-}
-
 t_setup() {
 	# alice holds sim-04 at its shell; two finished jobs give sim-01..03 a chart
 	as alice reserve sim-04 --for 30m >/dev/null &&
 	as alice boot sim-04 --job "$TMP/shell.yaml" --no-console >"$TMP/boot.out" &&
-	a=$(submit "$TMP/boot.yaml") &&
+	a=$(submit "$TMP/boot.yaml" "$(token_of boss)") &&
 	wait_for "job_done $a" 120 &&
 	board=$(curl -s "$LABD_URL/api/v1/jobs/$a" -H "Authorization: Bearer $(token_of boss)" |
 		$PY -c 'import json, sys; print(json.load(sys.stdin)["device"])') &&

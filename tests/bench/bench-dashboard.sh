@@ -60,12 +60,7 @@ lab() {
 
 # submit URL: $JOBS jobs from 8 keep-alive clients (as bench-scale), then until all ended
 submit() {
-	local i p=8 subs=()
-	for i in $(seq 0 $((p - 1))); do
-		$CLIENT "$1" submit "$TMP/job.yaml" $(((JOBS + p - 1 - i) / p)) >/dev/null &
-		subs+=($!)
-	done
-	wait "${subs[@]}"
+	submit_burst "$1" "$TMP/job.yaml" "$JOBS"
 	$CLIENT "$1" wait-done "$JOBS" "$JOBS" 900 >/dev/null
 }
 

@@ -134,13 +134,9 @@ bytes_check() {
 # submit JOB N: N jobs from 8 keep-alive clients at once (labd commits what arrives in one
 # loop turn together); prints the seconds until the last one was accepted.
 submit() {
-	local job=$1 n=$2 p=8 i t0 pids=()
+	local t0
 	t0=$(date +%s.%N)
-	for i in $(seq 0 $((p - 1))); do
-		$CLIENT "$LABD_URL" submit "$job" $(((n + p - 1 - i) / p)) >/dev/null &
-		pids+=($!)
-	done
-	for i in "${pids[@]}"; do wait "$i" || return 1; done
+	submit_burst "$LABD_URL" "$1" "$2" || return 1
 	awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'
 }
 
