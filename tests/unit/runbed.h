@@ -494,8 +494,11 @@ static inline bool bed_flush_console(struct bed_board *bb)
 }
 
 /*
- * Whether labd has work in flight outside the loop: a child process, an HTTP
- * request, console bytes on their way to the test (now read).
+ * Whether labd has work in flight outside the loop: a child process, a
+ * request of its HTTP client (bed_start(): b->http is labd's, for downloads;
+ * with bed_start_daemon() it is the test's, whose requests labd answers in
+ * the loop: they do not hold the clock), console bytes on their way to the
+ * test (now read).
  */
 static inline bool bed_busy(struct bed *b)
 {
@@ -505,7 +508,7 @@ static inline bool bed_busy(struct bed *b)
 
 	for (i = 0; i < b->n_boards; i++)
 		busy = bed_flush_console(&b->boards[i]) || busy;
-	if (busy || (b->http && http_client_active(b->http)))
+	if (busy || (!b->daemon && b->http && http_client_active(b->http)))
 		return true;
 	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
 }
@@ -891,10 +894,12 @@ static inline struct run *bed_run(struct bed *b, int64_t id)
 struct bed_response {
 	bool done;
 	long status;
-	char *body;		/* NUL-terminated; bed_response_release() */
+	char *body;		/* NUL-terminated, once done; bed_response_release() */
 	char *type;		/* Content-Type, Allow and WWW-Authenticate, or NULL */
 	char *allow;
 	char *auth;
+	struct strbuf got;	/* the body as it comes (a followed log, events) */
+	struct http_request *req;	/* while in flight: bed_http_cancel() */
 };
 
 static inline void bed_response_release(struct bed_response *r)
@@ -903,6 +908,7 @@ static inline void bed_response_release(struct bed_response *r)
 	free(r->type);
 	free(r->allow);
 	free(r->auth);
+	strbuf_release(&r->got);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -923,14 +929,22 @@ static inline int bed_on_head(struct http_request *req, long status, void *ud)
 	return 0;
 }
 
+static inline int bed_on_body(const void *buf, size_t len, void *ud)
+{
+	struct bed_response *r = ud;
+
+	return strbuf_add(&r->got, buf, len);
+}
+
 static inline void bed_on_response(struct http_request *req, const struct http_response *resp,
 				   void *ud)
 {
 	struct bed_response *r = ud;
 
 	r->done = true;
+	r->req = NULL;
 	r->status = resp->status;
-	r->body = strndup(resp->body ? resp->body : "", resp->body_len);
+	r->body = strndup(r->got.buf ? r->got.buf : "", r->got.len);
 }
 
 static inline bool bed_response_done(struct bed *b, void *ud)
@@ -939,22 +953,43 @@ static inline bool bed_response_done(struct bed *b, void *ud)
 }
 
 /*
- * bed_http() - @method @path (on the daemon's API) with @body (NULL: none)
- * and @headers (NULL-terminated "Name: value" list, or NULL); the answer in
- * @resp (bed_response_release() it).  Returns false when it never came.
+ * bed_http_start() - send @method @path (on the daemon's API) with @body
+ * (NULL: none) and @headers (NULL-terminated "Name: value" list, or NULL),
+ * and return: the answer comes in @resp as labd steps (resp->got as it
+ * arrives, resp->done at its end; bed_response_release() it).
+ */
+static inline bool bed_http_start(struct bed *b, const char *method, const char *path,
+				  const char *body, const char *const *headers,
+				  struct bed_response *resp)
+{
+	char url[512];
+	struct http_request_opts o = { .method = method, .url = url, .headers = headers,
+				       .body = body, .body_len = body ? strlen(body) : 0,
+				       .head = bed_on_head, .data = bed_on_body,
+				       .timeout = HTTP_NO_TIMEOUT };
+
+	memset(resp, 0, sizeof(*resp));
+	strbuf_init(&resp->got);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", daemon_api_port(b->daemon), path);
+	return http_request_start(b->http, &o, bed_on_response, resp, &resp->req) == 0;
+}
+
+/* bed_http_cancel() - give up a request in flight (a stream that never ends). */
+static inline void bed_http_cancel(struct bed_response *resp)
+{
+	http_request_cancel(resp->req);
+	resp->req = NULL;
+}
+
+/*
+ * bed_http() - bed_http_start(), then until the answer came whole.  Returns
+ * false when it never came.
  */
 static inline bool bed_http(struct bed *b, const char *method, const char *path,
 			    const char *body, const char *const *headers,
 			    struct bed_response *resp)
 {
-	char url[512];
-	struct http_request_opts o = { .method = method, .url = url, .headers = headers,
-				       .body = body, .body_len = body ? strlen(body) : 0,
-				       .head = bed_on_head };
-
-	memset(resp, 0, sizeof(*resp));
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", daemon_api_port(b->daemon), path);
-	if (http_request_start(b->http, &o, bed_on_response, resp, NULL) < 0)
+	if (!bed_http_start(b, method, path, body, headers, resp))
 		return false;
 	return bed_until(b, bed_response_done, resp);
 }

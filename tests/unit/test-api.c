@@ -362,6 +362,126 @@ TEST(test_api__metrics)
 	bed_free(&b);
 }
 
+static bool got_text(struct bed *bed, void *ud)
+{
+	struct bed_response *r = ud;
+
+	return r->got.len && strstr(r->got.buf, "\"finished\"");
+}
+
+/* A followed log streams until the job ended; the events stream tells its end. */
+TEST(test_api__follow_and_stream)
+{
+	struct bed_response follow, stream;
+	int64_t id;
+
+	CHECK(bed_api(NULL) == 0);
+	CHECK((id = submit()) > 0);
+	CHECK(job_becomes(id, "state", "running"));
+	CHECK(bed_http_start(&b, "GET", "/api/v1/stream?job=1", NULL, NULL, &stream));
+	CHECK(bed_http_start(&b, "GET", "/api/v1/jobs/1/log?follow=1&labd=1", NULL, NULL, &follow));
+	CHECK(board_runs_it());
+	CHECK(bed_until(&b, bed_response_done, &follow));
+	CHECK_INT(follow.status, ==, 200);
+	CHECK_CONTAINS(follow.body, "\n# uname\r\n");
+	CHECK_CONTAINS(follow.body, "Linux\r\n# ");
+	CHECK_CONTAINS(follow.body, "# labd: ");
+	CHECK_CONTAINS(follow.body, "job complete");
+	CHECK(bed_until(&b, got_text, &stream));
+	CHECK(!stream.done);		/* a stream goes on */
+	CHECK_CONTAINS(stream.got.buf, "event: ");
+	bed_http_cancel(&stream);
+	bed_response_release(&stream);
+	bed_response_release(&follow);
+	bed_response_release(&resp);
+	bed_free(&b);
+}
+
+/* A holder's board: power switched and answered when done, a session boot, renew, release. */
+TEST(test_api__sessions)
+{
+	static const char boot[] =
+		"{\"job\": \"job_name: mine\\ndevice_type: sim-minimal\\n"
+		"timeouts: {job: {minutes: 5}}\\nactions:\\n"
+		"- boot: {method: minimal, prompts: ['# ']}\\n\"}";
+	char *power;
+
+	CHECK(bed_api(NULL) == 0);
+	CHECK_INT(req("POST", "/api/v1/devices/b1/power", "{\"action\": \"on\"}", NULL), ==, 409);
+	CHECK_INT(req("POST", "/api/v1/reservations",
+		      "{\"board\": \"b1\", \"duration\": 600}", NULL), ==, 201);
+	bed_settle(&b);
+	CHECK_INT(req("POST", "/api/v1/devices/b1/power", "{\"action\": \"on\"}", NULL), ==, 200);
+	CHECK_INT(req("POST", "/api/v1/devices/b1/power", "{\"action\": \"up\"}", NULL), ==, 400);
+	CHECK_INT(req("POST", "/api/v1/devices/b1/boot", boot, NULL), ==, 201);
+	CHECK_STR(field("board"), "b1");
+	CHECK(bed_powered_on(&b, 0, 2));
+	bed_say(&b, 0, "# ");
+	CHECK(job_becomes(1, "health", "complete"));	/* the session's job */
+	power = bed_power_log(&b, 0);
+	CHECK_STR(power, "on\noff\non\n");	/* the holder's on, the boot's cycle, left on */
+	free(power);
+	CHECK_INT(req("POST", "/api/v1/devices/b1/renew", "{\"duration\": 1200}", NULL), ==, 200);
+	CHECK_INT(req("POST", "/api/v1/devices/b1/release", "", NULL), ==, 200);
+	bed_settle(&b);
+	CHECK_INT(req("GET", "/api/v1/devices/b1", NULL, NULL), ==, 200);
+	CHECK(strcmp(field("state"), "reserved"));
+	bed_response_release(&resp);
+	bed_free(&b);
+}
+
+/* A token made through the API authenticates as its user, with its role. */
+TEST(test_api__tokens_made)
+{
+	char hdr[256];
+	const char *hdrs[] = { hdr, NULL };
+
+	CHECK(bed_api(NULL) == 0);
+	CHECK_INT(req("POST", "/api/v1/tokens", "{\"user\": \"alice\", \"role\": \"reader\"}",
+		      NULL), ==, 201);
+	snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", field("token"));
+	CHECK_STR(field("user"), "alice");
+	CHECK_INT(req("GET", "/api/v1/whoami", NULL, hdrs), ==, 200);
+	CHECK_CONTAINS(resp.body, "alice");
+	CHECK_CONTAINS(resp.body, "reader");
+	CHECK_INT(req("POST", "/api/v1/jobs", job_yaml, hdrs), ==, 403);	/* a reader */
+	CHECK_INT(req("POST", "/api/v1/tokens", "{\"user\": \"bob\", \"role\": \"god\"}", NULL),
+		  ==, 400);
+	bed_response_release(&resp);
+	bed_free(&b);
+}
+
+/* LAVA's REST API reads a finished job the way lavacli and squad do. */
+TEST(test_api__lava_rest_reads)
+{
+	CHECK(bed_api(NULL) == 0);
+	CHECK(submit() == 1);
+	CHECK(job_becomes(1, "state", "running"));
+	CHECK(board_runs_it());
+	CHECK(job_becomes(1, "health", "complete"));
+	CHECK_INT(req("GET", "/api/v0.2/jobs/?state=Finished", NULL, NULL), ==, 200);
+	CHECK_CONTAINS(resp.body, "\"health\":\"Complete\"");
+	CHECK_INT(req("GET", "/api/v0.2/jobs/1/suites/", NULL, NULL), ==, 200);
+	CHECK_CONTAINS(resp.body, "smoke");
+	CHECK_INT(req("GET", "/api/v0.2/jobs/1/tests/", NULL, NULL), ==, 200);
+	CHECK_CONTAINS(resp.body, "\"name\":\"uname\"");
+	CHECK_INT(req("GET", "/api/v0.2/jobs/1/logs/", NULL, NULL), ==, 200);
+	CHECK_CONTAINS(resp.body, "\"lvl\": \"target\", \"msg\": \"Linux\\r\"");
+	CHECK_INT(req("GET", "/api/v0.2/jobs/1/junit/", NULL, NULL), ==, 200);
+	CHECK_CONTAINS(resp.body, "<testsuite");
+	CHECK_INT(req("GET", "/api/v0.2/system/version/", NULL, NULL), ==, 200);
+	CHECK_INT(req("GET", "/api/v0.2/devicetypes/", NULL, NULL), ==, 200);
+	CHECK_CONTAINS(resp.body, "sim-minimal");
+	CHECK_INT(req("GET", "/api/v0.2/workers/", NULL, NULL), ==, 200);
+	CHECK_INT(req("POST", "/api/v0.2/jobs/validate/", "{\"definition\": \"job_name: x\"}",
+		      (const char *const[]){ "Content-Type: application/json", NULL }), ==, 200);
+	CHECK_CONTAINS(resp.body, "Job invalid");
+	CHECK_INT(req("GET", "/api/v0.2/jobs/9/", NULL, NULL), ==, 404);
+	bed_response_release(&resp);
+	bed_free(&b);
+}
+
 TEST_LIST(test_api__routing, test_api__job, test_api__invalid_job, test_api__cancel,
 	  test_api__tokens, test_api__devices, test_api__reservations, test_api__lava,
-	  test_api__metrics);
+	  test_api__metrics, test_api__follow_and_stream, test_api__sessions,
+	  test_api__tokens_made, test_api__lava_rest_reads);
