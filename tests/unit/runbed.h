@@ -847,6 +847,21 @@ static inline char *bed_labd_log(struct bed *b, int64_t id)
 	return bed_job_file(b, id, "labd.log");
 }
 
+/*
+ * bed_labd_says() - whether labd's lines about job @id (labd.log) hold
+ * @text; when not, they are shown.
+ */
+static inline bool bed_labd_says(struct bed *b, int64_t id, const char *text)
+{
+	char *log = bed_labd_log(b, id);
+	bool says = log && strstr(log, text);
+
+	if (!says)
+		printf("# labd.log of job %lld:\n%s", (long long)id, log ? log : "(none)\n");
+	free(log);
+	return says;
+}
+
 /* One result, as "suite.name=result" lines, for CHECK_CONTAINS. */
 static inline int bed_add_result(const struct result_record *rec, void *ud)
 {

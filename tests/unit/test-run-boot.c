@@ -213,16 +213,13 @@ TEST(test_run_boot__action_timeout)
 TEST(test_run_boot__job_timeout)
 {
 	int64_t id;
-	char *labd;
 
 	CHECK(bed_one(NULL) == 0);
 	id = bed_submit(&b, job("{job: {minutes: 3}, action: {minutes: 3}, connection: {minutes: 3}}",
 				NULL, NULL));
 	CHECK(bed_job_ends(&b, id, "incomplete", "job", "job timed out after 180 s"));
 	CHECK(power_was("off\non\noff\n"));
-	labd = bed_labd_log(&b, id);
-	CHECK_CONTAINS(labd, "board powered off");
-	free(labd);
+	CHECK(bed_labd_says(&b, id, "board powered off"));
 	bed_free(&b);
 }
 
@@ -230,7 +227,6 @@ TEST(test_run_boot__job_timeout)
 TEST(test_run_boot__failure_retry)
 {
 	int64_t id;
-	char *labd;
 
 	CHECK(bed_one(NULL) == 0);
 	id = bed_submit(&b, job(NULL, "    failure_retry: 2\n", NULL));
@@ -239,11 +235,9 @@ TEST(test_run_boot__failure_retry)
 	CHECK(logs_in());
 	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(power_was("off\non\noff\non\noff\n"));
-	labd = bed_labd_log(&b, id);
-	CHECK_CONTAINS(labd, "action 1 (boot-minimal) failed: timed out waiting for the login "
-		       "prompt; retrying (attempt 2 of 2)");
-	CHECK_CONTAINS(labd, "action 1 of 1: boot-minimal (retry)");
-	free(labd);
+	CHECK(bed_labd_says(&b, id, "action 1 (boot-minimal) failed: timed out waiting for the login "
+				    "prompt; retrying (attempt 2 of 2)"));
+	CHECK(bed_labd_says(&b, id, "action 1 of 1: boot-minimal (retry)"));
 	bed_free(&b);
 }
 
@@ -251,7 +245,6 @@ TEST(test_run_boot__failure_retry)
 TEST(test_run_boot__timeout_skip)
 {
 	int64_t id;
-	char *labd;
 
 	CHECK(bed_one(NULL) == 0);
 	id = bed_submit(&b, job("{job: {minutes: 30}, action: {minutes: 10}, connection: {minutes: 5}}",
@@ -263,9 +256,7 @@ TEST(test_run_boot__timeout_skip)
 	bed_say(&b, 0, "root@sim:~# ");
 	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(power_was("off\non\noff\n"));	/* reset: false, no second cycle */
-	labd = bed_labd_log(&b, id);
-	CHECK_CONTAINS(labd, "timed out after 60 s: skipped (timeout skip)");
-	free(labd);
+	CHECK(bed_labd_says(&b, id, "timed out after 60 s: skipped (timeout skip)"));
 	bed_free(&b);
 }
 
@@ -285,7 +276,6 @@ TEST(test_run_boot__power_fails)
 TEST(test_run_boot__no_power_control)
 {
 	int64_t id;
-	char *labd;
 
 	CHECK(bed_one("") == 0);
 	id = bed_submit(&b, job(NULL, NULL, NULL));
@@ -294,10 +284,8 @@ TEST(test_run_boot__no_power_control)
 	bed_say(&b, 0, "sim login: ");
 	CHECK(logs_in());
 	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
-	labd = bed_labd_log(&b, id);
-	CHECK_CONTAINS(labd, "board has no power control: not resetting it");
-	CHECK_CONTAINS(labd, "board has no power control: left as it is");
-	free(labd);
+	CHECK(bed_labd_says(&b, id, "board has no power control: not resetting it"));
+	CHECK(bed_labd_says(&b, id, "board has no power control: left as it is"));
 	bed_free(&b);
 }
 

@@ -127,7 +127,7 @@ static const char kernel_to_login[] =
 /* Deploy, interrupt, the command set substituted, kernel, login: complete. */
 TEST(test_run_bootloader__uboot)
 {
-	char lines[4096], path[256], *labd;
+	char lines[4096], path[256];
 	struct stat st;
 	int64_t id;
 
@@ -146,13 +146,11 @@ TEST(test_run_bootloader__uboot)
 	CHECK(bed_typed(&b, 0, "root\n"));
 	bed_say(&b, 0, "root\r\nroot@sim:~# ");
 	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
-	labd = bed_labd_log(&b, id);
-	CHECK_CONTAINS(labd, "action 1 of 2: deploy");
-	CHECK_CONTAINS(labd, "action 2 of 2: boot-u-boot");
-	CHECK_CONTAINS(labd, " bootloader-prompt at ");
-	CHECK_CONTAINS(labd, " bootloader-final at ");
-	CHECK_CONTAINS(labd, " kernel-start at ");
-	free(labd);
+	CHECK(bed_labd_says(&b, id, "action 1 of 2: deploy"));
+	CHECK(bed_labd_says(&b, id, "action 2 of 2: boot-u-boot"));
+	CHECK(bed_labd_says(&b, id, " bootloader-prompt at "));
+	CHECK(bed_labd_says(&b, id, " bootloader-final at "));
+	CHECK(bed_labd_says(&b, id, " kernel-start at "));
 	bed_free(&b);
 }
 
@@ -219,7 +217,6 @@ TEST(test_run_bootloader__uboot_interrupt_missed)
 TEST(test_run_bootloader__uboot_lost_echo_and_missing_variable)
 {
 	const char *line;
-	char *labd;
 	uint64_t t0;
 	int64_t id;
 
@@ -240,10 +237,8 @@ TEST(test_run_bootloader__uboot_lost_echo_and_missing_variable)
 	CHECK(bed_typed(&b, 0, "root\n"));
 	bed_say(&b, 0, "root@sim:~# ");
 	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
-	labd = bed_labd_log(&b, id);
-	CHECK_CONTAINS(labd, "skipping command 'setenv a {NOPE}': {NOPE} is not defined");
-	CHECK_CONTAINS(labd, "u-boot: no echo of 'version' seen: waiting for the prompt");
-	free(labd);
+	CHECK(bed_labd_says(&b, id, "skipping command 'setenv a {NOPE}': {NOPE} is not defined"));
+	CHECK(bed_labd_says(&b, id, "u-boot: no echo of 'version' seen: waiting for the prompt"));
 	bed_free(&b);
 }
 
@@ -434,7 +429,6 @@ TEST(test_run_bootloader__uefi_menu_entry_missing)
 TEST(test_run_bootloader__interrupt_delay)
 {
 	int64_t id;
-	char *labd;
 
 	CHECK(bed_one("bed-slow-uboot") == 0);
 	id = bed_submit(&b, job("bed-slow-uboot", false, "    method: u-boot\n    expect_shell: false\n"));
@@ -449,9 +443,7 @@ TEST(test_run_bootloader__interrupt_delay)
 	CHECK(bed_typed(&b, 0, "boot\n"));
 	bed_say(&b, 0, "boot\r\nStarting kernel ...\r\n[ 0.0] Linux version 6.1\r\n");
 	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
-	labd = bed_labd_log(&b, id);
-	CHECK_CONTAINS(labd, "u-boot: autoboot prompt seen, interrupting in 2 s");
-	free(labd);
+	CHECK(bed_labd_says(&b, id, "u-boot: autoboot prompt seen, interrupting in 2 s"));
 	bed_free(&b);
 }
 

@@ -111,7 +111,7 @@ static bool typed_vars(const char *want)
 /* TFTP: checksums checked, the ramdisk decompressed, {KERNEL} and {RAMDISK} as boards see them. */
 TEST(test_run_deploy__tftp)
 {
-	char path[512], *ramdisk, *labd;
+	char path[512], *ramdisk;
 	int64_t id;
 
 	CHECK(bed_one("sim-uboot", NULL) == 0);
@@ -128,10 +128,8 @@ TEST(test_run_deploy__tftp)
 	ramdisk = bed_read(path);
 	CHECK_STR(ramdisk, "a ramdisk\n");
 	free(ramdisk);
-	labd = bed_labd_log(&b, id);
-	CHECK_CONTAINS(labd, "decompressed ");
-	CHECK_CONTAINS(labd, "sha256 b35ca8905e46f91a78faf94b2faad35e3cb0787a07bad5fc3389ac7b7421089e");
-	free(labd);
+	CHECK(bed_labd_says(&b, id, "decompressed "));
+	CHECK(bed_labd_says(&b, id, "sha256 b35ca8905e46f91a78faf94b2faad35e3cb0787a07bad5fc3389ac7b7421089e"));
 	bed_free(&b);
 }
 
@@ -240,16 +238,14 @@ TEST(test_run_deploy__cache)
 	labd = bed_read(path);
 	CHECK_STR(labd, "ARM64 kernel image\n");
 	free(labd);
-	labd = bed_labd_log(&b, id);
-	CHECK_CONTAINS(labd, "kernel: http://127.0.0.1:1/Image is in the download cache");
-	free(labd);
+	CHECK(bed_labd_says(&b, id, "kernel: http://127.0.0.1:1/Image is in the download cache"));
 	bed_free(&b);
 }
 
 /* deploy to: sdmux: board off, card to the host, image written and verified, card back. */
 TEST(test_run_deploy__sdmux)
 {
-	char path[512], *mux, *labd;
+	char path[512], *mux;
 	int64_t id;
 
 	CHECK(bed_one("bed-sdcard", NULL) == 0);
@@ -265,9 +261,7 @@ TEST(test_run_deploy__sdmux)
 	CHECK(mux && strstr(mux, " b1 host\n") && strstr(mux, " b1 dut\n") &&
 	      strstr(mux, " b1 host\n") < strstr(mux, " b1 dut\n"));
 	free(mux);
-	labd = bed_labd_log(&b, id);
-	CHECK_CONTAINS(labd, "sdmux: image written and verified");
-	free(labd);
+	CHECK(bed_labd_says(&b, id, "sdmux: image written and verified"));
 	bed_free(&b);
 }
 

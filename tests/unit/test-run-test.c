@@ -216,7 +216,6 @@ TEST(test_run_test__definitions)
 {
 	unsigned typed;
 	int64_t id;
-	char *labd;
 
 	CHECK(bed_one() == 0);
 	CHECK((id = at_test(definitions)) > 0);
@@ -229,9 +228,7 @@ TEST(test_run_test__definitions)
 	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(results_are(id, "0_smoke.hello=pass\n0_smoke.world=fail\n0_smoke.extra=skip\n"
 			  "0_smoke.never=fail\n"));
-	labd = bed_labd_log(&b, id);
-	CHECK_CONTAINS(labd, "test definition '0_smoke' finished: 4 test cases");
-	free(labd);
+	CHECK(bed_labd_says(&b, id, "test definition '0_smoke' finished: 4 test cases"));
 	bed_free(&b);
 }
 
