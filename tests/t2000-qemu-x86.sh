@@ -67,7 +67,7 @@ JOB
 test_expect_success 'a job may not deploy what the device type does not hand to QEMU' '
 	sed "s|^- boot:|    dtb: {url: $ART_URL/x86_64/initrd.cpio.gz}\n- boot:|" \
 		"$TMP/x86.yaml" >"$TMP/dtb.yaml" &&
-	test_must_fail labctl submit_follow "$TMP/dtb.yaml" >"$TMP/out" 2>&1 &&
+	test_must_fail labctl submit "$TMP/dtb.yaml" >"$TMP/out" 2>&1 &&
 	grep -q "does not let jobs deploy .dtb. for QEMU" "$TMP/out"
 '
 

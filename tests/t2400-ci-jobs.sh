@@ -211,7 +211,7 @@ JOB
 
 test_expect_success 'a job still queued when its queue timeout runs out is canceled, saying why' '
 	labctl device set-state qemu-x86-01 maintenance >/dev/null &&
-	labctl submit_follow "$TMP/queued.yaml" >"$TMP/submit.out" &&
+	labctl submit "$TMP/queued.yaml" >"$TMP/submit.out" &&
 	id=$(grep -o "[0-9]*" "$TMP/submit.out" | head -1) &&
 	sleep 1 && labctl show "$id" | grep -q queued &&
 	wait_for "labctl show $id | grep -q canceled" 10 &&
