@@ -175,6 +175,10 @@ const struct overlay_plan *run_overlay_plan(const struct run *r);
  */
 int run_overlay_build(struct run *r, const char *path, enum overlay_format fmt, bool tests,
 		      char *const *imports);
+
+/** run_overlay_build_at() - run_overlay_build(), @imports below @import_prefix ("/usr"). */
+int run_overlay_build_at(struct run *r, const char *path, enum overlay_format fmt, bool tests,
+			 char *const *imports, const char *import_prefix);
 enum error_type run_overlay_error_type(const struct run *r);
 
 /** run_overlay_testdef() - the job's definition @index as the build loaded it, or NULL. */

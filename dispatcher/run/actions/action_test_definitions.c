@@ -635,8 +635,10 @@ static int start_overlay(struct run *r, struct defs_state *st)
 		overlay_ready(r, st);
 		return 0;
 	}
-	if (run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_RAMDISK) {
-		run_fail(r, ERROR_BUG, "the ramdisk's overlay was not built");
+	if (run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_RAMDISK ||
+	    run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_IMAGE) {
+		run_fail(r, ERROR_BUG, "the %s's overlay was not built",
+			 overlay_delivery_name(run_overlay_plan(r)->delivery));
 		return 0;
 	}
 	if (asprintf(&path, "%s/overlay.tar.gz", run_dir(r)) < 0)
