@@ -13,6 +13,8 @@
 #   -nographic, --append; the overlay and the modules written into the job's
 #   copy of the ext4 root image (apply-overlay, modules path /), the cached
 #   download untouched; a login at a getty; inline and git definitions.
+#   The KernelCI job with its kernel's URL broken: its callback says why, and
+#   holds no login or test case for what never ran.
 #
 # Stand-ins (nothing else is changed in the jobs): the artifacts are served on
 # loopback: Debian's cloud kernel for both kernels, busybox images for
@@ -175,23 +177,35 @@ test_expect_success 'KernelCI: its callback reads as KernelCI reads it' '
 	grep -q "suites \[.0_ltp-timers_qemu., .lava.\]" "$TMP/kernelci.out"
 '
 
+sed -e "s|$ART_URL/vmlinux|$ART_URL/no-such-kernel|" -e "s|/node/6543abc|/node/404|" \
+	"$TMP/kernelci.yaml" >"$TMP/kernelci-404.yaml"
+test_expect_success 'KernelCI: a job failing before power-on reports no login and no test that never ran' '
+	rc=0; labctl submit --follow "$TMP/kernelci-404.yaml" >"$TMP/follow.out" 2>&1 || rc=$?
+	[ "$rc" = 2 ] &&
+	wait_for "grep -q /node/404 $TMP/callbacks.jsonl" 20 &&
+	$PY "$TOP/tests/ci/kernelci-callback.py" "$TMP/callbacks.jsonl" "/node/404" \
+		"$CB_TOKEN" --incomplete Infrastructure >"$TMP/kernelci-404.out" &&
+	cat "$TMP/kernelci-404.out" &&
+	grep -q "HTTP 404" "$TMP/kernelci-404.out"
+'
+
 test_expect_success 'LKFT: -hda, -m 4096 -smp 4, the overlay in the ext4 root, a login: complete' '
 	submit "$TMP/lkft.yaml" &&
-	grep -q "job 2: complete, 8 passed, 0 failed" "$TMP/follow.out" &&
+	grep -q "job 3: complete, 8 passed, 0 failed" "$TMP/follow.out" &&
 	grep -q "QEMU arguments of the job: -kernel .*/vmlinux -append panic=-1 no_timer_check root=/dev/sda rw rootwait console=ttyS0,115200 .* -m 4096M -smp 4 -drive file=.*/lkft-rootfs.ext4,format=raw,media=disk,index=0$" \
-		"$LAB/state/jobs/2/labd.log" &&
-	grep -q "overlay written into .*/lkft-rootfs.ext4: [0-9]* files" "$LAB/state/jobs/2/labd.log" &&
-	grep -q "overlay delivery: image" "$LAB/state/jobs/2/labd.log" &&
-	grep -q "lkft login: root" "$LAB/state/jobs/2/console.log" &&
-	labctl results 2 >"$TMP/results-2" &&
+		"$LAB/state/jobs/3/labd.log" &&
+	grep -q "overlay written into .*/lkft-rootfs.ext4: [0-9]* files" "$LAB/state/jobs/3/labd.log" &&
+	grep -q "overlay delivery: image" "$LAB/state/jobs/3/labd.log" &&
+	grep -q "lkft login: root" "$LAB/state/jobs/3/console.log" &&
+	labctl results 3 >"$TMP/results-2" &&
 	grep -q "2_ltp-math.uptime .*pass.* s" "$TMP/results-2" &&
 	grep -q "2_ltp-math.math_shell .*pass" "$TMP/results-2" &&
 	grep -q "3_ltp-commands.commands_tmpdir .*pass" "$TMP/results-2"
 '
 
 test_expect_success 'LKFT: the job'\''s copy of the image holds the overlay and the modules; the download is as served' '
-	img=$LAB/state/jobs/2/images/lkft-rootfs.ext4 &&
-	debugfs -R "ls -l /lava-2/bin" "$img" 2>/dev/null | grep -q lava-test-case &&
+	img=$LAB/state/jobs/3/images/lkft-rootfs.ext4 &&
+	debugfs -R "ls -l /lava-3/bin" "$img" 2>/dev/null | grep -q lava-test-case &&
 	debugfs -R "ls /lib/modules/$(cat "$ART/kernel-version")/kernel/drivers/ata" "$img" 2>/dev/null |
 		grep -q ata_piix.ko &&
 	(cd "$ART" && sha256sum -c "$TMP/rootfs.sum")
