@@ -12,7 +12,7 @@ DEB_BUILD := build-essential pkg-config libserialport-dev libusb-1.0-0-dev libgp
 DEB_TEST := qemu-system-x86 qemu-system-arm u-boot-qemu busybox-static cpio xz-utils socat \
 	umockdev libumockdev-dev ser2net pdudaemon telnet microcom tmux curl python3 python3-jsonschema \
 	sqlite3 libxml2-utils iproute2 procps git bzip2 zstd unzip lavacli \
-	postgresql u-boot-tools
+	postgresql u-boot-tools gcc-arm-none-eabi picolibc-arm-none-eabi
 # Real firmware the QEMU tests boot through: iPXE, OVMF (UEFI), GRUB's EFI modules.
 DEB_FIRMWARE := ipxe-qemu ovmf grub-efi-amd64-bin
 # The dashboard's library (Chart.js, served from /usr/share/javascript) and its browser tests.

@@ -123,7 +123,6 @@ devices = (
 );
 CONF
 labd_start
-[ -z "${KEEP_DEBUG:-}" ] || at_exit "rm -rf /tmp/qjt-keep; cp -r $TMP /tmp/qjt-keep"
 at_exit labd_stop
 
 # The jobs as they are, but their URLs: artifacts, test-definitions, the callback.

@@ -157,13 +157,16 @@ static int job_args(const struct qemu_cmdline_in *in, char ***argv)
 	const char *nl;
 	char *arg;
 
-	for (; v && *v; v = *nl ? nl + 1 : nl) {
+	if (!v || !*v)
+		return 0;
+	for (;; v = nl + 1) {
 		nl = strchrnul(v, '\n');
 		arg = strndup(v, (size_t)(nl - v));
 		if (!arg || strv_consume(argv, arg) < 0)
 			return -ENOMEM;
+		if (!*nl)
+			return 0;
 	}
-	return 0;
 }
 
 int qemu_cmdline_build(const struct qemu_cmdline_in *in, char ***ret, char *err, size_t errlen)

@@ -242,6 +242,12 @@ TEST(test_qemu_cmdline__job_arguments_last_one_each)
 	CHECK_STR(argv[n - 3], "4096M");
 	CHECK_STR(argv[n - 1], "file=/var/lib/labd/jobs/7/images/r.ext4,format=raw,index=0,media=disk");
 	strv_free(argv);
+	kv_set(&f.vars, QEMU_CMDLINE_JOB_ARGS, "-append\n");	/* an empty argument at the end */
+	CHECK_INT(build(&f, &argv, err, sizeof(err)), ==, 0);
+	n = strv_length(argv);
+	CHECK_STR(argv[n - 2], "-append");
+	CHECK_STR(argv[n - 1], "");
+	strv_free(argv);
 	kv_set(&f.vars, QEMU_CMDLINE_JOB_ARGS, "");
 	CHECK_INT(build(&f, &argv, err, sizeof(err)), ==, 0);
 	CHECK_INT(strv_length(argv), ==, 9 + strv_length(x86_args));

@@ -214,7 +214,8 @@ static int job_argv(struct run *r, const struct job_deploy *d, char ***argv)
 		  add_file(r, argv, "-initrd", q->initrd) < 0 ||
 		  add_file(r, argv, "-dtb", q->dtb) < 0))
 		return -ENOMEM;
-	if (strv_contains(*argv, "-kernel") && !type_names(r, "APPEND"))
+	if (strv_contains(*argv, "-kernel") && !type_names(r, "APPEND") &&
+	    *kv_get(run_vars(r), "APPEND"))
 		err = push2(argv, "-append", kv_get(run_vars(r), "APPEND"));
 	if (!err && memory)
 		err = push2(argv, "-m", mem);
