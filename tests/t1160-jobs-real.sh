@@ -15,8 +15,8 @@ REAL=${JOBS_REAL:-$TOP/../shared/jobs-real}
 # Floors: the figures only grow.  Without a container runner, KernelCI's
 # downloads/flasher/fastboot pairs (337 of 1426) and LKFT's fastboot boards
 # (216 of 612) are refused.
-KERNELCI_MIN=${KERNELCI_MIN:-0}
-LKFT_MIN=${LKFT_MIN:-0}
+KERNELCI_MIN=${KERNELCI_MIN:-1088}
+LKFT_MIN=${LKFT_MIN:-144}
 if [ ! -d "$REAL/kernelci" ] || [ ! -d "$REAL/lkft" ]; then
 	test_skip "the real CI jobs are checked against a lab of their device types" \
 		"no real jobs at $REAL (set JOBS_REAL)"

@@ -235,6 +235,8 @@ static int deploy_walk_apply(struct job_doc *doc, const json_t *spec, const stru
 	a->apply_overlay |= json_is_true(lava);
 	if (!a->apply_overlay)
 		return 0;
+	if (!strcmp(a->label, "nfsrootfs"))
+		return job_doc_error(doc, "apply-overlay", "unsupported 'apply-overlay' on an NFS root: NFS roots are staged as downloaded, not unpacked");
 	if (d->to != DEPLOY_TO_TMPFS)
 		return job_doc_error(doc, "apply-overlay", "unsupported 'apply-overlay' on a deploy to '%s': the test overlay goes into root file system images of tmpfs deploys",
 				     deploy_to_name(d->to));
