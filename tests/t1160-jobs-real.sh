@@ -20,7 +20,18 @@ LKFT_MIN=${LKFT_MIN:-144}
 if [ ! -d "$REAL/kernelci" ] || [ ! -d "$REAL/lkft" ]; then
 	test_skip "the real CI jobs are checked against a lab of their device types" \
 		"no real jobs at $REAL (set JOBS_REAL)"
-	test_done
+	test_expect_success 'a duplicate key is a warning naming both lines; --strict refuses it' '
+	f=$REAL/kernelci/0006_baseline_-_-_grub.yaml &&
+	labctl check "$f" >"$TMP/check.out" &&
+	grep -q "^$f: ok$" "$TMP/check.out" &&
+	grep -q "^$f:67: warning: duplicate key .os. (also at line 66): the value of line 67 is used" "$TMP/check.out" &&
+	grep -q "^$f:[0-9]*: note: actions\[0\]\.deploy\.kernel: .image_arg. ignored" "$TMP/check.out" &&
+	test_expect_code 1 labctl check --strict "$f" >"$TMP/strict.out" &&
+	grep -q "warning: duplicate key .os." "$TMP/strict.out" &&
+	! grep -q "^$f: ok$" "$TMP/strict.out"
+'
+
+test_done
 	exit
 fi
 
@@ -69,6 +80,17 @@ test_expect_success "accepted: KernelCI at least $KERNELCI_MIN of 1426 pairs, LK
 assert f[\"kernelci\"][\"total\"] == 1426 and f[\"lkft\"][\"total\"] == 612, f;
 sys.exit(0 if f[\"kernelci\"][\"accepted\"] >= $KERNELCI_MIN and f[\"lkft\"][\"accepted\"] >= $LKFT_MIN else 1)" \
 		"$TMP/figures.json"
+'
+
+test_expect_success 'a duplicate key is a warning naming both lines; --strict refuses it' '
+	f=$REAL/kernelci/0006_baseline_-_-_grub.yaml &&
+	labctl check "$f" >"$TMP/check.out" &&
+	grep -q "^$f: ok$" "$TMP/check.out" &&
+	grep -q "^$f:67: warning: duplicate key .os. (also at line 66): the value of line 67 is used" "$TMP/check.out" &&
+	grep -q "^$f:[0-9]*: note: actions\[0\]\.deploy\.kernel: .image_arg. ignored" "$TMP/check.out" &&
+	test_expect_code 1 labctl check --strict "$f" >"$TMP/strict.out" &&
+	grep -q "warning: duplicate key .os." "$TMP/strict.out" &&
+	! grep -q "^$f: ok$" "$TMP/strict.out"
 '
 
 test_done

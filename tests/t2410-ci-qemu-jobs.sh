@@ -161,6 +161,8 @@ test_expect_success 'KernelCI: QEMU of kernelci/qemu is the lab'\''s, the job co
 	grep -q "job 1: complete, 4 passed" "$TMP/follow.out" &&
 	grep -q "QEMU of container image .kernelci/qemu.: the device type.s qemu-system-x86_64 runs" \
 		"$LAB/state/jobs/1/labd.log" &&
+	grep -q "note: actions\[1\]\.boot\.docker: .binary. ignored: the device type.s QEMU binary runs" \
+		"$LAB/state/jobs/1/labd.log" &&
 	grep -q "QEMU arguments of the job: -kernel .*/vmlinux -initrd .*/kernelci-initrd.cpio.gz -append panic=-1 no_timer_check console=ttyS0,115200 root=/dev/ram0" \
 		"$LAB/state/jobs/1/labd.log" &&
 	labctl results 1 >"$TMP/results-1" &&
