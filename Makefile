@@ -2,17 +2,17 @@
 # labd -- board-farm lab controller.  `make`, `make check`, `make demo`, `make bench`.
 
 PKGS := libserialport libusb-1.0 libgpiod libcurl jansson libconfig yaml-0.1 sqlite3 \
-	libmicrohttpd libpcre2-8 libcrypto libarchive zlib libpq libzstd
+	libmicrohttpd libpcre2-8 libcrypto libarchive zlib libpq libzstd ext2fs com_err
 
 # Debian packages: build dependencies, then what the tests and the demo run.
 DEB_BUILD := build-essential pkg-config libserialport-dev libusb-1.0-0-dev libgpiod-dev \
 	libcurl4-openssl-dev libjansson-dev libconfig-dev libyaml-dev libsqlite3-dev \
 	libmicrohttpd-dev libpcre2-dev libssl-dev libarchive-dev zlib1g-dev libxmlrpc-core-c3-dev libwslay-dev \
-	libpq-dev libzstd-dev scdoc
+	libpq-dev libzstd-dev scdoc libext2fs-dev comerr-dev
 DEB_TEST := qemu-system-x86 qemu-system-arm u-boot-qemu busybox-static cpio xz-utils socat \
 	umockdev libumockdev-dev ser2net pdudaemon telnet microcom tmux curl python3 python3-jsonschema \
 	sqlite3 libxml2-utils iproute2 procps git bzip2 zstd unzip lavacli \
-	postgresql u-boot-tools
+	postgresql u-boot-tools gcc-arm-none-eabi picolibc-arm-none-eabi
 # Real firmware the QEMU tests boot through: iPXE, OVMF (UEFI), GRUB's EFI modules.
 DEB_FIRMWARE := ipxe-qemu ovmf grub-efi-amd64-bin
 # The dashboard's library (Chart.js, served from /usr/share/javascript) and its browser tests.

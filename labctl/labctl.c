@@ -18,7 +18,7 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "check", cmd_check, "JOB...",
+	{ "check", cmd_check, "[--strict] JOB...",
 	  "validate job files (the schema only when labd is not reachable)" },
 	{ "submit", cmd_submit, "JOB [-f|--follow] [-q|--quiet]",
 	  "queue a job; print its id, or follow it to its end" },

@@ -117,7 +117,7 @@ static const struct {
 } route_queries[] = {
 	{ "GET", "/stream", "job" },
 	{ "GET", "/jobs", "state health device device_type submitter limit before after" },
-	{ "POST", "/jobs", "filename dry_run" },
+	{ "POST", "/jobs", "filename dry_run strict" },
 	{ "GET", "/jobs/*/log", "offset timestamps labd follow tail lines" },
 	{ "GET", "/jobs/*/events", "after" },
 	{ "GET", "/devices", "recent" },

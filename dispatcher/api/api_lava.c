@@ -72,7 +72,8 @@ int api_lava_check(struct api_request *r, const char *def, size_t len, char **wh
 	int err;
 
 	*why = NULL;
-	err = sched_check_job(api_deps_of(r)->sched, def, len, "job.yaml", JOB_FORMAT_AUTO, &diag);
+	err = sched_check_job(api_deps_of(r)->sched, def, len, "job.yaml", JOB_FORMAT_AUTO, false,
+			      &diag, NULL);
 	if (err)
 		*why = diag_text(&diag, strerror(-err));
 	diag_release(&diag);

@@ -175,6 +175,10 @@ const struct overlay_plan *run_overlay_plan(const struct run *r);
  */
 int run_overlay_build(struct run *r, const char *path, enum overlay_format fmt, bool tests,
 		      char *const *imports);
+
+/** run_overlay_build_at() - run_overlay_build(), @imports below @import_prefix ("/usr"). */
+int run_overlay_build_at(struct run *r, const char *path, enum overlay_format fmt, bool tests,
+			 char *const *imports, const char *import_prefix);
 enum error_type run_overlay_error_type(const struct run *r);
 
 /** run_overlay_testdef() - the job's definition @index as the build loaded it, or NULL. */
@@ -211,6 +215,15 @@ void run_watch_kernel(struct run *r, bool on);
 /* ---- log, phases, results (run_log(): run.h) ---- */
 /** run_phase() - record a boot phase time ("power-on", "bootloader-prompt", ...). */
 void run_phase(struct run *r, const char *phase);
+
+/**
+ * run_stage() - a "stage" event: a step LAVA reports as a result of its own
+ * started or finished (@state "started", "finished"): "auto-login-action"
+ * when the boot waits for the kernel and the login, "<n>_<name>" when a test
+ * definition starts and ends.  Results in LAVA's shape (lava_results.h) list
+ * only the steps that started.
+ */
+void run_stage(struct run *r, const char *name, const char *state);
 /** run_console_line() - the console log line being written (1-based). */
 int64_t run_console_line(const struct run *r);
 

@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/mask.h"
+#include "core/strv.h"
 #include "drivers/power.h"
 #include "job/job.h"
 #include "journal/events.h"
@@ -535,6 +536,9 @@ int run_start(const struct run_deps *deps, int64_t id, int attempt, struct job *
 	run_console_attach(r);
 	run_log(r, "info", "job %lld '%s' attempt %d on board '%s' (type '%s')", (long long)id,
 		job->name, attempt, board_name(board), job->device_type);
+	/* what the job's file says that labd took with a warning, or ignores */
+	STRV_FOREACH(n, job->notices)
+		run_log(r, strstr(*n, ": warning: ") ? "warning" : "info", "%s", *n);
 	*ret = r;
 	return 0;
 

@@ -97,10 +97,15 @@ int sched_submit(struct sched *s, const char *text, size_t len, const char *file
 
 /**
  * sched_check_job() - everything sched_submit() checks, without queueing
- * (labctl check).  Returns 0 or -EINVAL with the causes in @diag.
+ * (labctl check)
+ * @strict: warnings (a duplicate key) refuse the job too (`labctl check --strict`)
+ * @ret_notices: if not NULL, the job's warnings and notes (strv, the caller
+ *	frees it) when it is accepted
+ *
+ * Returns 0 or -EINVAL with the causes in @diag.
  */
 int sched_check_job(struct sched *s, const char *text, size_t len, const char *filename,
-		    enum job_format fmt, struct diag *diag);
+		    enum job_format fmt, bool strict, struct diag *diag, char ***ret_notices);
 
 /**
  * sched_boot_session() - a holder's boot on the board it holds (labctl boot)

@@ -65,13 +65,23 @@ static int check_job(struct sched *s, const char *text, size_t len, const char *
 }
 
 int sched_check_job(struct sched *s, const char *text, size_t len, const char *filename,
-		    enum job_format fmt, struct diag *diag)
+		    enum job_format fmt, bool strict, struct diag *diag, char ***ret_notices)
 {
 	struct job *job;
 	int err = check_job(s, text, len, filename, fmt, &job, diag);
 
-	if (!err)
-		job_free(job);
+	if (err)
+		return err;
+	if (strict && job->n_warnings) {
+		STRV_FOREACH(n, job->notices)
+			if (strstr(*n, ": warning: ") && diag_add_message(diag, *n) == -ENOMEM)
+				err = -ENOMEM;
+		err = err ? err : -EINVAL;
+	} else if (ret_notices) {
+		*ret_notices = job->notices;
+		job->notices = NULL;
+	}
+	job_free(job);
 	return err;
 }
 

@@ -266,6 +266,7 @@ static void wait_final(struct run *r, struct state *st)
 		return;
 	}
 	run_phase(r, "bootloader-final");
+	boot_login_stage(r);
 	st->step = STEP_KERNEL;
 	expect(r, st, "kernel-start", boot_login_kernel_message(r, st->boot), false, 0);
 }
@@ -493,6 +494,7 @@ static void on_want(struct run *r, struct state *st)
 		break;
 	case STEP_FINAL:
 		run_phase(r, "bootloader-final");
+		boot_login_stage(r);
 		st->step = STEP_KERNEL;
 		expect(r, st, "kernel-start", boot_login_kernel_message(r, st->boot), false, 0);
 		break;

@@ -217,7 +217,10 @@ static void on_signal(const struct lava_signal *sig, void *ud)
 
 	switch (sig->kind) {
 	case LAVA_SIGNAL_STARTRUN:
-		st->started = st->started || !strcmp(sig->name, current(st)->suite);
+		if (!st->started && !strcmp(sig->name, current(st)->suite)) {
+			st->started = true;
+			run_stage(r, current(st)->suite, "started");
+		}
 		break;
 	case LAVA_SIGNAL_ENDRUN:
 		st->ended = st->ended || (!strcmp(sig->name, current(st)->suite) && sig->uuid &&
@@ -484,6 +487,7 @@ static void on_line(struct run *r, const char *line, size_t len, int64_t lineno,
 	record_missing(r, st);
 	run_log(r, "info", "test definition '%s' finished: %zu test cases", td->suite,
 		strv_length(st->seen));
+	run_stage(r, td->suite, "finished");
 	st->cur++;
 	expect_prompt(r, st, WAIT_DONE_PROMPT);
 }
@@ -635,8 +639,10 @@ static int start_overlay(struct run *r, struct defs_state *st)
 		overlay_ready(r, st);
 		return 0;
 	}
-	if (run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_RAMDISK) {
-		run_fail(r, ERROR_BUG, "the ramdisk's overlay was not built");
+	if (run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_RAMDISK ||
+	    run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_IMAGE) {
+		run_fail(r, ERROR_BUG, "the %s's overlay was not built",
+			 overlay_delivery_name(run_overlay_plan(r)->delivery));
 		return 0;
 	}
 	if (asprintf(&path, "%s/overlay.tar.gz", run_dir(r)) < 0)
