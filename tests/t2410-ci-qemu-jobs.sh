@@ -145,19 +145,8 @@ test_expect_success 'only the URLs of the real jobs were changed' '
 	[ ! -s "$TMP/diff" ]
 '
 
-submit() {
-	local rc=0
-	labctl submit --follow "$1" >"$TMP/follow.out" 2>&1 || rc=$?
-	cp "$TMP/follow.out" "$TMP/follow-$(basename "$1").out"
-	if [ "$rc" != 0 ]; then
-		echo "labctl submit --follow $1: exit status $rc"
-		tail -60 "$TMP/follow.out"
-		return 1
-	fi
-}
-
 test_expect_success 'KernelCI: QEMU of kernelci/qemu is the lab'\''s, the job completes with its LTP results' '
-	submit "$TMP/kernelci.yaml" &&
+	submit_follow "$TMP/kernelci.yaml" 0 &&
 	grep -q "job 1: complete, 4 passed" "$TMP/follow.out" &&
 	grep -q "QEMU of container image .kernelci/qemu.: the device type.s qemu-system-x86_64 runs" \
 		"$LAB/state/jobs/1/labd.log" &&
@@ -191,7 +180,7 @@ test_expect_success 'KernelCI: a job failing before power-on reports no login an
 '
 
 test_expect_success 'LKFT: -hda, -m 4096 -smp 4, the overlay in the ext4 root, a login: complete' '
-	submit "$TMP/lkft.yaml" &&
+	submit_follow "$TMP/lkft.yaml" 0 &&
 	grep -q "job 3: complete, 8 passed, 0 failed" "$TMP/follow.out" &&
 	grep -q "QEMU arguments of the job: -kernel .*/vmlinux -append panic=-1 no_timer_check root=/dev/sda rw rootwait console=ttyS0,115200 .* -m 4096M -smp 4 -drive file=.*/lkft-rootfs.ext4,format=raw,media=disk,index=0$" \
 		"$LAB/state/jobs/3/labd.log" &&

@@ -178,7 +178,7 @@ TEST(test_sched__submit_refused)
 	free(why);
 	diag_release(&diag);
 	CHECK(sched_check_job(b.sched, job("ok", 50, NULL, NULL), strlen(job("ok", 50, NULL, NULL)),
-			      "ok.yaml", JOB_FORMAT_AUTO, &diag) == 0);
+			      "ok.yaml", JOB_FORMAT_AUTO, false, &diag, NULL) == 0);
 	diag_release(&diag);
 	bed_free(&b);
 }
