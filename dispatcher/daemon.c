@@ -25,6 +25,7 @@
 #include "overlay/gitcache.h"
 #include "overlay/overlay_files.h"
 #include "results/backends/backend.h"
+#include "rootfs/rootfs.h"
 #include "run/run.h"
 #include "sched/sched.h"
 #include "session/reservations.h"
@@ -50,6 +51,7 @@ struct daemon {
 	struct events *events;
 	struct gitcache *git;		/* mirrors of test definition repositories */
 	struct overlay_files *overlays;	/* test overlays boards download */
+	struct rootfs *rootfs;		/* the NFS export directory, or NULL (no `nfs` group) */
 	struct sched *sched;
 	struct api *api;
 	struct backends *backends;
@@ -328,6 +330,26 @@ static void reload_retention(struct daemon *d)
 	diag_release(&diag);
 }
 
+/* The new `nfs` group from the next tree on; a broken one keeps the running one. */
+static void reload_nfs(struct daemon *d)
+{
+	const config_setting_t *g = config_setting_get_member(d->cfg->root, "nfs");
+	struct diag diag = DIAG_INIT;
+	struct rootfs_params p;
+
+	if (rootfs_params_parse(g, d->cfg->path, &p, &diag) == 0) {
+		if (d->rootfs && p.export_dir)
+			rootfs_set_params(d->rootfs, &p);
+		else if (!d->rootfs != !p.export_dir)
+			log_warning("reload: NFS roots are %s when labd restarts",
+				    d->rootfs ? "turned off" : "turned on");
+	}
+	for (size_t i = 0; i < diag.n; i++)
+		log_error("reload: %s: the NFS settings stay as they were", diag.msgs[i]);
+	rootfs_params_release(&p);
+	diag_release(&diag);
+}
+
 /* One reload (SIGHUP), run again by store_read_later() until its reads are in. */
 struct reload_run {
 	struct daemon *d;
@@ -472,6 +494,7 @@ static void reload(void *userdata)
 	d->cfg = cfg;
 	gitcache_set_limits(d->git, cfg->git_max_size, cfg->git_timeout);
 	reload_retention(d);
+	reload_nfs(d);
 	sched_set_config(d->sched, cfg);
 	sched_kick(d->sched);
 	log_info("reloaded: %zu boards, %zu device types", d->n_boards, cfg->n_types);
@@ -495,9 +518,15 @@ static int on_stop_check(struct loop_source *s, uint64_t now, void *ud)
 {
 	struct daemon *d = ud;
 
-	/* the last events wait for the store's commit before the backends have them */
+	size_t removing = 0;
+
+	if (d->rootfs)
+		rootfs_tree_count(d->rootfs, &removing);
+	/* the last events wait for the store's commit before the backends have them;
+	 * the NFS roots of the jobs that ended are removed, unless that takes too long */
 	if ((sched_running(d->sched) && now < loop_now(d->loop) + 1) ||
-	    events_waiting(d->events) || backends_draining(d->backends, now)) {
+	    events_waiting(d->events) || backends_draining(d->backends, now) ||
+	    (removing && now < d->stop_deadline)) {
 		loop_timer_set_rel(s, 100 * USEC_PER_MSEC);
 		return 0;
 	}
@@ -666,7 +695,8 @@ static int start_sessions(struct daemon *d)
 {
 	struct sched_deps sd = {
 		.run = { .loop = d->loop, .http = d->http, .store = d->store, .events = d->events,
-			 .config = d->cfg, .git = d->git, .overlays = d->overlays },
+			 .config = d->cfg, .git = d->git, .overlays = d->overlays,
+			 .rootfs = d->rootfs },
 		.lab = &d->lab,
 		.grant = on_grant,
 		.userdata = d,
@@ -708,6 +738,28 @@ static int open_gitcache(struct daemon *d)
 	return err;
 }
 
+/*
+ * The NFS export directory of labd.conf's `nfs` group, if any: its helper is
+ * labd itself (`labd rootfs-helper`, rootfs/rootfs.h).
+ */
+static int open_rootfs(struct daemon *d, struct diag *diag)
+{
+	const config_setting_t *g = config_setting_get_member(d->cfg->root, "nfs");
+	struct rootfs_deps deps = { .loop = d->loop, .helper = "/proc/self/exe" };
+	struct rootfs_params p;
+	int err = rootfs_params_parse(g, d->cfg->path, &p, diag);
+
+	if (!err)
+		err = rootfs_params_check_dir(g, &p, diag);
+	if (!err && p.export_dir)
+		err = rootfs_new(&deps, &p, &d->rootfs);
+	if (err < 0 && err != -EINVAL && !diag->n)
+		diag_add(diag, d->cfg->path, 0, "cannot open the NFS export directory: %s",
+			 strerror(-err));
+	rootfs_params_release(&p);
+	return err;
+}
+
 static int start_core(struct daemon *d, struct diag *diag)
 {
 	int err;
@@ -724,6 +776,8 @@ static int start_core(struct daemon *d, struct diag *diag)
 		err = open_gitcache(d);
 	if (!err)
 		err = overlay_files_new(&d->overlays);
+	if (!err)
+		err = open_rootfs(d, diag);
 	if (!err)
 		err = start_sessions(d);
 	if (!err)
@@ -855,6 +909,7 @@ struct daemon *daemon_free(struct daemon *d)
 	reservations_free(d->reservations);
 	viewers_free(d->viewers);
 	sched_free(d->sched);
+	rootfs_free(d->rootfs);	/* after the runs, which release their trees */
 	backends_free(d->backends);
 	retention_free(d->retention);
 	users_free(d->users);

@@ -10,6 +10,8 @@
  *                                              and exit like `labctl submit --follow`
  *   labd import-lava-device [--name NAME] FILE a LAVA device dictionary as a
  *                                              board file, on stdout
+ *   labd rootfs-helper ...                     labd's own child: unpacks NFS roots,
+ *                                              removes them (rootfs/rootfs.h)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +34,7 @@
 #include "journal/joblog.h"
 #include "journal/retention.h"
 #include "results/backends/backend.h"
+#include "rootfs/rootfs.h"
 #include "session/users.h"
 #include "store/store.h"
 
@@ -135,6 +138,19 @@ static void print_diag(const struct diag *diag)
 		fprintf(stderr, "%s\n", diag->msgs[i]);
 }
 
+/* labd.conf's `nfs` group, and the export directory it names (rootfs/rootfs.h). */
+static int check_nfs(const struct lab_config *cfg, struct diag *diag)
+{
+	const config_setting_t *g = config_setting_get_member(cfg->root, "nfs");
+	struct rootfs_params p;
+	int err = rootfs_params_parse(g, cfg->path, &p, diag);
+
+	if (!err)
+		err = rootfs_params_check_dir(g, &p, diag);
+	rootfs_params_release(&p);
+	return err;
+}
+
 static int check_config(const struct options *o)
 {
 	struct diag diag = DIAG_INIT;
@@ -151,6 +167,8 @@ static int check_config(const struct options *o)
 		err = -EINVAL;
 	if (cfg && retention_parse(config_setting_get_member(cfg->root, "retention"), &params,
 				   &diag) < 0)
+		err = -EINVAL;
+	if (cfg && check_nfs(cfg, &diag) < 0)
 		err = -EINVAL;
 	print_diag(&diag);
 	diag_release(&diag);
@@ -412,6 +430,8 @@ int main(int argc, char **argv)
 	struct daemon *d;
 	int err, status;
 
+	if (argc > 1 && !strcmp(argv[1], ROOTFS_HELPER_COMMAND))
+		return rootfs_helper_main(argc - 1, argv + 1);
 	if (parse_args(argc, argv, &o) < 0)
 		return 2;
 	log_set_level(o.verbose > 1 ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);

@@ -32,7 +32,7 @@
  *
  * Relative paths are relative to the directory holding labd.conf.  The
  * top-level sections named in config_sections[] below (backends, users,
- * store, notify) are not parsed here: their modules read them from lab_config.root.
+ * store, notify, retention, nfs) are not parsed here: their modules read them from lab_config.root.
  *
  * The board directory
  *
@@ -127,7 +127,7 @@ static const char *const main_keys[] = {
 
 /* Top-level sections of labd.conf that other modules parse from lab_config.root */
 static const char *const config_sections[] = { "backends", "users", "store", "notify",
-						"retention", NULL };
+						"retention", "nfs", NULL };
 
 static const char *const http_keys[] = {
 	"listen", "unix_socket", "tokens", "require_token", "web_root", "javascript_dir", NULL

@@ -40,7 +40,8 @@ static const char *const boot_methods[] = {
 	"minimal", "u-boot", "qemu", "fastboot", "barebox", "grub", "grub-efi", "ipxe",
 	"depthcharge", "uefi-menu", NULL
 };
-static const char *const deploy_methods[] = { "tftp", "tmpfs", "none", "sdmux", "fastboot", NULL };
+static const char *const deploy_methods[] = { "tftp", "tmpfs", "none", "sdmux", "fastboot", "nfs",
+					       NULL };
 static const char *const qemu_consoles[] = { "socket", "pty", NULL };
 
 static const char *const default_boot_methods[] = { "minimal", NULL };

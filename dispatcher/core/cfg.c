@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/diag.h"
@@ -97,6 +98,40 @@ int cfg_get_int(const config_setting_t *group, const char *key, bool required,
 				"'%s' must be between %lld and %lld, not %lld", key, min, max, v);
 	*ret = v;
 	return 0;
+}
+
+int cfg_get_size(const config_setting_t *group, const char *key, uint64_t *ret,
+		 struct diag *diag)
+{
+	const config_setting_t *s = group ? config_setting_get_member(group, key) : NULL;
+	const char *text, *units = "KMGT";
+	unsigned long long v;
+	char *end;
+
+	if (!s)
+		return -ENOENT;
+	if (config_setting_type(s) == CONFIG_TYPE_INT || config_setting_type(s) == CONFIG_TYPE_INT64) {
+		if (config_setting_get_int64(s) < 1)
+			goto bad;
+		*ret = (uint64_t)config_setting_get_int64(s);
+		return 0;
+	}
+	text = config_setting_get_string(s);
+	if (!text)
+		goto bad;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || end == text || !v)
+		goto bad;
+	if (*end && (!strchr(units, *end) || end[1]))
+		goto bad;
+	for (const char *u = units; *end && u <= strchr(units, *end); u++)
+		v *= 1024;
+	*ret = v;
+	return 0;
+bad:
+	return diag_add(diag, cfg_file(s), cfg_line(s),
+			"'%s' must be a number of bytes, or one with K, M, G or T (\"200G\")", key);
 }
 
 int cfg_get_bool(const config_setting_t *group, const char *key, bool required, bool *ret,

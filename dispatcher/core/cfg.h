@@ -27,6 +27,12 @@ int cfg_get_bool(const config_setting_t *group, const char *key, bool required, 
 /** cfg_get_duration() - seconds, as an int or a float, into usec. */
 int cfg_get_duration(const config_setting_t *group, const char *key, bool required,
 		     uint64_t *ret, struct diag *diag);
+/**
+ * cfg_get_size() - a number of bytes: an integer above 0, or a string with a
+ * binary unit, "512M", "200G", "1T" (K, M, G, T); absent: *@ret untouched.
+ */
+int cfg_get_size(const config_setting_t *group, const char *key, uint64_t *ret,
+		 struct diag *diag);
 /** cfg_get_strv() - a string, or a list/array of strings, as a new strv (caller frees). */
 int cfg_get_strv(const config_setting_t *group, const char *key, bool required, char ***ret,
 		 struct diag *diag);

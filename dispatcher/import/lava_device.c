@@ -18,10 +18,11 @@
 
 #define MAX_FILE (1024 * 1024)
 
-/* labd provides these in U-Boot commands (doc/boards.md); parameters add more. */
+/* labd provides these in U-Boot commands (doc/boards.md, doc/nfs.md); parameters add more. */
 static const char *const known_vars[] = { "SERVER_IP", "KERNEL", "RAMDISK", "INITRD", "DTB",
 					  "KERNEL_ADDR", "RAMDISK_ADDR", "DTB_ADDR", "BOOTX",
-					  "EXTRA_KERNEL_ARGS", "DEVICE", NULL };
+					  "EXTRA_KERNEL_ARGS", "DEVICE", "NFSROOTFS", "NFS_SERVER_IP",
+					  "NFS_MOUNT_OPTIONS", "EXTRA_NFSROOT_ARGS", NULL };
 /* LAVA leaves out a command line whose variable the job does not set (no TEE ...). */
 static const char *const optional_vars[] = { "TEE", "TEE_ADDR", "DTBO", NULL };
 
@@ -373,7 +374,7 @@ static bool vars_known(const char *cmd, const char **ret_var, bool *ret_optional
 	return true;
 }
 
-/* A LAVA command set as labd's: lines with TEE/DTBO left out, sets needing NFS ... refused. */
+/* A LAVA command set as labd's: lines with TEE/DTBO left out, sets needing NBD ... refused. */
 static void uboot_commands(struct import *im, config_setting_t *cmds, const char *set,
 			   const json_t *lines)
 {
@@ -490,7 +491,7 @@ static void add_type(struct import *im)
 {
 	/* the first is always there (labd's default) */
 	static const char *const boots[] = { "minimal", "u-boot", NULL };
-	static const char *const deploys[] = { "none", "tftp", "tmpfs", NULL };
+	static const char *const deploys[] = { "none", "tftp", "tmpfs", "nfs", NULL };
 	config_setting_t *type = add(config_root_setting(&im->cfg), "device_type",
 				     CONFIG_TYPE_GROUP), *k;
 	const json_t *methods = json_object_get(json_object_get(json_object_get(

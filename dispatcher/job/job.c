@@ -112,7 +112,7 @@ const char *job_action_kind_name(enum job_action_kind k)
 
 const char *deploy_to_name(enum deploy_to t)
 {
-	static const char *const names[] = { "none", "tftp", "tmpfs", "sdmux", "fastboot" };
+	static const char *const names[] = { "none", "tftp", "tmpfs", "sdmux", "fastboot", "nfs" };
 
 	return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
 }
@@ -767,7 +767,9 @@ static int job_check_qemu_images(const struct job *job, const struct device_type
 			continue;
 		d = &job->actions[i].deploy;
 		for (j = 0; j < d->n_artifacts; j++) {
-			if (strv_contains(type->qemu.allowed_images, d->artifacts[j].label))
+			/* an NFS root's overlays go into the root, not to QEMU */
+			if (d->artifacts[j].into_root ||
+			    strv_contains(type->qemu.allowed_images, d->artifacts[j].label))
 				continue;
 			r = job_doc_error_at(doc, d->artifacts[j].line,
 					     "actions[%zu].deploy: device type '%s' does not let jobs deploy '%s' for QEMU",
@@ -891,7 +893,8 @@ static int job_check_context(const struct job *job, const struct device_type *ty
 	int r = 0;
 
 	json_object_foreach(job->context, key, v) {
-		if (!strcmp(key, "extra_kernel_args") || strv_contains(type->context_allowed, key))
+		if (!strcmp(key, "extra_kernel_args") || !strcmp(key, "extra_nfsroot_args") ||
+		    strv_contains(type->context_allowed, key))
 			continue;
 		r = job_type_error(job, doc, "context", key,
 				   "device type '%s' does not allow context key '%s'", type->name,

@@ -71,6 +71,7 @@ enum deploy_to {
 	DEPLOY_TO_TMPFS,	/* stage artifacts in a job directory (QEMU, host-side use) */
 	DEPLOY_TO_SDMUX,	/* write the one image to the board's SD card through its SD-mux */
 	DEPLOY_TO_FASTBOOT,	/* flash each image to the partition named by its label */
+	DEPLOY_TO_NFS,		/* only an NFS root (and a kernel kept as tmpfs keeps it) */
 };
 
 enum boot_method {
@@ -105,13 +106,18 @@ struct job_artifact {
 	char *compression;	/* NULL, "gz", "xz", "bz2", "zstd" or "zip": decompress */
 	char *kernel_type;	/* kernel only: "image", "zimage", "uimage" or NULL */
 	bool uboot_header;	/* ramdisk only: `header: u-boot` */
-	bool no_overlay;	/* ramdisk only: `install_overlay: false`, tests not added */
-	bool no_modules;	/* ramdisk only: `install_modules: false`, modules not added */
+	bool no_overlay;	/* ramdisk, nfsrootfs: `install_overlay: false`, tests not added */
+	bool no_modules;	/* ramdisk, nfsrootfs: `install_modules: false`, modules not added */
 	bool apply_overlay;	/* a tmpfs root image (`apply-overlay: true`, `overlays: {lava:
 				 * true}`): the test overlay and the modules written into
-				 * the job's copy of it (format ext2, ext3 or ext4) */
+				 * the job's copy of it (format ext2, ext3 or ext4); on an
+				 * nfsrootfs, LAVA's spelling of what labd does anyway */
 	char *format;		/* "ext4", "qcow2" ...: what the image is, or NULL */
-	char *path;		/* modules: where they go in the root file system ("/") */
+	char *prefix;		/* nfsrootfs: the archive's directory that is the root, or NULL */
+	char *path;		/* modules, the root's overlays: where in the root file system
+				 * they go ("/" when NULL) */
+	bool into_root;		/* one of nfsrootfs' `overlays`: unpacked into the NFS root,
+				 * not staged for the board (label "nfsrootfs-overlay-<name>") */
 	bool sparse;		/* fastboot: an Android sparse image, flashed as it is */
 	int line;
 };
@@ -397,6 +403,12 @@ struct job *job_free(struct job *job);
 /* Names for the enums, as they appear in job files and in the API. */
 const char *job_action_kind_name(enum job_action_kind k);
 const char *deploy_to_name(enum deploy_to t);
+
+/** job_deploy_nfsrootfs() - the deploy's `nfsrootfs` artifact, or NULL. */
+const struct job_artifact *job_deploy_nfsrootfs(const struct job_deploy *d);
+
+/** job_uses_nfs() - whether a deploy of @job unpacks an NFS root. */
+bool job_uses_nfs(const struct job *job);
 const char *boot_method_name(enum boot_method m);
 
 /** boot_method_bootloader() - the enum bootloader of a bootloader method

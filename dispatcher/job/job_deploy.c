@@ -11,7 +11,7 @@
 
 /*
  *	deploy:
- *	  to: tftp | tmpfs | none | sdmux | fastboot
+ *	  to: tftp | tmpfs | none | sdmux | fastboot | nfs
  *	  kernel: {url: ..., sha256sum: ..., compression: gz | xz, type: image | zimage | uimage}
  *	  ramdisk: {url: ..., header: u-boot}
  *	  dtb, modules, rootfs, nfsrootfs, tee, initrd: {url: ...}
@@ -27,6 +27,14 @@
  * `install_modules: false` / `install_overlay: false` say otherwise.  A root
  * image of a tmpfs deploy with `apply-overlay: true` (format ext2/3/4) gets
  * them written into the job's copy of it instead (modules at their `path`).
+ *
+ * An NFS root (to: tftp or nfs, doc/nfs.md) is unpacked into a tree of the
+ * lab's export directory:
+ *
+ *	  nfsrootfs: {url: ..., compression: xz, prefix: rootfs/,
+ *		      overlays: {NAME: {url: ..., compression: ..., path: /opt}},
+ *		      install_modules: true, install_overlay: true, apply-overlay: true}
+ *	  modules: {url: ..., path: /}	(also into the root, at path)
  *
  * Artifacts are otherwise staged exactly as downloaded (after decompression),
  * so every other LAVA key that would have the dispatcher modify, convert or
@@ -57,7 +65,9 @@ static const struct job_doc_key deploy_keys[] = {
 	{ "dtbo", JOB_KEY_KNOWN, NULL },
 	{ "preseed", JOB_KEY_UNSUPPORTED, "installers are not supported" },
 	{ "extra_files", JOB_KEY_UNSUPPORTED, "only named artifacts are staged" },
-	{ "persistent_nfs", JOB_KEY_UNSUPPORTED, "NFS roots kept by the lab are not supported" },
+	{ "persistent_nfs", JOB_KEY_UNSUPPORTED,
+	  "NFS roots kept by the lab are not supported: labd never mounts NFS and writes only into "
+	  "trees it unpacked itself; deploy the root as 'nfsrootfs' (a tarball unpacked per job)" },
 	{ "authorize", JOB_KEY_UNSUPPORTED, "ssh access to the board is not supported" },
 	{ "postprocess", JOB_KEY_UNSUPPORTED, "jobs cannot run commands on the lab host" },
 	{ "docker", JOB_KEY_UNSUPPORTED, "deploys do not run in containers on the lab host" },
@@ -80,17 +90,28 @@ static const struct job_doc_key artifact_keys[] = {
 	{ "archive", JOB_KEY_UNSUPPORTED,
 	  "artifacts are staged as downloaded, archives are not unpacked" },
 	{ "format", JOB_KEY_KNOWN, NULL },	/* informational without apply-overlay */
-	{ "overlays", JOB_KEY_KNOWN, NULL },	/* {} or {lava: true} */
+	{ "overlays", JOB_KEY_KNOWN, NULL },	/* images: {} or {lava: true}; nfsrootfs: archives */
 	{ "headers", JOB_KEY_UNSUPPORTED, "downloads send no extra HTTP headers" },
 	{ "install_modules", JOB_KEY_KNOWN, NULL },
 	{ "install_overlay", JOB_KEY_KNOWN, NULL },
-	{ "prefix", JOB_KEY_UNSUPPORTED,
-	  "artifacts are staged as downloaded, archives are not unpacked" },
+	{ "prefix", JOB_KEY_KNOWN, NULL },		/* nfsrootfs only */
+	{ "path", JOB_KEY_KNOWN, NULL },		/* modules only */
 	{ "reboot", JOB_KEY_UNSUPPORTED, "boards are not rebooted between flashed images" },
-	{ "apply-overlay", JOB_KEY_KNOWN, NULL },	/* tmpfs root images */
+	{ "apply-overlay", JOB_KEY_KNOWN, NULL },	/* tmpfs root images, nfsrootfs */
 	{ "image_arg", JOB_KEY_KNOWN, NULL },	/* QEMU: job_qemu.c's set */
-	{ "path", JOB_KEY_KNOWN, NULL },	/* modules */
 	{ "sparse", JOB_KEY_KNOWN, NULL },	/* fastboot */
+	{ NULL, 0, NULL },
+};
+
+/* An entry of nfsrootfs' `overlays`: a tarball unpacked into the root at `path`. */
+static const struct job_doc_key root_overlay_keys[] = {
+	{ "url", JOB_KEY_KNOWN, NULL },
+	{ "compression", JOB_KEY_KNOWN, NULL },
+	{ "format", JOB_KEY_KNOWN, NULL },
+	{ "path", JOB_KEY_KNOWN, NULL },
+	{ "sha256sum", JOB_KEY_KNOWN, NULL },
+	{ "md5sum", JOB_KEY_KNOWN, NULL },
+	{ "sha512sum", JOB_KEY_KNOWN, NULL },
 	{ NULL, 0, NULL },
 };
 
@@ -148,15 +169,19 @@ static bool deploy_is_ramdisk(const char *label)
 	return !strcmp(label, "ramdisk") || !strcmp(label, "initrd");
 }
 
-/* install_overlay / install_modules: false keeps the test overlay / modules out of the ramdisk. */
+/*
+ * install_overlay / install_modules: false keeps the test overlay / modules
+ * out of the ramdisk, or out of the NFS root.
+ */
 static int deploy_walk_ramdisk_flag(struct job_doc *doc, const json_t *spec,
 				    const struct job_artifact *a, const char *key, bool *no)
 {
 	bool v = true;
 	int r = job_doc_get_bool(doc, spec, key, &v);
 
-	if (r > 0 && !deploy_is_ramdisk(a->label))
-		return job_doc_error(doc, key, "'%s' only applies to the ramdisk", key);
+	if (r > 0 && !deploy_is_ramdisk(a->label) && strcmp(a->label, "nfsrootfs"))
+		return job_doc_error(doc, key, "'%s' only applies to the ramdisk and the nfsrootfs",
+				     key);
 	*no = !v;
 	return r;
 }
@@ -171,6 +196,8 @@ static int deploy_walk_format(struct job_doc *doc, const json_t *spec, struct jo
 		if (strcmp(s, "gz") && strcmp(s, "xz") && strcmp(s, "bz2") && strcmp(s, "zstd") &&
 		    strcmp(s, "zip"))
 			r = job_doc_error(doc, "compression", "unsupported compression '%.100s' (supported: gz, xz, bz2, zstd, zip)", s);
+		else if (!strcmp(s, "zip") && (!strcmp(a->label, "nfsrootfs") || a->into_root))
+			r = job_doc_error(doc, "compression", "an NFS root and its overlays are tar archives: compression 'zip' is not one");
 		else if (!(a->compression = strdup(s)))
 			r = job_doc_nomem(doc);
 	}
@@ -225,8 +252,11 @@ static int deploy_walk_apply(struct job_doc *doc, const json_t *spec, const stru
 {
 	json_t *ov = json_object_get(spec, "overlays"), *lava = json_object_get(ov, "lava");
 	const char *v;
-	int r = job_doc_get_bool(doc, spec, "apply-overlay", &a->apply_overlay);
+	int r;
 
+	if (!strcmp(a->label, "nfsrootfs"))
+		return 0;	/* deploy_walk_nfsroot_keys(), deploy_walk_root_overlays() */
+	r = job_doc_get_bool(doc, spec, "apply-overlay", &a->apply_overlay);
 	if (r < 0)
 		return r;
 	if (ov && (!json_is_object(ov) || json_object_size(ov) > (lava ? 1 : 0) ||
@@ -235,8 +265,6 @@ static int deploy_walk_apply(struct job_doc *doc, const json_t *spec, const stru
 	a->apply_overlay |= json_is_true(lava);
 	if (!a->apply_overlay)
 		return 0;
-	if (!strcmp(a->label, "nfsrootfs"))
-		return job_doc_error(doc, "apply-overlay", "unsupported 'apply-overlay' on an NFS root: NFS roots are staged as downloaded, not unpacked");
 	if (d->to != DEPLOY_TO_TMPFS)
 		return job_doc_error(doc, "apply-overlay", "unsupported 'apply-overlay' on a deploy to '%s': the test overlay goes into root file system images of tmpfs deploys",
 				     deploy_to_name(d->to));
@@ -246,21 +274,63 @@ static int deploy_walk_apply(struct job_doc *doc, const json_t *spec, const stru
 	return 0;
 }
 
-/* modules: path, where in the root file system they go; sparse: fastboot images. */
-static int deploy_walk_where(struct job_doc *doc, const json_t *spec, const struct job_deploy *d,
-			     struct job_artifact *a)
+/* sparse: fastboot images. */
+static int deploy_walk_sparse(struct job_doc *doc, const json_t *spec, const struct job_deploy *d,
+			      struct job_artifact *a)
 {
-	int r = job_doc_dup_str(doc, spec, "path", false, &a->path);
-
-	if (r > 0 && strcmp(a->label, "modules"))
-		return job_doc_error(doc, "path", "'path' only applies to the modules");
-	if (r > 0 && (a->path[0] != '/' || strstr(a->path, "..")))
-		return job_doc_error(doc, "path", "'path' must be an absolute path without '..'");
-	if (r < 0 || job_doc_get_bool(doc, spec, "sparse", &a->sparse) < 0)
+	if (job_doc_get_bool(doc, spec, "sparse", &a->sparse) < 0)
 		return -EINVAL;
 	if (a->sparse && d->to != DEPLOY_TO_FASTBOOT)
 		return job_doc_error(doc, "sparse", "'sparse: true' only applies to images flashed with fastboot");
 	return 0;
+}
+
+/* A path in an NFS root or an archive: relative or absolute as @absolute says, no "..". */
+static bool deploy_path_ok(const char *p, bool absolute)
+{
+	if ((*p == '/') != absolute)
+		return false;
+	for (const char *c = p; *c; c += strcspn(c, "/"), c += *c == '/')
+		if (!strncmp(c, "..", 2) && (!c[2] || c[2] == '/'))
+			return false;
+	return true;
+}
+
+/* `path` (modules, the root's overlays): where in the root file system they go; NULL: "/". */
+static int deploy_walk_root_path(struct job_doc *doc, const json_t *spec, struct job_artifact *a)
+{
+	int r = job_doc_dup_str(doc, spec, "path", false, &a->path);
+
+	if (r <= 0)
+		return r;
+	if (strcmp(a->label, "modules") && !a->into_root)
+		return job_doc_error(doc, "path", "'path' only applies to the modules and the "
+				     "nfsrootfs' overlays: where in the root file system they go");
+	if (!deploy_path_ok(a->path, true))
+		return job_doc_error(doc, "path", "'path' must be an absolute path without '..', not '%.100s'",
+				     a->path);
+	return 0;
+}
+
+/* nfsrootfs' own keys: prefix, apply-overlay (LKFT's: the overlay goes into an NFS root anyway). */
+static int deploy_walk_nfsroot_keys(struct job_doc *doc, const json_t *spec,
+				    struct job_artifact *a)
+{
+	bool nfs = !strcmp(a->label, "nfsrootfs"), apply = true;
+	const char *s;
+	int r = 0;
+
+	if (job_doc_get_str(doc, spec, "prefix", false, &s) > 0) {
+		if (!nfs)
+			r = job_doc_error(doc, "prefix", "'prefix' only applies to the nfsrootfs");
+		else if (!deploy_path_ok(s, false))
+			r = job_doc_error(doc, "prefix", "'prefix' must be a directory of the archive: a relative path without '..', not '%.100s'", s);
+		else if (!(a->prefix = strdup(s)))
+			r = job_doc_nomem(doc);
+	}
+	if (nfs && job_doc_get_bool(doc, spec, "apply-overlay", &apply) < 0)
+		r = -EINVAL;
+	return r;
 }
 
 /* The artifact @label of the mapping @parent, at the current path. */
@@ -304,7 +374,9 @@ static int deploy_walk_spec(struct job_doc *doc, const json_t *spec, const char 
 		r = -EINVAL;
 	if (deploy_walk_apply(doc, spec, d, a) < 0)
 		r = -EINVAL;
-	if (deploy_walk_where(doc, spec, d, a) < 0)
+	if (deploy_walk_sparse(doc, spec, d, a) < 0)
+		r = -EINVAL;
+	if (deploy_walk_nfsroot_keys(doc, spec, a) < 0 || deploy_walk_root_path(doc, spec, a) < 0)
 		r = -EINVAL;
 	return r;
 }
@@ -344,17 +416,83 @@ static int deploy_walk_dtbos(struct job_doc *doc, const json_t *obj, struct job_
 	return r;
 }
 
+/* One of nfsrootfs' `overlays`, at the current path: the artifact "nfsrootfs-overlay-@name". */
+static int deploy_walk_root_overlay(struct job_doc *doc, const json_t *spec, const char *name,
+				    struct job_artifact *a)
+{
+	int r;
+
+	a->line = job_doc_line(doc, NULL);
+	a->into_root = true;
+	if (asprintf(&a->label, "nfsrootfs-overlay-%s", name) < 0) {
+		a->label = NULL;
+		return job_doc_nomem(doc);
+	}
+	if (!json_is_object(spec))
+		return job_doc_error(doc, NULL, "must be a mapping, not %s", job_doc_type_name(spec));
+	r = job_doc_check_keys(doc, spec, root_overlay_keys, NULL);
+	if (job_doc_get_url(doc, spec, "url", &a->url) <= 0)
+		r = -EINVAL;
+	if (deploy_walk_sha256(doc, spec, a) < 0 || deploy_walk_format(doc, spec, a) < 0 ||
+	    deploy_walk_image_format(doc, spec, a) < 0 || deploy_walk_root_path(doc, spec, a) < 0)
+		r = -EINVAL;
+	return r;
+}
+
+/* nfsrootfs' `overlays: {NAME: {url, compression, format, path}}`: more artifacts. */
+static int deploy_walk_root_overlays(struct job_doc *doc, const json_t *parent,
+				     struct job_deploy *d)
+{
+	json_t *spec = json_object_get(parent, "nfsrootfs"), *overlays, *v;
+	size_t mark = job_doc_enter(doc, "nfsrootfs"), m;
+	const char *name;
+	int r = job_doc_get(doc, spec, "overlays", JSON_OBJECT, false, &overlays);
+
+	if (r <= 0) {
+		job_doc_leave(doc, mark);
+		return r < 0 ? -EINVAL : 0;
+	}
+	m = job_doc_enter(doc, "overlays");
+	json_object_foreach(overlays, name, v) {
+		size_t e;
+
+		if (!strcmp(name, "lava") && json_is_boolean(v))
+			continue;	/* the test overlay: it goes into the root anyway */
+		if (!job_doc_is_name(name, DEPLOY_MAX_LABEL, "-_")) {
+			r = job_doc_error(doc, name, "invalid overlay name '%.100s': use up to %d letters, digits, '-' and '_'",
+					  name, DEPLOY_MAX_LABEL);
+			continue;
+		}
+		if (d->n_artifacts == DEPLOY_MAX_ARTIFACTS) {
+			r = job_doc_error(doc, name, "more than %d artifacts", DEPLOY_MAX_ARTIFACTS);
+			continue;
+		}
+		e = job_doc_enter(doc, name);
+		if (deploy_walk_root_overlay(doc, v, name, &d->artifacts[d->n_artifacts++]) < 0)
+			r = -EINVAL;
+		job_doc_leave(doc, e);
+	}
+	job_doc_leave(doc, m);
+	job_doc_leave(doc, mark);
+	return r < 0 ? -EINVAL : 0;
+}
+
 static int deploy_add(struct job_doc *doc, const json_t *parent, const char *label,
 		      struct job_deploy *d)
 {
 	size_t i;
+	int r;
 
 	for (i = 0; i < d->n_artifacts; i++)
 		if (!strcmp(d->artifacts[i].label, label))
 			return job_doc_error(doc, label, "artifact '%s' is deployed twice", label);
 	if (d->n_artifacts == DEPLOY_MAX_ARTIFACTS)
 		return job_doc_error(doc, label, "more than %d artifacts", DEPLOY_MAX_ARTIFACTS);
-	return deploy_walk_artifact(doc, parent, label, d, &d->artifacts[d->n_artifacts++]);
+	r = deploy_walk_artifact(doc, parent, label, d, &d->artifacts[d->n_artifacts++]);
+	if (!strcmp(label, "nfsrootfs") && json_is_object(json_object_get(parent, label)) &&
+	    deploy_walk_root_overlays(doc, parent, d) < 0)
+		r = -EINVAL;
+	return r;
 }
 
 static int deploy_walk_images(struct job_doc *doc, const json_t *obj, struct job_deploy *d)
@@ -409,6 +547,19 @@ static int deploy_check_qemu(struct job_doc *doc, const struct job_deploy *d)
 	return r;
 }
 
+/* An NFS root goes to a tftp or an nfs deploy; an nfs deploy has one. */
+static int deploy_check_nfs(struct job_doc *doc, const struct job_deploy *d)
+{
+	const struct job_artifact *nfs = job_deploy_nfsrootfs(d);
+
+	if (nfs && d->to != DEPLOY_TO_TFTP && d->to != DEPLOY_TO_NFS)
+		return job_doc_error(doc, "nfsrootfs", "an NFS root is deployed 'to: tftp' or "
+				     "'to: nfs', not '%s'", deploy_to_name(d->to));
+	if (!nfs && d->to == DEPLOY_TO_NFS)
+		return job_doc_error(doc, "to", "deploy to 'nfs' needs an 'nfsrootfs' (a root file system tarball)");
+	return 0;
+}
+
 static int deploy_walk_artifacts(struct job_doc *doc, const json_t *obj, struct job_deploy *d)
 {
 	const char *key;
@@ -434,6 +585,8 @@ static int deploy_walk_artifacts(struct job_doc *doc, const json_t *obj, struct 
 	if (d->to == DEPLOY_TO_SDMUX && d->n_artifacts > 1)
 		return job_doc_error(doc, "to", "deploy to 'sdmux' writes one image to the card, not %zu",
 				     d->n_artifacts);
+	if (deploy_check_nfs(doc, d) < 0)
+		r = -EINVAL;
 	return deploy_check_qemu(doc, d) < 0 ? -EINVAL : r;
 }
 
@@ -454,8 +607,10 @@ int job_deploy_parse(struct job_doc *doc, const json_t *obj, struct job_deploy *
 		ret->to = DEPLOY_TO_SDMUX;
 	else if (!strcmp(to, "fastboot"))
 		ret->to = DEPLOY_TO_FASTBOOT;
+	else if (!strcmp(to, "nfs"))
+		ret->to = DEPLOY_TO_NFS;
 	else
-		return job_doc_error(doc, "to", "unsupported deploy method '%.100s' (supported: tftp, tmpfs, none, sdmux, fastboot)",
+		return job_doc_error(doc, "to", "unsupported deploy method '%.100s' (supported: tftp, tmpfs, none, sdmux, fastboot, nfs)",
 				     to);
 	r = job_doc_check_keys(doc, obj, deploy_keys, job_action_keys);
 	if (job_doc_dup_str(doc, obj, "os", false, &ret->os) < 0)
@@ -478,10 +633,28 @@ void job_deploy_release(struct job_deploy *d)
 		free(d->artifacts[i].compression);
 		free(d->artifacts[i].kernel_type);
 		free(d->artifacts[i].format);
+		free(d->artifacts[i].prefix);
 		free(d->artifacts[i].path);
 	}
 	free(d->artifacts);
 	free(d->os);
 	job_qemu_release(&d->qemu);
 	memset(d, 0, sizeof(*d));
+}
+
+const struct job_artifact *job_deploy_nfsrootfs(const struct job_deploy *d)
+{
+	for (size_t i = 0; i < d->n_artifacts; i++)
+		if (!strcmp(d->artifacts[i].label, "nfsrootfs"))
+			return &d->artifacts[i];
+	return NULL;
+}
+
+bool job_uses_nfs(const struct job *job)
+{
+	for (size_t i = 0; i < job->n_actions; i++)
+		if (job->actions[i].kind == JOB_ACTION_DEPLOY &&
+		    job_deploy_nfsrootfs(&job->actions[i].deploy))
+			return true;
+	return false;
 }

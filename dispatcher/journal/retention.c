@@ -78,40 +78,6 @@ static const char *const retention_keys[] = {
 	NULL
 };
 
-/* "200G", "512M", "1T" or a number of bytes. */
-static int parse_size(const config_setting_t *g, uint64_t *ret, struct diag *diag)
-{
-	const config_setting_t *s = config_setting_get_member(g, "max_state_size");
-	const char *text, *units = "KMGT";
-	unsigned long long v;
-	char *end;
-
-	if (!s)
-		return 0;
-	if (config_setting_type(s) == CONFIG_TYPE_INT || config_setting_type(s) == CONFIG_TYPE_INT64) {
-		if (config_setting_get_int64(s) < 1)
-			goto bad;
-		*ret = (uint64_t)config_setting_get_int64(s);
-		return 0;
-	}
-	text = config_setting_get_string(s);
-	if (!text)
-		goto bad;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno || end == text || !v)
-		goto bad;
-	if (*end && (!strchr(units, *end) || end[1]))
-		goto bad;
-	for (const char *u = units; *end && u <= strchr(units, *end); u++)
-		v *= 1024;
-	*ret = v;
-	return 0;
-bad:
-	return diag_add(diag, cfg_file(s), cfg_line(s),
-			"'max_state_size' must be a number of bytes, or one with K, M, G or T (\"200G\")");
-}
-
 int retention_parse(const config_setting_t *settings, struct retention_params *ret,
 		    struct diag *diag)
 {
@@ -130,7 +96,7 @@ int retention_parse(const config_setting_t *settings, struct retention_params *r
 		cfg_get_bool(settings, "compress", false, &p.compress, diag);
 		cfg_get_int(settings, "compress_level", false, 1, 19, &level, diag);
 		cfg_get_duration(settings, "interval", false, &p.interval, diag);
-		parse_size(settings, &p.max_size, diag);
+		cfg_get_size(settings, "max_state_size", &p.max_size, diag);
 		if (p.interval < USEC_PER_SEC && diag->n == n0)
 			diag_add(diag, cfg_file(settings), cfg_line(settings),
 				 "retention 'interval' must be at least a second");

@@ -25,9 +25,11 @@
 
 const char *overlay_delivery_name(enum overlay_delivery d)
 {
-	static const char *const names[] = { "none", "ramdisk", "transfer", "typed", "image" };
+	static const char *const names[] = {
+		"none", "ramdisk", "transfer", "typed", "image", "nfsroot",
+	};
 
-	return (unsigned)d < 5 ? names[d] : "unknown";
+	return (unsigned)d < sizeof(names) / sizeof(names[0]) ? names[d] : "unknown";
 }
 
 /* Whether deploy @d stages a root image the overlay is written into (apply-overlay). */
@@ -56,6 +58,7 @@ static bool deploy_takes_overlay(const struct job_deploy *d)
 void overlay_plan(const struct job *job, struct overlay_plan *p)
 {
 	size_t i, j, boot = SIZE_MAX, deploy = SIZE_MAX, first = SIZE_MAX;
+	const struct job_artifact *nfs;
 	bool git = false, transfer;
 
 	memset(p, 0, sizeof(*p));
@@ -79,18 +82,22 @@ void overlay_plan(const struct job *job, struct overlay_plan *p)
 	p->first_test = first;
 	p->boot = boot;
 	p->builder = deploy != SIZE_MAX ? deploy : first;
+	nfs = deploy != SIZE_MAX ? job_deploy_nfsrootfs(&job->actions[deploy].deploy) : NULL;
 	if (transfer)
 		p->delivery = OVERLAY_DELIVERY_TRANSFER;
-	else if (deploy != SIZE_MAX && boot != SIZE_MAX && deploy < boot &&
+	else if (nfs && boot != SIZE_MAX && deploy < boot && !nfs->no_overlay)
+		p->delivery = OVERLAY_DELIVERY_NFSROOT;
+	else if (deploy != SIZE_MAX && boot != SIZE_MAX && deploy < boot && !nfs &&
 		 deploy_applies_overlay(&job->actions[deploy].deploy))
 		p->delivery = OVERLAY_DELIVERY_IMAGE;
-	else if (deploy != SIZE_MAX && boot != SIZE_MAX && deploy < boot &&
+	else if (deploy != SIZE_MAX && boot != SIZE_MAX && deploy < boot && !nfs &&
 		 deploy_takes_overlay(&job->actions[deploy].deploy))
 		p->delivery = OVERLAY_DELIVERY_RAMDISK;
 	else
 		p->delivery = OVERLAY_DELIVERY_TYPED;
 	p->deploy = p->delivery == OVERLAY_DELIVERY_RAMDISK ||
-		    p->delivery == OVERLAY_DELIVERY_IMAGE ? deploy : 0;
+		    p->delivery == OVERLAY_DELIVERY_IMAGE ||
+		    p->delivery == OVERLAY_DELIVERY_NFSROOT ? deploy : 0;
 }
 
 /* ---- the build ---- */

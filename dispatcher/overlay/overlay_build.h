@@ -19,6 +19,8 @@
  *   IMAGE     the deploy before that boot has a root image with apply-overlay
  *             (a tmpfs deploy, ext2/3/4): a tar.gz written into the job's copy
  *             of the image (imagefs.h), with the deploy's modules
+ *   NFSROOT   the deploy before that boot unpacks an NFS root: a tar.gz
+ *             unpacked into the root (rootfs/rootfs.h), as LAVA writes it there
  *   RAMDISK   the boot before the first test boots a ramdisk that a tftp or
  *             tmpfs deploy staged: a cpio.gz appended to it (ramdisk.h)
  *   TRANSFER  that boot has a transfer_overlay: the board downloads a tar.gz
@@ -62,6 +64,7 @@ enum overlay_delivery {
 	OVERLAY_DELIVERY_TRANSFER,
 	OVERLAY_DELIVERY_TYPED,
 	OVERLAY_DELIVERY_IMAGE,
+	OVERLAY_DELIVERY_NFSROOT,
 };
 
 struct overlay_plan {
@@ -71,7 +74,8 @@ struct overlay_plan {
 	size_t builder;		/* action index building it: the deploy before the first
 				 * test's boot, else that test */
 	size_t boot;		/* the boot before the first test (TRANSFER: its commands) */
-	size_t deploy;		/* RAMDISK, IMAGE: the deploy whose ramdisk or image gets it */
+	size_t deploy;		/* RAMDISK, IMAGE, NFSROOT: the deploy whose ramdisk, image
+				 * or root gets it */
 };
 
 /** overlay_plan() - how @job's overlay reaches the board. */

@@ -197,6 +197,23 @@ const char *run_overlay_path(const struct run *r);
  */
 char *run_overlay_url(struct run *r, char *err, size_t errlen);
 
+/* ---- the job's NFS root (rootfs/rootfs.h) ---- */
+struct rootfs;
+struct rootfs_tree;
+
+/** run_rootfs() - the lab's NFS export directory, or NULL (labd.conf has no `nfs` group). */
+struct rootfs *run_rootfs(const struct run *r);
+
+/**
+ * run_set_nfs_tree() - the job's NFS root from now on (ownership taken; NULL
+ * for none): the one it replaces is released at once, this one when the job
+ * has ended and its board is off, however it ended.
+ */
+void run_set_nfs_tree(struct run *r, struct rootfs_tree *t);
+
+/** run_nfs_tree() - the job's NFS root, or NULL. */
+struct rootfs_tree *run_nfs_tree(const struct run *r);
+
 /* ---- outcome ---- */
 /** run_done() - the action succeeded: the next action starts. */
 void run_done(struct run *r);

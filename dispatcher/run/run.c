@@ -18,6 +18,7 @@
 #include "job/job.h"
 #include "journal/events.h"
 #include "journal/joblog.h"
+#include "rootfs/rootfs.h"
 
 static void start_action(struct run *r);
 
@@ -94,6 +95,22 @@ const char *run_tftp_prefix(const struct run *r)
 struct kv *run_vars(struct run *r)
 {
 	return &r->vars;
+}
+
+struct rootfs *run_rootfs(const struct run *r)
+{
+	return r->deps.rootfs;
+}
+
+void run_set_nfs_tree(struct run *r, struct rootfs_tree *t)
+{
+	rootfs_tree_release(r->nfs_tree);
+	r->nfs_tree = t;
+}
+
+struct rootfs_tree *run_nfs_tree(const struct run *r)
+{
+	return r->nfs_tree;
 }
 
 uint64_t run_now(const struct run *r)
@@ -338,6 +355,9 @@ static void finalize(struct run *r)
 	r->phase = RUN_PHASE_FINISHED;
 	run_console_detach(r);
 	loop_timer_set(r->job_timer, USEC_INFINITY);
+	if (r->nfs_tree)
+		run_log(r, "info", "removing the NFS root %s", rootfs_tree_dir(r->nfs_tree));
+	run_set_nfs_tree(r, NULL);	/* the board is off: nothing mounts it any more */
 	if (r->outcome.health == JOB_HEALTH_COMPLETE)
 		run_log(r, "info", "job %s", result);
 	else
@@ -559,6 +579,7 @@ struct run *run_free(struct run *r)
 	}
 	run_console_release(r);
 	run_overlay_release(r);
+	run_set_nfs_tree(r, NULL);
 	mask_free(r->mask);
 	loop_source_free(r->next_action);
 	loop_source_free(r->action_timer);

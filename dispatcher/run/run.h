@@ -38,6 +38,7 @@ struct events;
 struct gitcache;
 struct http_client;
 struct overlay_files;
+struct rootfs;
 struct job;
 struct lab_config;
 struct loop;
@@ -52,6 +53,7 @@ struct run_deps {
 	const struct lab_config *config;
 	struct gitcache *git;		/* test definitions from git */
 	struct overlay_files *overlays;	/* test overlays served to boards */
+	struct rootfs *rootfs;		/* the NFS export directory, or NULL: none */
 };
 
 struct run_outcome {

@@ -21,6 +21,7 @@ struct kmsg;
 struct ktap;
 struct loop_source;
 struct matcher;
+struct rootfs_tree;
 
 enum run_phase {
 	RUN_PHASE_ACTIONS,	/* running the job's actions */
@@ -88,6 +89,7 @@ struct run {
 	char *async_msg;
 
 	struct mask *mask;		/* the job's secrets and passwords (core/mask.h) */
+	struct rootfs_tree *nfs_tree;	/* the job's NFS root, removed when the job ends */
 
 	/* the job's test overlay (run_overlay.c) */
 	struct overlay_plan overlay_plan;

@@ -35,13 +35,29 @@ void run_log(struct run *r, const char *kind, const char *fmt, ...)
 	free(msg);
 }
 
+static bool phase_seen(const struct run *r, const char *phase)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(r->phases, i, p)
+		if (!strcmp(json_string_value(json_object_get(p, "phase")) ?: "", phase))
+			return true;
+	return false;
+}
+
+/*
+ * Times count from the first phase: the first power-on, or the deploy's
+ * before it (an NFS root's download); a later power-on (a retried boot,
+ * another boot) starts the count again.
+ */
 void run_phase(struct run *r, const char *phase)
 {
 	uint64_t now = run_now(r);
 	char at[40];
 	double t;
 
-	if (!strcmp(phase, "power-on") || !r->phase_origin)
+	if (!r->phase_origin || (!strcmp(phase, "power-on") && phase_seen(r, "power-on")))
 		r->phase_origin = now;
 	t = (double)(now - r->phase_origin) / USEC_PER_SEC;
 	joblog_format_time(loop_realtime(r->deps.loop), at, sizeof(at));

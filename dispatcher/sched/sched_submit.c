@@ -47,6 +47,9 @@ static int check_job(struct sched *s, const char *text, size_t len, const char *
 		err = job_check_device_type(job, type, diag);
 	if (job_check_git_allow(job, s->deps.run.config->git_allow, diag) < 0 && !err)
 		err = -EINVAL;
+	if (job_uses_nfs(job) && !s->deps.run.rootfs)
+		err = diag_add(diag, filename, 0, "this lab has no NFS export directory (labd.conf's "
+			       "nfs group, doc/nfs.md): it cannot deploy an 'nfsrootfs'");
 	if (!err && !lab_has_board(s->deps.lab, job->device_type, job->tags) &&
 	    !board_elsewhere(s, job->device_type)) {
 		char *tags = strv_join(job->tags, ", ");

@@ -177,6 +177,7 @@ struct board {
 	/* kernel */
 	uint64_t kstart;
 	char *cmdline;
+	char *nfsroot;		/* root=/dev/nfs: the host directory of nfsroot=, "mounted" */
 	bool initrd, taint_d, taint_w;
 	int oopses;
 	char *dmesg;
@@ -296,6 +297,10 @@ void sim_depthcharge_start(struct board *b);
 struct sim_file *sim_file_find(struct board *b, const char *path);
 void sim_file_append(struct sim_file *f, const void *p, size_t n);
 void sim_files_clear(struct board *b);
+/* The file @path of the board's NFS root (a host directory), up to @max bytes: malloc'd, or NULL. */
+char *sim_nfsroot_read(const struct board *b, const char *path, size_t max, size_t *ret_len);
+/* Whether @path of the board's NFS root is a directory (@dir) or anything else there is. */
+bool sim_nfsroot_has(const struct board *b, const char *path, bool dir);
 void sim_redirect(struct board *b, char *cmd);
 int sim_sh_mkdir(struct board *b, int argc, char **argv);
 int sim_sh_source(struct board *b, int argc, char **argv);
@@ -316,6 +321,7 @@ size_t sim_stream_line(struct board *b, char *buf, size_t size);
 int sim_sh_cat(struct board *b, int argc, char **argv);
 int sim_sh_cd(struct board *b, int argc, char **argv);
 int sim_sh_ls(struct board *b, int argc, char **argv);
+int sim_sh_test(struct board *b, int argc, char **argv);
 int sim_sh_ktap(struct board *b, int argc, char **argv);
 int sim_sh_lava_case(struct board *b, int argc, char **argv);
 int sim_sh_lava_set(struct board *b, int argc, char **argv);

@@ -403,6 +403,7 @@ void sim_board_free(struct board *b)
 	sim_env_clear(&b->senv);
 	free(b->q);
 	free(b->cmdline);
+	free(b->nfsroot);
 	free(b->dmesg);
 }
 

@@ -180,8 +180,21 @@ static int cmdq_split(struct sim_cmdq *q, int at, const char *text)
 			s++;
 			continue;
 		}
-		if (c == '#' && (s == text || isspace((unsigned char)s[-1])))
-			c = '\0';	/* a comment ends the line */
+		if (c == '#' && (s == text || isspace((unsigned char)s[-1]))) {
+			/* a comment ends the line (a script's lines go on after it) */
+			const char *eol = strchr(s, '\n');
+
+			ret = cmdq_insert(q, at + n, start, s - start, sep);
+			if (ret < 0)
+				return ret;
+			n += ret;
+			if (!eol)
+				return n;
+			sep = ';';
+			s = eol;
+			start = s + 1;
+			continue;
+		}
 		if (c == ';' || c == '\n' || c == '\r')
 			next_sep = ';';
 		else if ((c == '&' || c == '|') && s[1] == c)

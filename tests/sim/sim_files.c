@@ -7,7 +7,9 @@
  * (and >>), `chmod`, `cat F` and `sh F` / `. F`, which runs the file's lines
  * in this shell (after the running command, before the rest of its line).
  * Files never run as commands: the shell's own commands (lava-test-case ...)
- * answer whatever a script on PATH would have.
+ * answer whatever a script on PATH would have.  A board booted with an NFS
+ * root (root=/dev/nfs nfsroot=SERVER:DIR) reads the files of DIR on this
+ * host, as the real board would read them from the lab's NFS server.
  */
 #include "sim.h"
 
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define SIM_MAX_FILES 64
 #define SIM_MAX_FILE (256 * 1024)
@@ -77,6 +80,38 @@ void sim_file_append(struct sim_file *f, const void *p, size_t n)
 	for (i = 0; i < n; i++)
 		if (s[i] != '\r')
 			f->data[f->len++] = s[i];
+}
+
+char *sim_nfsroot_read(const struct board *b, const char *path, size_t max, size_t *ret_len)
+{
+	char host[1200], *data;
+	FILE *f;
+	size_t n;
+
+	if (!b->nfsroot || path[0] != '/')
+		return NULL;
+	snprintf(host, sizeof(host), "%s%s", b->nfsroot, path);
+	f = fopen(host, "r");
+	if (!f)
+		return NULL;
+	data = malloc(max + 1);
+	n = data ? fread(data, 1, max, f) : 0;
+	fclose(f);
+	if (data)
+		data[n] = '\0';
+	*ret_len = n;
+	return data;
+}
+
+bool sim_nfsroot_has(const struct board *b, const char *path, bool dir)
+{
+	char host[1200];
+	struct stat st;
+
+	if (!b->nfsroot || path[0] != '/')
+		return false;
+	snprintf(host, sizeof(host), "%s%s", b->nfsroot, path);
+	return stat(host, &st) == 0 && (!dir || S_ISDIR(st.st_mode));
 }
 
 void sim_files_clear(struct board *b)
@@ -167,17 +202,20 @@ int sim_sh_mkdir(struct board *b, int argc, char **argv)
 int sim_sh_source(struct board *b, int argc, char **argv)
 {
 	struct sim_file *f = argc > 1 ? sim_file_find(b, argv[1]) : NULL;
-	char *text;
+	char *text = NULL, path[600];
+	size_t len;
 
 	if (argc < 2) {
 		sim_printf(b, "%s: a script is needed here\r\n", argv[0]);
 		return 2;
 	}
-	if (!f) {
+	abs_path(b, argv[1], path, sizeof(path));
+	if (!f && !(text = sim_nfsroot_read(b, path, SIM_MAX_FILE, &len))) {
 		sim_printf(b, "%s: can't open '%s': No such file or directory\r\n", argv[0], argv[1]);
 		return 2;
 	}
-	text = strndup(f->data ? f->data : "", f->len);
+	if (f)
+		text = strndup(f->data ? f->data : "", f->len);
 	if (!text || sim_cmd_splice(b, text) < 0) {
 		free(text);
 		sim_puts(b, "out of memory\r\n");

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim_kernel_log.h"
 
@@ -309,10 +310,35 @@ static bool kernel_mid(struct board *b)
 	}
 }
 
+/*
+ * root=/dev/nfs nfsroot=SERVER:DIR[,options]: the root is DIR of this host
+ * (the lab's NFS server), mounted if it is a directory.  False: a panic.
+ */
+static bool nfs_root(struct board *b)
+{
+	const char *p = strstr(b->cmdline, "nfsroot="), *colon, *end;
+	struct stat st;
+
+	p = p ? p + 8 : "";
+	colon = strchr(p, ':');
+	end = p + strcspn(p, " ,");
+	free(b->nfsroot);
+	b->nfsroot = colon && colon < end ? strndup(colon + 1, (size_t)(end - colon - 1)) : NULL;
+	if (b->nfsroot && stat(b->nfsroot, &st) == 0 && S_ISDIR(st.st_mode)) {
+		sim_klog(b, "VFS: Mounted root (nfs filesystem) on device 0:22.");
+		return true;
+	}
+	sim_klog(b, "VFS: Unable to mount root fs via NFS.");
+	sim_kernel_panic(b, "VFS: Unable to mount root fs on unknown-block(0,255)", false);
+	return false;
+}
+
 static bool kernel_root(struct board *b)
 {
 	char dev[64];
 
+	if (strstr(b->cmdline, "root=/dev/nfs") && b->cur != MODE_PANIC)
+		return nfs_root(b);
 	if (b->cur != MODE_PANIC)
 		return true;
 	root_name(b, dev, sizeof(dev));
@@ -340,7 +366,7 @@ static bool kernel_line(struct board *b, const struct kline *k)
 		break;
 	case KL_RD:
 	case KL_NORD:
-		if (b->initrd == (k->kind == KL_RD))
+		if (b->initrd == (k->kind == KL_RD) && !(b->nfsroot && k->kind == KL_NORD))
 			sim_klog(b, k->text, host);
 		break;
 	case KL_MID:
@@ -382,6 +408,8 @@ void sim_kernel_boot(struct board *b, const char *cmdline, bool initrd)
 		return;
 	free(b->cmdline);
 	b->cmdline = c;
+	free(b->nfsroot);
+	b->nfsroot = NULL;
 	b->stage = STAGE_KERNEL;
 	b->in = IN_DISCARD;
 	b->talen = 0;

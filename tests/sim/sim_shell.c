@@ -530,6 +530,7 @@ static const struct {
 } cmds[] = {
 	{ ".", sim_sh_source },
 	{ ":", sh_true },
+	{ "[", sim_sh_test },
 	{ "cat", sim_sh_cat },
 	{ "cd", sim_sh_cd },
 	{ "chmod", sim_sh_mkdir },
@@ -563,6 +564,7 @@ static const struct {
 	{ "sleep", sh_sleep },
 	{ "spew", sim_sh_spew },
 	{ "stream", sim_sh_stream },
+	{ "test", sim_sh_test },
 	{ "true", sh_true },
 	{ "uname", sh_uname },
 	{ "unset", sh_unset },

@@ -37,9 +37,14 @@ static const char *find_dir(const struct board *b, const char *path)
 static bool read_file(struct board *b, const char *path, char *buf, size_t size)
 {
 	double up = sim_uptime(b);
+	size_t len;
+	char *nfs = strncmp(path, "/proc/", 6) ? sim_nfsroot_read(b, path, size - 1, &len) : NULL;
 	int i, n = 0;
 
-	if (!strcmp(path, "/proc/version")) {
+	if (nfs) {
+		memcpy(buf, nfs, len + 1);
+		free(nfs);
+	} else if (!strcmp(path, "/proc/version")) {
 		snprintf(buf, size, SIM_LINUX_BANNER "\n");
 	} else if (!strcmp(path, "/proc/cmdline")) {
 		snprintf(buf, size, "%s\n", b->cmdline ? b->cmdline : "");
@@ -194,7 +199,7 @@ int sim_sh_cd(struct board *b, int argc, char **argv)
 		return 0;
 	}
 	resolve(b, argc > 1 ? argv[1] : home ? home : "/", path, sizeof(path));
-	if (find_dir(b, path)) {
+	if (find_dir(b, path) || sim_nfsroot_has(b, path, true)) {
 		snprintf(b->cwd, sizeof(b->cwd), "%s", path);
 		return 0;
 	}
@@ -202,6 +207,29 @@ int sim_sh_cd(struct board *b, int argc, char **argv)
 		   read_file(b, path, buf, sizeof(buf)) ? "Not a directory" :
 		   "No such file or directory");
 	return 2;
+}
+
+/* test / [ with -d, -f or -e PATH: the shell's files, the NFS root, the board's own. */
+int sim_sh_test(struct board *b, int argc, char **argv)
+{
+	char path[512], buf[2048];
+	bool dir;
+
+	if (!strcmp(argv[0], "[") && (argc < 2 || strcmp(argv[argc - 1], "]"))) {
+		sim_puts(b, "-sh: [: missing ]\r\n");
+		return 2;
+	}
+	argc -= !strcmp(argv[0], "[");
+	if (argc != 3 || argv[1][0] != '-' || !strchr("dfe", argv[1][1]) || argv[1][2])
+		return 2;	/* not this shell's: false */
+	resolve(b, argv[2], path, sizeof(path));
+	dir = find_dir(b, path) || sim_nfsroot_has(b, path, true);
+	if (argv[1][1] == 'd')
+		return dir ? 0 : 1;
+	if (sim_file_find(b, path) || read_file(b, path, buf, sizeof(buf)) ||
+	    (sim_nfsroot_has(b, path, false) && !dir))
+		return 0;
+	return argv[1][1] == 'e' && dir ? 0 : 1;
 }
 
 int sim_sh_ktap(struct board *b, int argc, char **argv)

@@ -222,6 +222,13 @@ static int prepare_commands(struct run *r, struct state *st)
 		char *line;
 
 		err = run_substitute(r, *c, &line, &missing);
+		if (err == -ENOENT && (!strcmp(missing, "NFSROOTFS") ||
+				       !strcmp(missing, "NFS_SERVER_IP"))) {
+			run_fail(r, ERROR_JOB, "%s command '%s' needs {%s}: the job deploys no "
+				 "'nfsrootfs' before this boot", name(st), *c, missing);
+			strv_free(src);
+			return -EINVAL;
+		}
 		if (err == -ENOENT) {
 			run_log(r, "warning", "skipping command '%s': {%s} is not defined", *c,
 				missing);

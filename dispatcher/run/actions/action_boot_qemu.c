@@ -67,12 +67,17 @@ static void add_text(struct strbuf *sb, const char *s)
 		strbuf_addf(sb, "%s%s", sb->len ? " " : "", s);
 }
 
-/* {APPEND}: the device type's kernel command line, then what the job adds. */
+/*
+ * {APPEND}: the device type's kernel command line, its {VARIABLES} the
+ * job's (an NFS root's {NFSROOTFS}, {NFS_SERVER_IP} ...), then what the job
+ * adds.
+ */
 static int set_append(struct run *r, const struct job_deploy *d)
 {
 	const struct qemu_params *q = &type_of(r)->qemu;
-	const char *extra = run_action(r)->boot.qemu_append;
+	const char *extra = run_action(r)->boot.qemu_append, *missing = NULL;
 	struct strbuf append = STRBUF_INIT, job = STRBUF_INIT;
+	char *base = NULL;
 	int err;
 
 	add_text(&job, d ? d->qemu.append : NULL);
@@ -84,8 +89,17 @@ static int set_append(struct run *r, const struct job_deploy *d)
 		strbuf_release(&job);
 		return -EPERM;
 	}
-	add_text(&append, q->append_default);
+	err = run_substitute(r, q->append_default ? q->append_default : "", &base, &missing);
+	if (err == -ENOENT)
+		run_fail(r, ERROR_JOB, "device type '%s' boots with {%s} on the kernel command line: "
+			 "deploy it (an NFS root: 'nfsrootfs', doc/nfs.md)", type_of(r)->name, missing);
+	if (err < 0) {
+		strbuf_release(&job);
+		return err == -ENOENT ? -EINVAL : err;
+	}
+	add_text(&append, base);
 	add_text(&append, job.buf);
+	free(base);
 	err = kv_set(run_vars(r), "APPEND", append.buf ? append.buf : "");
 	if (!err)
 		run_log(r, "info", "kernel command line: %s", append.buf ? append.buf : "");

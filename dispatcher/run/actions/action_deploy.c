@@ -25,6 +25,10 @@
  * when the board downloads the overlay or has it typed, it is built here so
  * that a repository that cannot be fetched fails the job before the boot.
  *
+ * An `nfsrootfs` is unpacked while it downloads into a tree of the lab's NFS
+ * export directory, then the modules, the root's overlays and the test
+ * overlay go in too (deploy_nfsroot.h); a ramdisk still gets the modules.
+ *
  * Each artifact becomes a substitution variable named after its label:
  * {KERNEL}, {RAMDISK}, {DTB} ... holding the path the board (TFTP:
  * "<job id>/<file>") or labd (tmpfs: the absolute path) uses.  Any failure
@@ -54,6 +58,7 @@
 #include "overlay/imagefs.h"
 #include "overlay/overlay_build.h"
 #include "overlay/ramdisk.h"
+#include "run/actions/deploy_nfsroot.h"
 
 #define DEPLOY_CHILD_ERR_MAX 256	/* bytes of a helper's stderr quoted in a reason */
 #define DEPLOY_MSG_MAX 1024
@@ -84,9 +89,10 @@ struct download {
 };
 
 enum deploy_phase {
-	PHASE_DOWNLOAD,		/* artifacts being fetched and staged */
+	PHASE_DOWNLOAD,		/* artifacts being fetched and staged, the NFS root unpacked */
 	PHASE_IMAGE_TAR,	/* the archive for the root image (tests, modules) being built */
 	PHASE_IMAGE_WRITE,	/* ... being written into the job's copy of the image */
+	PHASE_NFSROOT,		/* modules, overlays and tests being unpacked into the root */
 	PHASE_RAMDISK,		/* the archive for the ramdisk (tests, modules) being built */
 	PHASE_OVERLAY,		/* the tests' overlay for transfer_overlay or typing */
 };
@@ -103,6 +109,9 @@ struct deploy_state {
 	struct download *image;	/* the root image with apply-overlay, or NULL */
 	char *image_tar;	/* the archive written into it */
 	struct imagefs_write *imagefs;
+	struct deploy_nfsroot *nfsroot;	/* the NFS root, or NULL */
+	struct run *run;
+	enum error_type fail_type;	/* of a failed download phase (the root's content: job) */
 };
 
 /* file:// artifacts come from below artifact_dir only (core/fileurl.h). */
@@ -128,6 +137,8 @@ static int set_vars(struct run *r, const struct download *d)
 	size_t i;
 	int err;
 
+	if (a->into_root)
+		return 0;	/* unpacked into the NFS root, not for the board */
 	for (i = 0; a->label[i] && i < sizeof(var) - 1; i++)
 		var[i] = (char)toupper((unsigned char)a->label[i]);
 	var[i] = '\0';
@@ -169,10 +180,28 @@ static void download_finished(struct download *d, const char *error)
 		error = "out of memory";
 	if (error && !st->failed) {
 		st->failed = true;
+		st->fail_type = ERROR_INFRASTRUCTURE;
 		run_async_done(r, -EIO, error);
 		return;
 	}
 	settle(r, st);
+}
+
+/* The NFS root is in (@error NULL), or not: one of the downloads. */
+static void nfsroot_unpacked(struct deploy_nfsroot *nr, const char *error, enum error_type type,
+			     void *ud)
+{
+	struct deploy_state *st = ud;
+	struct run *r = st->run;
+
+	if (error && !st->failed) {
+		st->failed = true;
+		st->fail_type = type;
+		run_async_done(r, -EIO, error);
+		return;
+	}
+	if (!error)
+		settle(r, st);
 }
 
 /* ---- helper processes: cp and decompressors ---- */
@@ -512,8 +541,8 @@ static bool name_taken(const struct deploy_state *st, const struct download *sel
 		       const char *name)
 {
 	for (const struct download *o = st->dl; o < self; o++)
-		if (!strcmp(o->name, name) ||
-		    !strcmp(strrchr(o->fetched, '/') + 1, name))
+		if (o->name && (!strcmp(o->name, name) ||
+		    !strcmp(strrchr(o->fetched, '/') + 1, name)))
 			return true;
 	return false;
 }
@@ -591,6 +620,8 @@ static int deploy_prepare(struct run *r, struct deploy_state *st)
 	const struct job_deploy *dep = &run_action(r)->deploy;
 	int err;
 
+	st->fail_type = ERROR_INFRASTRUCTURE;
+	st->run = r;
 	if (dep->to == DEPLOY_TO_TFTP)
 		st->dir = strdup(run_tftp_dir(r));
 	else if (asprintf(&st->dir, "%s/images", run_dir(r)) < 0)
@@ -602,6 +633,8 @@ static int deploy_prepare(struct run *r, struct deploy_state *st)
 		st->dl[i].fd = -1;
 		st->dl[i].child_err = -1;
 		st->dl[i].art = &dep->artifacts[i];
+		st->dl[i].run = r;
+		st->dl[i].st = st;
 	}
 	err = make_dir(st->dir);
 	if (err < 0)
@@ -630,6 +663,14 @@ static int deploy_start(struct run *r, void *state)
 	for (i = 0; i < st->n && !st->failed; i++) {
 		if (check_file_url(r, &dep->artifacts[i]) < 0)
 			return 0;
+		if (!strcmp(dep->artifacts[i].label, "nfsrootfs")) {
+			st->pending++;
+			err = deploy_nfsroot_start(r, &dep->artifacts[i], nfsroot_unpacked, st,
+						   &st->nfsroot);
+			if (err < 0)
+				return err == -ENOMEM ? err : 0;	/* the run failed, told why */
+			continue;
+		}
 		err = start_download(r, st, &st->dl[i]);
 		if (err < 0) {
 			run_fail(r, ERROR_INFRASTRUCTURE, "cannot start download of '%s': %s",
@@ -789,21 +830,58 @@ static bool build_image(struct run *r, struct deploy_state *st)
 	return true;
 }
 
+/* ---- the NFS root ---- */
+
+/*
+ * Into the NFS root, after the downloads: the modules (unless `install_modules:
+ * false` on the nfsrootfs), the root's overlays, and the test overlay when
+ * the job's overlay goes there (overlay_plan()).
+ */
+static void fill_nfsroot(struct run *r, struct deploy_state *st)
+{
+	const struct overlay_plan *p = run_overlay_plan(r);
+	struct deploy_nfsroot_extra *extras = calloc(st->n + 1, sizeof(*extras));
+	const struct job_artifact *nfs = job_deploy_nfsrootfs(&run_action(r)->deploy);
+	struct download *mods = find_download(st, "modules", NULL);
+	bool tests = p->delivery == OVERLAY_DELIVERY_NFSROOT && p->deploy == run_action_index(r);
+	size_t n = 0;
+
+	st->phase = PHASE_NFSROOT;
+	if (extras && mods && !nfs->no_modules)
+		extras[n++] = (struct deploy_nfsroot_extra){ mods->path, mods->art->path,
+							     "the modules" };
+	for (size_t i = 0; extras && i < st->n; i++)
+		if (st->dl[i].art->into_root)
+			extras[n++] = (struct deploy_nfsroot_extra){ st->dl[i].path,
+								     st->dl[i].art->path,
+								     st->dl[i].art->label };
+	if (!extras || deploy_nfsroot_extras(st->nfsroot, extras, n, tests) < 0)
+		run_fail(r, ERROR_BUG, "out of memory");
+	free(extras);
+}
+
 static void deploy_event(struct run *r, void *state, const struct run_event *ev)
 {
 	struct deploy_state *st = state;
 
 	if (ev->kind != RUN_EVENT_DONE)
 		return;
+	if (st->phase == PHASE_NFSROOT) {
+		if (deploy_nfsroot_event(st->nfsroot, ev) == 1)
+			build_appendix(r, st);
+		return;
+	}
 	if (ev->err) {
-		run_fail(r, st->phase == PHASE_DOWNLOAD ? ERROR_INFRASTRUCTURE :
+		run_fail(r, st->phase == PHASE_DOWNLOAD ? st->fail_type :
 			 st->phase == PHASE_IMAGE_WRITE ? ERROR_JOB : run_overlay_error_type(r),
 			 "%s", ev->msg);
 		return;
 	}
 	switch (st->phase) {
 	case PHASE_DOWNLOAD:
-		if (!build_image(r, st))
+		if (st->nfsroot)
+			fill_nfsroot(r, st);
+		else if (!build_image(r, st))
 			build_appendix(r, st);
 		break;
 	case PHASE_IMAGE_TAR:
@@ -817,6 +895,8 @@ static void deploy_event(struct run *r, void *state, const struct run_event *ev)
 		break;
 	case PHASE_OVERLAY:
 		run_done(r);
+		break;
+	case PHASE_NFSROOT:	/* deploy_nfsroot_event() above */
 		break;
 	}
 }
@@ -846,6 +926,7 @@ static void deploy_stop(struct run *r, void *state)
 	}
 	free(st->dl);
 	free(st->dir);
+	deploy_nfsroot_free(st->nfsroot);
 	if (st->appendix)
 		unlink(st->appendix);
 	free(st->appendix);

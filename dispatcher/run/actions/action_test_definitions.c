@@ -640,7 +640,8 @@ static int start_overlay(struct run *r, struct defs_state *st)
 		return 0;
 	}
 	if (run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_RAMDISK ||
-	    run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_IMAGE) {
+	    run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_IMAGE ||
+	    run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_NFSROOT) {
 		run_fail(r, ERROR_BUG, "the %s's overlay was not built",
 			 overlay_delivery_name(run_overlay_plan(r)->delivery));
 		return 0;

@@ -4,11 +4,13 @@
  * netboot build with the serial console: "Starting netboot on <board>...",
  * then the prompt "dpch: " without any interrupt, and
  * `tftpboot <server> <image> <args file> [<ramdisk>]`.  The args file holds
- * the kernel command line: the device's parameter KERNEL_CMDLINE, substituted,
- * is written to the job's TFTP directory as "cmdline", and {CMDLINE} names it
- * for the commands.  Only tried on the simulated board
+ * the kernel command line: the device's parameter KERNEL_CMDLINE (or
+ * KERNEL_CMDLINE_NFS for the job's `commands: nfs`, any set alike),
+ * substituted, is written to the job's TFTP directory as "cmdline", and
+ * {CMDLINE} names it for the commands.  Only tried on the simulated board
  * (tests/sim/sim_depthcharge.c): Debian ships no depthcharge.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "board/board.h"
 #include "config/config.h"
 #include "core/kv.h"
+#include "job/job.h"
 #include "run/action.h"
 #include "run/actions/bootloader.h"
 
@@ -38,10 +41,31 @@ static const char *const job_errors[] = {
 	NULL
 };
 
+/*
+ * The command line's template: the parameter KERNEL_CMDLINE_<SET> for the
+ * command set the job names (KERNEL_CMDLINE_NFS for `commands: nfs`), else
+ * KERNEL_CMDLINE.
+ */
+static const char *cmdline_template(struct run *r)
+{
+	const struct device *dev = board_device(run_board(r));
+	const char *set = run_action(r)->boot.commands_name, *tmpl = NULL;
+	char key[96];
+	size_t i, n;
+
+	if (set) {
+		n = (size_t)snprintf(key, sizeof(key), "KERNEL_CMDLINE_%s", set);
+		for (i = 0; i < n && i < sizeof(key); i++)
+			key[i] = key[i] == '-' ? '_' : (char)toupper((unsigned char)key[i]);
+		tmpl = device_param(dev, key);
+	}
+	return tmpl ? tmpl : device_param(dev, "KERNEL_CMDLINE");
+}
+
 /* Write the args file with the kernel command line; {CMDLINE} is its TFTP path. */
 static int write_cmdline(struct run *r)
 {
-	const char *tmpl = device_param(board_device(run_board(r)), "KERNEL_CMDLINE");
+	const char *tmpl = cmdline_template(r);
 	const char *missing = NULL;
 	char path[4096], tftp_path[256], *line = NULL;
 	FILE *f;
