@@ -190,7 +190,7 @@ DESTDIR ?=
 WEB_FILES := $(wildcard web/*.html web/*.js web/*.css web/*.svg)
 # labd serves the dashboard from here once installed (doc/dashboard.md)
 $(OBJ)/dispatcher/api/api_web.o: LABD_CFLAGS += -DLABD_WEB_DIR='"$(PREFIX)/share/labd/web"'
-# xterm.js (the browser console) is not in git: `make deps` fetches it (contrib/web-deps.sh).
+# xterm.js (the browser console): its release files, kept in the tree (contrib/web-deps.sh).
 XTERM_DIR ?= web/vendor/xterm
 XTERM_FILES := xterm.js xterm.css LICENSE
 # Man pages (labd.8, labctl.1, labd.conf.5), written for scdoc in doc/man/.
