@@ -211,6 +211,7 @@ install: xterm-check all man
 	install -D -m 0755 $(BUILD)/labd $(DESTDIR)$(PREFIX)/bin/labd
 	install -D -m 0755 $(BUILD)/labctl $(DESTDIR)$(PREFIX)/bin/labctl
 	install -D -m 0644 contrib/systemd/labd.service $(DESTDIR)/lib/systemd/system/labd.service
+	install -D -m 0644 contrib/systemd/labd.sysusers $(DESTDIR)/usr/lib/sysusers.d/labd.conf
 	install -D -m 0644 contrib/systemd/multi-host.conf \
 		$(DESTDIR)$(PREFIX)/share/doc/labd/examples/systemd/multi-host.conf
 	install -D -m 0644 contrib/labd.conf.example $(DESTDIR)/etc/labd/labd.conf.example
