@@ -141,7 +141,7 @@ int sqlite_claim(struct store *st, const struct store_claim_req *req, store_clai
 		 void *userdata)
 {
 	struct sqlite_store *sq = sqlite_of(st);
-	struct store_claimed c = { STORE_CLAIMED_NONE };
+	struct store_claimed c = { .kind = STORE_CLAIMED_NONE };
 	int r;
 
 	sqlite_write(sq);
