@@ -23,7 +23,7 @@ test_expect_success 'make CFLAGS=-O0: labd'"'"'s own flags stay, the user'"'"'s 
 	line=$(compile_line "$TMP/n" dispatcher/main.c CFLAGS=-O0 CPPFLAGS=-DUSER_CPP) &&
 	echo "$line" &&
 	for f in -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE "-iquote dispatcher" \
-		-fvisibility=hidden "$(pkg-config --cflags-only-I libpq)" -DUSER_CPP -O0; do
+		-fvisibility=hidden "$(echo $(pkg-config --cflags-only-I libpq))" -DUSER_CPP -O0; do
 		case " $line " in *" $f "*) ;; *) echo "lacks $f"; exit 1 ;; esac
 	done &&
 	case "$line" in *-O2*) echo "the default CFLAGS stayed"; exit 1 ;; esac &&

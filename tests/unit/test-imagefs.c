@@ -56,10 +56,23 @@ static int sh(const char *fmt, ...)
 	return r == 0 ? 0 : -EIO;
 }
 
+/* e2fsprogs' tools live in /usr/sbin, which a package build's PATH may leave out. */
+static void path_with_sbin(void)
+{
+	const char *path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
+	char buf[4096];
+
+	if (strstr(path, "/usr/sbin"))
+		return;
+	snprintf(buf, sizeof(buf), "%s:/usr/sbin:/sbin", path);
+	setenv("PATH", buf, 1);
+}
+
 /* A root like Debian's (lib -> usr/lib, an etc/hostname), an ext4 image of it, a tarball. */
 static int fixture_init(struct fixture *f)
 {
 	memset(f, 0, sizeof(*f));
+	path_with_sbin();
 	snprintf(f->dir, sizeof(f->dir), "/tmp/test-imagefs.XXXXXX");
 	if (!mkdtemp(f->dir) || loop_new(&f->loop) < 0)
 		return -EIO;
