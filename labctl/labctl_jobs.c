@@ -216,7 +216,7 @@ int cmd_submit(struct labctl *lc, int argc, char **argv)
 		return LABCTL_OK;
 	}
 	if (!quiet)
-		fprintf(stderr, "labctl: job %lld queued; following its log (Ctrl-C stops)\n",
+		fprintf(stderr, "labctl: job %lld submitted; following its log (Ctrl-C stops)\n",
 			(long long)id);
 	return lc_follow_job(lc, id, quiet);
 }

@@ -146,8 +146,8 @@ test_expect_success 'labctl devices and device show' t_devices
 
 t_set_state() {
 	lc 0 device set-state sim-01 maintenance --reason "new cable" &&
-	out_has "^sim-01: maintenance: new cable$" &&
-	lc 0 devices && out_has "^sim-01 .* maintenance .* new cable$" &&
+	out_has "^sim-01: maintenance: new cable (set by anonymous)$" &&
+	lc 0 devices && out_has "^sim-01 .* maintenance .* new cable (set by anonymous)$" &&
 	lc 1 device set-state nope idle && err_has "no board 'nope'"
 }
 test_expect_success 'labctl device set-state maintenance --reason' t_set_state
@@ -200,7 +200,7 @@ t_follow_complete() {
 	  curl -sN "$LABD_URL/api/v1/jobs/3/log?follow=1&labd=1" >"$TMP/followed"; } &
 	timeout 90 "$LABCTL_BIN" --url "$LABD_URL" submit --follow "$TMP/boot.yaml" >"$TMP/out" 2>"$TMP/err" &&
 	wait $! &&
-	err_has "job 3 queued; following its log" &&
+	err_has "job 3 submitted; following its log" &&
 	out_has "^# labd: .* job complete" && out_has "^sim login: " &&
 	[ "$(tail -1 "$TMP/out")" = "job 3: complete, 1 passed, 0 failed, 0 skipped" ] &&
 	labd_lines_between_console_lines "$TMP/followed" "$LAB/state/jobs/3/console.log"

@@ -264,6 +264,13 @@ static void add_boards(struct strbuf *out, const struct api_type_stats *s, uint6
 		add_label(out, s->types[i].name);
 		strbuf_addf(out, "\"} %lld\n", (long long)s->types[i].queued);
 	}
+	add_help(out, "labd_queue_reservations", "gauge",
+		 "Reservations waiting for a board, by device type.");
+	for (i = 0; i < s->n; i++) {
+		strbuf_addstr(out, "labd_queue_reservations{device_type=\"");
+		add_label(out, s->types[i].name);
+		strbuf_addf(out, "\"} %lld\n", (long long)s->types[i].reservations);
+	}
 	add_help(out, "labd_queue_oldest_wait_seconds", "gauge",
 		 "How long the oldest queued job of a device type has waited (0: none).");
 	for (i = 0; i < s->n; i++) {

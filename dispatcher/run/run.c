@@ -116,6 +116,19 @@ const struct run_outcome *run_outcome(const struct run *r)
 	return &r->outcome;
 }
 
+const char *run_current_action(const struct run *r, size_t *index)
+{
+	if (r->phase != RUN_PHASE_ACTIONS || !r->action_active)
+		return NULL;
+	*index = r->action_idx + 1;
+	return r->ops->name;
+}
+
+uint64_t run_started(const struct run *r)
+{
+	return r->started;
+}
+
 bool run_is_finished(const struct run *r)
 {
 	return r->phase == RUN_PHASE_FINISHED;
@@ -518,6 +531,7 @@ int run_start(const struct run_deps *deps, int64_t id, int attempt, struct job *
 	r->finished = finished;
 	r->userdata = userdata;
 	r->phases = json_array();
+	r->started = loop_realtime(deps->loop);
 	run_overlay_init(r);
 	err = run_init_mask(r);
 	if (!err)

@@ -49,6 +49,7 @@ struct run {
 	run_finished_fn finished;
 	void *userdata;
 	enum run_phase phase;
+	uint64_t started;	/* realtime usec of run_start() */
 
 	/* the current action */
 	size_t action_idx;
