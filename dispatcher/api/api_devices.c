@@ -212,21 +212,12 @@ err_doc:
 	return -EINVAL;
 }
 
-enum MHD_Result api_devices_set_state(struct api_request *r)
+int api_board_set_state(struct api_request *r, struct board *b, enum device_state s,
+			const char *reason)
 {
-	const struct api_deps *d = api_deps_of(r);
-	struct board *b = lab_board(d->lab, r->params[0]);
-	const char *reason = NULL;
 	char why[API_MAX_REASON + API_IDENTITY_MAX + 16];
-	enum device_state s;
-	enum MHD_Result ret;
-	json_t *doc;
 	int err;
 
-	if (!b)
-		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
-	if (parse_state(r, &s, &reason, &doc, &ret) < 0)
-		return ret;
 	if (reason && !*reason)
 		reason = NULL;
 	/* who took the board out is part of the reason the lab sees */
@@ -236,6 +227,24 @@ enum MHD_Result api_devices_set_state(struct api_request *r)
 	if (!err)
 		log_info("board '%s' set to %s by %s%s%s", board_name(b), device_state_name(s),
 			 r->who.name, reason ? ": " : "", reason ? reason : "");
+	return err;
+}
+
+enum MHD_Result api_devices_set_state(struct api_request *r)
+{
+	const struct api_deps *d = api_deps_of(r);
+	struct board *b = lab_board(d->lab, r->params[0]);
+	const char *reason = NULL;
+	enum device_state s;
+	enum MHD_Result ret;
+	json_t *doc;
+	int err;
+
+	if (!b)
+		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
+	if (parse_state(r, &s, &reason, &doc, &ret) < 0)
+		return ret;
+	err = api_board_set_state(r, b, s, reason);
 	json_decref(doc);
 	if (err == -EINVAL)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid state for board '%s'",

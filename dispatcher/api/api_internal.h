@@ -440,6 +440,12 @@ json_t *api_board_json(const struct api_deps *d, const struct board *b);
 enum MHD_Result api_devices_list(struct api_request *r);
 enum MHD_Result api_devices_show(struct api_request *r);
 enum MHD_Result api_devices_set_state(struct api_request *r);
+/**
+ * api_board_set_state() - r->who takes board @b out (maintenance) or puts it
+ * back (idle); the reason says who: 0, or -EINVAL (another state).
+ */
+int api_board_set_state(struct api_request *r, struct board *b, enum device_state s,
+			const char *reason);
 
 /* api_reservations.c: reservations, release and renew */
 enum MHD_Result api_reservations_list(struct api_request *r);
