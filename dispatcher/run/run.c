@@ -17,6 +17,7 @@
 #include "job/job.h"
 #include "journal/events.h"
 #include "journal/joblog.h"
+#include "run/url_check.h"
 
 static void start_action(struct run *r);
 
@@ -178,20 +179,6 @@ static const struct action_ops *action_ops_for(const struct job_action *a)
 	return NULL;
 }
 
-/* What a timed-out action means: the lab failed to deploy, the job's kernel did not
- * boot, or the test did not finish. */
-static enum error_type action_timeout_type(const struct job_action *a)
-{
-	switch (a->kind) {
-	case JOB_ACTION_DEPLOY:
-		return ERROR_INFRASTRUCTURE;
-	case JOB_ACTION_BOOT:
-		return ERROR_JOB;
-	default:
-		return ERROR_TEST;
-	}
-}
-
 void run_deliver(struct run *r, const struct run_event *ev)
 {
 	if (r->phase != RUN_PHASE_ACTIONS || !r->action_active)
@@ -264,30 +251,32 @@ void run_fail(struct run *r, enum error_type type, const char *fmt, ...)
 	run_finish(r, JOB_HEALTH_INCOMPLETE, type, "%s", msg);
 }
 
+static int on_job_timeout(struct loop_source *s, uint64_t now, void *ud)
+{
+	struct run *r = ud;
+	char why[1024];
+
+	run_job_timeout_reason(r, why, sizeof(why));
+	run_finish(r, JOB_HEALTH_INCOMPLETE, ERROR_JOB, "%s", why);
+	return 0;
+}
+
 static int on_action_timeout(struct loop_source *s, uint64_t now, void *ud)
 {
 	struct run *r = ud;
 	const struct job_action *a = run_action(r);
-	char took[32];
+	char why[1024];
+	enum error_type type;
 
-	format_duration(a->timeout, took, sizeof(took));
+	if (r->action_deadline >= r->job_deadline)	/* the job's end came first */
+		return on_job_timeout(s, now, ud);
+	type = run_action_timeout_reason(r, why, sizeof(why));
 	if (a->timeout_skip) {	/* LAVA's timeout skip: the job goes on */
-		run_log(r, "warning", "action %zu (%s) timed out after %s: skipped (timeout skip)",
-			r->action_idx + 1, r->ops->name, took);
+		run_log(r, "warning", "%s: skipped (timeout skip)", why);
 		move_on(r);
 		return 0;
 	}
-	run_fail(r, action_timeout_type(a), "%s timed out after %s", r->ops->name, took);
-	return 0;
-}
-
-static int on_job_timeout(struct loop_source *s, uint64_t now, void *ud)
-{
-	struct run *r = ud;
-	char took[32];
-
-	format_duration(r->job->timeout, took, sizeof(took));
-	run_finish(r, JOB_HEALTH_INCOMPLETE, ERROR_JOB, "job timed out after %s", took);
+	run_fail(r, type, "%s", why);
 	return 0;
 }
 
@@ -334,11 +323,43 @@ static void start_action(struct run *r)
 			 strerror(-err));
 }
 
+/* The artifact URLs answered, or why not: the first action starts, or the job ends. */
+static void on_urls_checked(enum error_type type, const char *reason, size_t checked,
+			    void *userdata)
+{
+	struct run *r = userdata;
+
+	r->urls_checked = true;	/* the check is freed with the run: @reason is its */
+	if (type != ERROR_NONE) {
+		run_finish(r, JOB_HEALTH_INCOMPLETE, type, "artifact URL check before the board was powered: %s",
+			   reason);
+		return;
+	}
+	if (checked)
+		run_log(r, "info", "%zu artifact URL%s answered", checked, checked > 1 ? "s" : "");
+	loop_defer_again(r->next_action);
+}
+
+/* Before the first action: every artifact URL is asked for (url_check.h). */
+static bool check_urls(struct run *r)
+{
+	int err;
+
+	if (r->urls_checked || r->url_check)
+		return r->urls_checked;	/* done, or under way */
+	err = url_check_start(r->deps.loop, r->deps.http, r->deps.config, r->job, on_urls_checked,
+			      r, &r->url_check);
+	if (err < 0)
+		run_finish(r, JOB_HEALTH_INCOMPLETE, ERROR_BUG, "cannot check the artifact URLs: %s",
+			   strerror(-err));
+	return false;
+}
+
 static int on_next_action(struct loop_source *s, void *ud)
 {
 	struct run *r = ud;
 
-	if (r->phase == RUN_PHASE_ACTIONS && !r->action_active)
+	if (r->phase == RUN_PHASE_ACTIONS && !r->action_active && check_urls(r))
 		start_action(r);
 	return 0;
 }
@@ -567,6 +588,7 @@ struct run *run_free(struct run *r)
 		end_action(r);
 		run_console_detach(r);
 	}
+	url_check_free(r->url_check);
 	run_console_release(r);
 	run_overlay_release(r);
 	mask_free(r->mask);
