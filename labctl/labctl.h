@@ -195,5 +195,7 @@ int cmd_console(struct labctl *lc, int argc, char **argv);
 int cmd_telnet(struct labctl *lc, int argc, char **argv);
 int cmd_token_hash(struct labctl *lc, int argc, char **argv);
 int cmd_token_create(struct labctl *lc, int argc, char **argv);
+int cmd_whoami(struct labctl *lc, int argc, char **argv);
+int cmd_reload(struct labctl *lc, int argc, char **argv);
 
 #endif

@@ -409,6 +409,8 @@ void api_resume(struct api_request *r);
 /* ---- handlers ---- */
 
 enum MHD_Result api_health(struct api_request *r);
+/* api_reload.c */
+enum MHD_Result api_reload(struct api_request *r);
 
 /* api_jobs.c */
 enum MHD_Result api_jobs_submit(struct api_request *r);

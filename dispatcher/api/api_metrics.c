@@ -516,6 +516,10 @@ static void add_process(struct strbuf *out, struct api_metrics *m)
 	strbuf_addf(out, "labd_info{version=\"%s\",lab=\"", LABD_VERSION);
 	add_label(out, lab_current_config(m->d->lab)->lab_name);
 	strbuf_addstr(out, "\"} 1\n");
+	add_help(out, "labd_config_last_reload_successful", "gauge",
+		 "0 while the last reload stands refused (the lab runs an older configuration).");
+	strbuf_addf(out, "labd_config_last_reload_successful %d\n",
+		    !lab_refused_reload(m->d->lab));
 }
 
 enum MHD_Result api_metrics_get(struct api_request *r)
