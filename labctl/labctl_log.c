@@ -46,8 +46,10 @@ static int print_outcome(struct labctl *lc, int64_t id)
 		printf("job %lld: complete, %lld passed, %lld failed, %lld skipped\n",
 		       (long long)id, lc_int(res, "pass"), fail, lc_int(res, "skip"));
 		ret = fail ? LABCTL_FAILED : LABCTL_OK;
-	} else if (!strcmp(health, "canceled")) {
-		printf("job %lld: canceled%s%s\n", (long long)id, msg ? ": " : "", msg ? msg : "");
+	} else if (!strcmp(health, "canceled")) {	/* "job 3: canceled by gitlab" */
+		printf("job %lld: %s%s\n", (long long)id,
+		       msg && !strncmp(msg, "canceled", 8) ? "" : msg ? "canceled: " : "canceled",
+		       msg ? msg : "");
 		ret = LABCTL_INCOMPLETE;
 	} else {
 		printf("job %lld: %s (%s): %s\n", (long long)id, health,

@@ -60,6 +60,7 @@ print(*(r['id'] for r in json.load(sys.stdin) if r['state'] == 'waiting' and r['
 }
 
 t_hold() {
+	[ "$(as alice whoami)" = "alice (developer)" ] && [ "$(as boss whoami)" = "boss (admin)" ] &&
 	as alice reserve sim-01 --for 1h >"$TMP/out" &&
 	grep -q '^sim-01 reserved until .* UTC (reservation 1)$' "$TMP/out" &&
 	as rita devices >"$TMP/out" &&
@@ -69,7 +70,8 @@ t_hold() {
 	test_must_fail as alice reserve sim-01 2>"$TMP/err" &&
 	grep -q "'alice' already holds 'sim-01' until" "$TMP/err"
 }
-test_expect_success 'reserve a board: held; labctl devices shows who holds it until when' t_hold
+test_expect_success 'labctl whoami; reserve a board: held; labctl devices shows who holds it until when' \
+	t_hold
 
 t_compete() {
 	on_failure "as boss release sim-01" &&

@@ -156,7 +156,7 @@ t_check() {
 	lc 0 check "$TMP/queued.yaml" && out_has "^$TMP/queued.yaml: ok$" &&
 	! grep -q "schema only" "$TMP/err" &&
 	lc 1 check "$TMP/unknown-type.yaml" &&
-	out_has "^$TMP/unknown-type.yaml: unknown device type 'no-such-type' in this lab$" &&
+	out_has "^$TMP/unknown-type.yaml: unknown device type 'no-such-type' in this lab (its boards are of type sim-uboot)$" &&
 	lc 1 check "$TOP/tests/data/jobs/bad-keys.yaml" "$TMP/queued.yaml" &&
 	out_has "bad-keys.yaml:10: unknown key 'colour'" && out_has "queued.yaml: ok" &&
 	lc 3 check "$TMP/missing.yaml" && err_has "cannot open '$TMP/missing.yaml'"
@@ -278,7 +278,8 @@ t_canceled() {
 	wait_for "'$LABCTL_BIN' --url $LABD_URL jobs --state queued | grep -q 'stays queued'" 10 &&
 	id=$("$LABCTL_BIN" --url "$LABD_URL" jobs --state queued | sed -n '2s/ .*//p') &&
 	lc 0 cancel "$id" && { wait $p || rc=$?; } && [ "$rc" = 2 ] &&
-	grep -q "^job $id: canceled: canceled by anonymous$" "$TMP/c.out"
+	grep -q "^job $id: canceled by anonymous$" "$TMP/c.out" &&
+	lc 0 show "$id" && out_has "^reason: *canceled by anonymous$" && ! grep -q "^error:" "$TMP/out"
 }
 test_expect_success 'submit --follow of a job canceled meanwhile exits 2' t_canceled
 

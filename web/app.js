@@ -666,7 +666,9 @@ function pageJob(main, id) {
 				el('tr', {}, el('td', { text: 'results' }), el('td', { id: 'job-results', class: res.fail ? 'counts failed' : 'counts' },
 					`${res.pass || 0} passed, ${res.fail || 0} failed, ${res.skip || 0} skipped` + (res.unknown ? `, ${res.unknown} unknown` : ''))),
 				job.state === 'queued' || job.state === 'running' ? el('tr', {}, el('td', { text: 'now' }), jobNow(job)) : null,
-				el('tr', {}, el('td', { text: 'error' }), el('td', { text: job.error_msg ? `${job.error_type}: ${job.error_msg}` : '' })),
+				el('tr', {}, el('td', { text: job.health === 'canceled' ? 'reason' : 'error' }),
+					el('td', { id: 'job-error', text: !job.error_msg ? '' : job.health === 'canceled' ? job.error_msg
+						: `${job.error_type}: ${job.error_msg}` })),
 				el('tr', {}, el('td', { text: 'board' }), el('td', {}, job.device ? link('/boards/' + encodeURIComponent(job.device), job.device) : '')),
 				el('tr', {}, el('td', { text: 'device type' }), el('td', { text: job.device_type })),
 				el('tr', {}, el('td', { text: 'submitter' }), el('td', { text: job.submitter || '' })),

@@ -373,6 +373,9 @@ static void finalize(struct run *r)
 	loop_timer_set(r->job_timer, USEC_INFINITY);
 	if (r->outcome.health == JOB_HEALTH_COMPLETE)
 		run_log(r, "info", "job %s", result);
+	else if (r->outcome.health == JOB_HEALTH_CANCELED)	/* "job canceled by gitlab" */
+		run_log(r, "warning", "job %s%s", strncmp(r->error_msg, "canceled", 8) ?
+			"canceled: " : "", r->error_msg);
 	else
 		run_log(r, "error", "job %s (%s): %s", result,
 			error_type_name(r->outcome.error_type), r->error_msg);
@@ -435,8 +438,7 @@ void run_finish(struct run *r, enum job_health health, enum error_type type, con
 
 void run_cancel(struct run *r, const char *why)
 {
-	run_finish(r, JOB_HEALTH_CANCELED, ERROR_NONE, "canceled%s%s", why ? ": " : "",
-		   why ? why : "");
+	run_finish(r, JOB_HEALTH_CANCELED, ERROR_NONE, "%s", why ? why : "canceled");
 }
 
 static int run_prepare_dirs(struct run *r)
