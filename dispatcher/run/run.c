@@ -21,21 +21,6 @@
 
 static void start_action(struct run *r);
 
-/* "1.5 s", "90 s", "5 min", "2 h 10 min" */
-static void format_duration(uint64_t usec, char *buf, size_t len)
-{
-	uint64_t s = usec / USEC_PER_SEC;
-
-	if (usec < 10 * USEC_PER_SEC && usec % USEC_PER_SEC)
-		snprintf(buf, len, "%.1f s", (double)usec / USEC_PER_SEC);
-	else if (s < 600 || s % 60)
-		snprintf(buf, len, "%llu s", (unsigned long long)s);
-	else if (s < 3 * 3600 || (s / 60) % 60)
-		snprintf(buf, len, "%llu min", (unsigned long long)(s / 60));
-	else
-		snprintf(buf, len, "%llu h", (unsigned long long)(s / 3600));
-}
-
 const struct job *run_job(const struct run *r)
 {
 	return r->job;
@@ -222,7 +207,7 @@ void run_done(struct run *r)
 
 	if (!r->action_active)
 		return;
-	format_duration(run_now(r) - r->action_started, took, sizeof(took));
+	run_format_usec(run_now(r) - r->action_started, took, sizeof(took));
 	run_log(r, "info", "action %zu (%s) done in %s", r->action_idx + 1, r->ops->name, took);
 	(void)a;
 	move_on(r);

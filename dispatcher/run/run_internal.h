@@ -123,6 +123,8 @@ void run_console_attach(struct run *r);
 void run_console_detach(struct run *r);
 
 /* run_limits.c: which limit ran out */
+/** run_format_usec() - a duration as people read it: "1.5 s", "90 s", "5 min", "2 h". */
+void run_format_usec(uint64_t usec, char *buf, size_t len);
 /** run_limit_for_wait() - the key bounding a wait in @stage of @timeout (run_expect()). */
 void run_limit_for_wait(struct run *r, const char *stage, uint64_t timeout);
 /** run_note_line() - a console line, kept when it says something. */

@@ -29,8 +29,7 @@
 #include "core/loop.h"
 #include "job/job.h"
 
-/* "1.5 s", "90 s", "5 min", "2 h" */
-static void format_usec(uint64_t usec, char *buf, size_t len)
+void run_format_usec(uint64_t usec, char *buf, size_t len)
 {
 	uint64_t s = usec / USEC_PER_SEC;
 
@@ -139,7 +138,7 @@ static void add_limit(struct run *r, const char *key, uint64_t usec, const char 
 	char took[32];
 	size_t n = strlen(buf);
 
-	format_usec(usec, took, sizeof(took));
+	run_format_usec(usec, took, sizeof(took));
 	n += (size_t)snprintf(buf + n, len - n, "%s (%s) ran out in ", key, took);
 	if (n < len && stage && *stage)
 		n += (size_t)snprintf(buf + n, len - n, "%s of ", stage);
