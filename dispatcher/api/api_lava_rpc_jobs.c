@@ -288,7 +288,8 @@ static xmlrpc_value *jobs_queue(xmlrpc_env *env, xmlrpc_value *params, struct ap
 		xmlrpc_env_set_fault_formatted(env, 500, "cannot read the queue: %s",
 					       strerror(-err));
 	if (!env->fault_occurred) {
-		qsort(q.recs, q.n, sizeof(*q.recs), by_turn);
+		if (q.n)
+			qsort(q.recs, q.n, sizeof(*q.recs), by_turn);
 		v = queue_value(env, &q, start, limit);
 	}
 	for (i = 0; i < q.n; i++)
