@@ -261,6 +261,8 @@ t_lavacli_lab() {
 	[ "$(lava rita tags list)" = "$(printf 'Tags:\n* sim')" ] &&
 	lava rita tags show sim | grep -q '^\* sim-01$' &&
 	[ "$(lava rita system whoami)" = rita ] && [ "$(lava rita system api)" = 2 ] &&
+	{ lava boss workers config get "$worker" >"$TMP/out" 2>&1; grep -q "no lava-worker configuration" "$TMP/out"; } &&
+	{ lava boss device-types update --description x sim-uboot >"$TMP/out" 2>&1; grep -q "defined in files" "$TMP/out"; } &&
 	lava rita system methods list | grep -q '^scheduler.jobs.list$' &&
 	(cd "$TMP" && lava rita system export lab-export >"$TMP/out" 2>&1) && cat "$TMP/out" &&
 	grep -q "No device dict found" "$TMP/out" &&

@@ -485,6 +485,31 @@ static xmlrpc_value *aliases_show(xmlrpc_env *env, xmlrpc_value *params, struct 
 	return NULL;
 }
 
+/* A lava-worker's files (configuration, environment, certificate): labd has none. */
+static xmlrpc_value *workers_files(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	xmlrpc_env_set_fault(env, 404, "labd has no lava-worker configuration, environment or certificate: labd.conf configures the host");
+	return NULL;
+}
+
+/* LAVA's ZMQ event publisher and its certificate: labd's events are Server-Sent Events. */
+static xmlrpc_value *no_zmq(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	xmlrpc_env_set_fault(env, 404, "labd publishes no ZMQ events: its events stream as Server-Sent Events at /api/v1/stream");
+	return NULL;
+}
+
+static xmlrpc_value *types_change(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
+{
+	return refuse_change(env, "add or change the device type (its aliases, template, health check)");
+}
+
+static xmlrpc_value *workers_change(xmlrpc_env *env, xmlrpc_value *params,
+				    struct api_request *r)
+{
+	return refuse_change(env, "a labd host is a worker: start labd there, with the lab's store");
+}
+
 static xmlrpc_value *system_api_version(xmlrpc_env *env, xmlrpc_value *params,
 					struct api_request *r)
 {
@@ -524,6 +549,28 @@ const struct rpc_method api_rpc_lab_methods[] = {
 	{ "scheduler.tags.delete", USER_ROLE_ADMIN, "delete tags", tags_change },
 	{ "scheduler.aliases.list", USER_ROLE_READER, "list aliases", aliases_list },
 	{ "scheduler.aliases.show", USER_ROLE_READER, "read aliases", aliases_show },
+	/* what lavacli changes or reads of LAVA's own: said why not, never -506 */
+	{ "scheduler.aliases.add", USER_ROLE_ADMIN, "add aliases", types_change },
+	{ "scheduler.aliases.delete", USER_ROLE_ADMIN, "delete aliases", types_change },
+	{ "scheduler.device_types.add", USER_ROLE_ADMIN, "add device types", types_change },
+	{ "scheduler.device_types.update", USER_ROLE_ADMIN, "change device types", types_change },
+	{ "scheduler.device_types.set_template", USER_ROLE_ADMIN, "change device types",
+	  types_change },
+	{ "scheduler.device_types.set_health_check", USER_ROLE_ADMIN, "change device types",
+	  types_change },
+	{ "scheduler.device_types.aliases.add", USER_ROLE_ADMIN, "change device types",
+	  types_change },
+	{ "scheduler.device_types.aliases.delete", USER_ROLE_ADMIN, "change device types",
+	  types_change },
+	{ "scheduler.workers.add", USER_ROLE_ADMIN, "add workers", workers_change },
+	{ "scheduler.workers.get_config", USER_ROLE_ADMIN, "read workers", workers_files },
+	{ "scheduler.workers.set_config", USER_ROLE_ADMIN, "change workers", workers_files },
+	{ "scheduler.workers.get_env", USER_ROLE_ADMIN, "read workers", workers_files },
+	{ "scheduler.workers.set_env", USER_ROLE_ADMIN, "change workers", workers_files },
+	{ "scheduler.workers.get_certificate", USER_ROLE_ADMIN, "read workers", workers_files },
+	{ "scheduler.workers.set_certificate", USER_ROLE_ADMIN, "change workers", workers_files },
+	{ "scheduler.get_publisher_event_socket", USER_ROLE_NONE, "ask", no_zmq },
+	{ "system.get_master_certificate", USER_ROLE_NONE, "ask", no_zmq },
 };
 
 const size_t api_rpc_lab_n_methods = sizeof(api_rpc_lab_methods) / sizeof(api_rpc_lab_methods[0]);
