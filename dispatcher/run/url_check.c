@@ -177,10 +177,11 @@ static void start_probes(struct url_check *uc, struct http_client *http,
 
 			if (!strncmp(art->url, "file:", 5))
 				check_file(uc, c, art);
-			else if (!cached(c, art))
+			else if ((!strncmp(art->url, "http://", 7) ||
+				  !strncmp(art->url, "https://", 8)) && !cached(c, art))
 				probe(uc, http, art);
 			else
-				continue;
+				continue;	/* in the cache, or a scheme the deploy itself knows */
 			uc->checked++;
 		}
 	}

@@ -7,7 +7,8 @@
  * refuses HEAD with 405 or 501, a GET of its first byte, given up once the
  * answer's status is in), all at once through the daemon's HTTP client in
  * the loop; a file:// URL with file_url_check().  An artifact the download cache holds already
- * (deploy_cache.h) is not asked for: the deploy will not fetch it either.
+ * (deploy_cache.h) is not asked for: the deploy will not fetch it either;
+ * nor is a URL of another scheme (the deploy's own business).
  *
  * Whose fault a failure is, as LAVA sees it: an answer 4xx (404, 403 ...)
  * and a file:// URL that is missing or outside the lab's artifact
