@@ -406,37 +406,31 @@ int pg_claim(struct store *st, const struct store_claim_req *req, store_claim_fn
 	return 0;
 }
 
-int pg_queue_position(struct store *st, int64_t id, int64_t *ret)
+/* The place @sql gives entry @id: 0, -ENOENT (no row: not waiting) or an error. */
+static int read_position(struct store *st, const char *sql, int64_t id, int64_t *ret)
 {
 	struct pg_args a = { 0 };
 	int64_t pos = 0;
 	int r;
 
 	pg_arg_int(&a, id);
-	r = pg_call(pg_of(st), "find a place in the queue", sql_position, &a, pg_read_int, &pos);
-	if (r < 0)
-		return r;
-	if (!pos)
-		return -ENOENT;	/* no row: not waiting */
-	*ret = pos;
-	return 0;
-}
-
-int pg_job_position(struct store *st, int64_t id, int64_t *ret)
-{
-	struct pg_args a = { 0 };
-	int64_t pos = 0;
-	int r;
-
-	pg_arg_int(&a, id);
-	r = pg_call(pg_of(st), "find a job's place in the queue", sql_job_position, &a,
-		    pg_read_int, &pos);
+	r = pg_call(pg_of(st), "find a place in the queue", sql, &a, pg_read_int, &pos);
 	if (r < 0)
 		return r;
 	if (!pos)
 		return -ENOENT;
 	*ret = pos;
 	return 0;
+}
+
+int pg_queue_position(struct store *st, int64_t id, int64_t *ret)
+{
+	return read_position(st, sql_position, id, ret);
+}
+
+int pg_job_position(struct store *st, int64_t id, int64_t *ret)
+{
+	return read_position(st, sql_job_position, id, ret);
 }
 
 static int queue_read(PGresult *res, int row, void *p)

@@ -176,24 +176,25 @@ int sqlite_claim(struct store *st, const struct store_claim_req *req, store_clai
 	return 0;
 }
 
-int sqlite_queue_position(struct store *st, int64_t id, int64_t *ret)
+/* The place statement @stmt gives entry @id: 0, -ENOENT (not waiting) or an error. */
+static int read_position(struct store *st, enum sqlite_stmt stmt, int64_t id, int64_t *ret)
 {
 	struct sqlite_store *sq = sqlite_of(st);
-	sqlite3_stmt *s = sq->stmt[STMT_QUEUE_POSITION];
+	sqlite3_stmt *s = sq->stmt[stmt];
 
 	if (sqlite3_bind_int64(s, 1, id))
 		return sqlite_fail(sq, s, "find a place in the queue");
 	return sqlite_read_int(sq, s, "find a place in the queue", ret);
 }
 
+int sqlite_queue_position(struct store *st, int64_t id, int64_t *ret)
+{
+	return read_position(st, STMT_QUEUE_POSITION, id, ret);
+}
+
 int sqlite_job_position(struct store *st, int64_t id, int64_t *ret)
 {
-	struct sqlite_store *sq = sqlite_of(st);
-	sqlite3_stmt *s = sq->stmt[STMT_JOB_POSITION];
-
-	if (sqlite3_bind_int64(s, 1, id))
-		return sqlite_fail(sq, s, "find a job's place in the queue");
-	return sqlite_read_int(sq, s, "find a job's place in the queue", ret);
+	return read_position(st, STMT_JOB_POSITION, id, ret);
 }
 
 static int queue_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
