@@ -159,8 +159,8 @@ else
 $(OBJ)/tests/unit/test-gpio.o: LABD_CFLAGS += -DLABD_GPIOD_V2
 endif
 
-# Only the XML-RPC endpoint includes xmlrpc-c's headers.
-$(OBJ)/dispatcher/api/api_lava_rpc.o: LABD_CFLAGS += $(filter-out -I/usr/include,$(XMLRPC_CFLAGS))
+# Only the XML-RPC endpoint's files include xmlrpc-c's headers.
+$(OBJ)/dispatcher/api/api_lava_rpc%.o: LABD_CFLAGS += $(filter-out -I/usr/include,$(XMLRPC_CFLAGS))
 
 # test-sdmux drives the USB-SD-Mux driver through an emulated mux instead of /dev/sg.
 $(BUILD)/tests/unit/test-sdmux: $(OBJ)/tests/fakes/sg_fake.o

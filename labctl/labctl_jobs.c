@@ -256,7 +256,7 @@ int cmd_submit(struct labctl *lc, int argc, char **argv)
 		return LABCTL_OK;
 	}
 	if (!quiet)
-		fprintf(stderr, "labctl: job %lld queued; following its log (Ctrl-C stops)\n",
+		fprintf(stderr, "labctl: job %lld submitted; following its log (Ctrl-C stops)\n",
 			(long long)id);
 	return lc_follow_job(lc, id, quiet);
 }
@@ -386,7 +386,9 @@ static void print_job(const json_t *j)
 	printf("%-13s%s\n", "name:", lc_str(j, "name", "-"));
 	printf("%-13s%s\n", "state:", lc_str(j, "state", "-"));
 	printf("%-13s%s\n", "health:", lc_str(j, "health", "-"));
-	if (strcmp(lc_str(j, "error_type", "none"), "none") || lc_str(j, "error_msg", NULL))
+	if (!strcmp(lc_str(j, "health", ""), "canceled"))
+		printf("%-13s%s\n", "reason:", lc_str(j, "error_msg", "-"));
+	else if (strcmp(lc_str(j, "error_type", "none"), "none") || lc_str(j, "error_msg", NULL))
 		printf("%-13s%s: %s\n", "error:", lc_str(j, "error_type", "-"),
 		       lc_str(j, "error_msg", "-"));
 	printf("%-13s%s\n", "device type:", lc_str(j, "device_type", "-"));

@@ -274,6 +274,18 @@ static json_t *job_phases(const struct api_deps *d, const struct job_record *rec
 	return phases;
 }
 
+/* The action a job running here runs now: {"index", "of", "name"}, or null. */
+static json_t *job_action(const struct api_deps *d, const struct job_record *rec)
+{
+	struct sched_run_info info;
+
+	if (rec->state != JOB_STATE_RUNNING || sched_run_info(d->sched, rec->id, &info) < 0 ||
+	    !info.action)
+		return json_null();
+	return json_pack("{s:I, s:I, s:s}", "index", (json_int_t)info.action_index, "of",
+			 (json_int_t)info.n_actions, "name", info.action);
+}
+
 enum MHD_Result api_jobs_show(struct api_request *r)
 {
 	const struct api_deps *d = api_deps_of(r);
@@ -294,6 +306,9 @@ enum MHD_Result api_jobs_show(struct api_request *r)
 	json_object_set_new(o, "filename", api_json_str(rec.filename));
 	json_object_set_new(o, "format", api_json_str(rec.format));
 	json_object_set_new(o, "phases", job_phases(d, &rec));
+	json_object_set_new(o, "waiting", rec.state == JOB_STATE_QUEUED ?
+			    api_job_waiting(d, &rec) : json_null());
+	json_object_set_new(o, "action", job_action(d, &rec));
 	json_object_set_new(o, "definition", api_json_str(rec.definition));
 	base = api_base_url(r);
 	if (base)

@@ -442,6 +442,26 @@ int lava_results_export_yaml(const struct lava_results *lr, long suite, size_t o
 	return yaml_out_end(&y);
 }
 
+int lava_results_case_yaml(const struct lava_results *lr, long suite, const char *name,
+			   struct strbuf *out)
+{
+	struct yaml_out y;
+	size_t i, written = 0;
+	int err;
+
+	yaml_out_begin(&y, out);
+	yaml_out_seq_begin(&y, false);
+	for (i = 0; i < lr->n_cases; i++) {
+		if (lr->cases[i].suite != (size_t)suite || strcmp(lr->cases[i].name, name))
+			continue;
+		export_case(&y, lr, &lr->cases[i]);
+		written++;
+	}
+	yaml_out_seq_end(&y);
+	err = yaml_out_end(&y);
+	return err < 0 ? err : written ? 0 : -ENOENT;
+}
+
 int lava_results_suites_yaml(const struct lava_results *lr, struct strbuf *out)
 {
 	struct yaml_out y;

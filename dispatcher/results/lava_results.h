@@ -151,6 +151,14 @@ const char *lava_device_state_name(enum device_state s);
 int lava_results_export_yaml(const struct lava_results *lr, long suite, size_t offset,
 			     size_t limit, struct strbuf *out);
 
+/**
+ * lava_results_case_yaml() - results.get_testcase_results_yaml: the cases
+ * named @name of suite @suite, as lava_results_export_yaml() writes them.
+ * Returns 0, -ENOENT when there is none, or -ENOMEM.
+ */
+int lava_results_case_yaml(const struct lava_results *lr, long suite, const char *name,
+			   struct strbuf *out);
+
 /** lava_results_suites_yaml() - results.get_testjob_suites_list_yaml: [{name, job, id}]. */
 int lava_results_suites_yaml(const struct lava_results *lr, struct strbuf *out);
 

@@ -134,6 +134,24 @@ int run_expect_add_strv(struct run *r, char *const *v, int id);
  * wait is over until run_expect() is called again.
  */
 void run_expect(struct run *r, const char *stage, uint64_t timeout);
+/**
+ * run_expect_limit() - the job's key that bounds the next run_expect() when
+ * it is not the stage's connection timeout: @key ("timeouts.actions.
+ * bootloader-commands"), @usec its length, for the reason of a timeout.
+ * run_expect_limit_action() - that key is the action's own timeout.
+ */
+void run_expect_limit(struct run *r, const char *key, uint64_t usec);
+void run_expect_limit_action(struct run *r);
+
+/**
+ * run_fail_timeout() - the wait timed out: run_fail() with @fmt ("timed out
+ * waiting for the login prompt") followed by the job's `timeouts:` key that
+ * ran out, its length, the stage and the action, and the last console line
+ * seen.  @type says whose fault it is, as LAVA classes it.
+ */
+void run_fail_timeout(struct run *r, enum error_type type, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /** run_match_group() - a named group of the match just delivered (borrowed, valid
  * during the event callback). */
 bool run_match_group(struct run *r, const char *name, const uint8_t **ret, size_t *len);

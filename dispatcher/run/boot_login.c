@@ -219,7 +219,7 @@ void boot_login_event(struct run *r, struct boot_login *bl, const struct run_eve
 		return;
 	}
 	if (ev->kind == RUN_EVENT_TIMEOUT) {
-		run_fail(r, ERROR_JOB, "timed out waiting for %s", step_waits_for(bl->step));
+		run_fail_timeout(r, ERROR_JOB, "timed out waiting for %s", step_waits_for(bl->step));
 		return;
 	}
 	if (ev->kind != RUN_EVENT_MATCH)

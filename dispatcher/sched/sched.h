@@ -185,6 +185,19 @@ int sched_start_session(struct sched *s, const struct job_record *rec, struct bo
 /** sched_run_of() - the run of job @id while it runs, else NULL (borrowed). */
 struct run *sched_run_of(struct sched *s, int64_t id);
 
+/* What a job running here does now (sched_run_info()), for the dashboard; borrowed. */
+struct sched_run_info {
+	const char *name;	/* the job's name */
+	const char *submitter;	/* or NULL */
+	uint64_t started;	/* realtime usec this attempt started */
+	const char *action;	/* the action running ("boot-u-boot"), or NULL */
+	size_t action_index;	/* its 1-based index */
+	size_t n_actions;
+};
+
+/** sched_run_info() - @ret for job @id while it runs here: 0, or -ENOENT. */
+int sched_run_info(struct sched *s, int64_t id, struct sched_run_info *ret);
+
 /** sched_running() - number of jobs running. */
 size_t sched_running(const struct sched *s);
 

@@ -346,7 +346,8 @@ static inline int bed_start(struct bed *b)
 	struct sched_deps sd;
 	int err;
 
-	b->lab = (struct lab){ bed_lab_config, bed_lab_users, bed_lab_boards, bed_lab_board, b };
+	b->lab = (struct lab){ .config = bed_lab_config, .users = bed_lab_users,
+			       .boards = bed_lab_boards, .board = bed_lab_board, .userdata = b };
 	err = bed_load_config(b);
 	if (!err)
 		err = loop_new(&b->loop);

@@ -375,6 +375,7 @@ static void run_script(struct run *r, struct defs_state *st)
 	left = st->deadline > now ? st->deadline - now : 1;
 	run_expect_clear(r);	/* nothing to match: the lines bring ENDRUN */
 	wait = left > 2 * TESTDEFS_MARGIN ? left - TESTDEFS_MARGIN : left;
+	run_expect_limit_action(r);	/* the definitions run until the action's end */
 	run_expect(r, "test-definitions", wait);
 }
 
@@ -704,13 +705,13 @@ static void defs_event(struct run *r, void *state, const struct run_event *ev)
 
 	if (ev->kind == RUN_EVENT_TIMEOUT && st->wait == WAIT_RUN) {
 		record_missing(r, st);
-		run_fail(r, ERROR_TEST, "test definition '%s' did not finish in time; last output: '%s'",
-			 current(st)->suite, st->last_line);
+		run_fail_timeout(r, ERROR_TEST, "test definition '%s' did not finish in time",
+				 current(st)->suite);
 		return;
 	}
 	if (ev->kind == RUN_EVENT_TIMEOUT) {
-		run_fail(r, ERROR_TEST, "test definitions: no shell prompt after '%.200s'",
-			 st->cmd ? st->cmds[st->cmd - 1] : "the script");
+		run_fail_timeout(r, ERROR_TEST, "test definitions: no shell prompt after '%.200s'",
+				 st->cmd ? st->cmds[st->cmd - 1] : "the script");
 		return;
 	}
 	if (ev->kind == RUN_EVENT_DONE && st->wait == WAIT_BUILD) {

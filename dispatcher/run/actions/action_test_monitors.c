@@ -126,8 +126,8 @@ static void monitors_event(struct run *r, void *state, const struct run_event *e
 	const struct job_monitor *m = monitor_of(r, st);
 
 	if (ev->kind == RUN_EVENT_TIMEOUT) {
-		run_fail(r, ERROR_TEST, "monitor '%s': timed out waiting for '%s'", m->name,
-			 st->started ? m->end : m->start);
+		run_fail_timeout(r, ERROR_TEST, "monitor '%s': timed out waiting for '%s'", m->name,
+				 st->started ? m->end : m->start);
 		return;
 	}
 	if (ev->kind != RUN_EVENT_MATCH)
