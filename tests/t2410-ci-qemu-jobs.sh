@@ -174,7 +174,7 @@ test_expect_success 'KernelCI: a job failing before power-on reports no login an
 	[ "$rc" = 2 ] &&
 	wait_for "grep -q /node/404 $TMP/callbacks.jsonl" 20 &&
 	$PY "$TOP/tests/ci/kernelci-callback.py" "$TMP/callbacks.jsonl" "/node/404" \
-		"$CB_TOKEN" --incomplete Infrastructure >"$TMP/kernelci-404.out" &&
+		"$CB_TOKEN" --incomplete Job >"$TMP/kernelci-404.out" &&
 	cat "$TMP/kernelci-404.out" &&
 	grep -q "HTTP 404" "$TMP/kernelci-404.out"
 '

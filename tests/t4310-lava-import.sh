@@ -54,7 +54,7 @@ t_rendered() {
 	grep -q '"tftp {DTB_ADDR} {DTB}"' "$LAB/devices/bbb.conf" &&
 	! grep -q 'TEE' "$LAB/devices/bbb.conf" &&
 	grep -q 'char_delay = 0.01;' "$LAB/devices/bbb.conf" &&
-	grep -q "\"setenv bootargs .console=ttyO0,115200n8 root=/dev/nfs rw nfsroot={NFS_SERVER_IP}:{NFSROOTFS},tcp,hard  ip=dhcp.\"" \
+	grep -q "\"setenv bootargs .console=ttyO0,115200n8 root=/dev/nfs rw nfsroot={NFS_SERVER_IP}:{NFSROOTFS},tcp,hard  ip=dhcp {EXTRA_KERNEL_ARGS}.\"" \
 		"$LAB/devices/bbb.conf" &&
 	! grep -q "u-boot commands 'nfs': .* needs" "$TMP/bbb.notes" &&
 	grep -q "u-boot commands 'ramdisk': the TEE/DTBO lines" "$TMP/bbb.notes"
@@ -124,7 +124,7 @@ t_methods() {
 	has "$LAB/devices/hikey.conf" \
 		'boot_methods = [ "minimal", "fastboot", "grub-efi", "uefi-menu" ];' \
 		'uefi-menu = {' 'fastboot = ( "boot from eMMC" );' 'serial = "' &&
-	grep -q "hi6220-hikey-01.yaml:149: duplicate key 'flash_cmds_order': the last value is taken" \
+	grep -q "hi6220-hikey-01.yaml:149: warning: duplicate key 'flash_cmds_order' (also at line 140): the value of line 149 is used" \
 		"$TMP/hikey.notes" &&
 	import qemu rendered__qemu01.yaml --type qemu &&
 	has "$LAB/devices/qemu.conf" 'boot_methods = [ "minimal", "qemu" ];' \
@@ -132,7 +132,7 @@ t_methods() {
 		'driver = "qemu";' '"-m", "1024"' &&
 	! grep -q -- '"-nographic"' "$LAB/devices/qemu.conf" &&
 	import juno rendered__juno-uboot-01.yaml --type juno-uboot &&
-	grep -q "juno-uboot-01.yaml:147: duplicate key 'parameters': the last value is taken" \
+	grep -q "juno-uboot-01.yaml:147: warning: duplicate key 'parameters' (also at line [0-9]*): the value of line 147 is used" \
 		"$TMP/juno.notes" &&
 	import db410c rendered__db410c-01.yaml --type dragonboard-410c &&
 	has "$LAB/devices/db410c.conf" '"fastboot"' 'serial = "c2e02318";' &&

@@ -800,38 +800,30 @@ static void add_type(struct import *im)
  */
 static int read_rendered(struct import *im, const struct strbuf *text)
 {
-	struct diag diag = DIAG_INIT;
+	struct diag diag = DIAG_INIT, warnings = DIAG_INIT;
 	struct job_doc doc;
-	size_t i, dups = 0;
+	size_t i;
 	int r = job_doc_init(&doc, im->file);
 
 	if (r < 0)
 		return r;
+	doc.notices = &warnings;	/* keys rendered twice: "FILE:LINE: warning: ..." */
 	r = job_yaml_load(&doc, text->buf, text->len, false);
 	if (!r)
 		r = job_doc_check_shape(&doc);
 	im->yaml = r ? NULL : json_incref(doc.root);
 	if (job_doc_finish(&doc, &diag) == -ENOMEM)
 		r = -ENOMEM;
-	for (i = 0; i < diag.n; i++)
-		dups += strstr(diag.msgs[i], ": duplicate key '") != NULL;
-	if (!r && dups == diag.n && json_is_object(im->yaml)) {
-		for (i = 0; i < diag.n; i++) {	/* "FILE:LINE: duplicate key 'x'" */
-			const char *msg = diag.msgs[i] + strlen(im->file);
-			int line = 0, used = 0;
-
-			if (strncmp(diag.msgs[i], im->file, strlen(im->file)) ||
-			    sscanf(msg, ":%d: %n", &line, &used) != 1)
-				msg = diag.msgs[i];
-			diag_add(im->notes, im->file, line, "%s: the last value is taken, as LAVA's "
-				 "PyYAML takes it", msg + used);
-		}
+	if (!r && !diag.n && json_is_object(im->yaml)) {
+		for (i = 0; i < warnings.n; i++)
+			diag_add_message(im->notes, warnings.msgs[i]);
 	} else if (r != -ENOMEM) {
 		diag_add(im->notes, diag.n ? NULL : im->file, 0, "%s",
 			 diag.n ? diag.msgs[0] : "not a device dictionary (a YAML mapping)");
 		r = -EINVAL;
 	}
 	diag_release(&diag);
+	diag_release(&warnings);
 	return r;
 }
 

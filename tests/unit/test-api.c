@@ -269,7 +269,7 @@ TEST(test_api__devices)
 		      "{\"state\": \"maintenance\", \"reason\": \"new cable\"}", NULL), ==, 200);
 	CHECK_STR(field("state"), "maintenance");
 	CHECK_INT(req("GET", "/api/v1/devices/b1", NULL, NULL), ==, 200);
-	CHECK_STR(field("reason"), "new cable");
+	CHECK_STR(field("reason"), "new cable (set by anonymous)");
 	CHECK_INT(req("POST", "/api/v1/devices/b1/state", "{\"state\": \"idle\"}", NULL), ==, 200);
 	CHECK_STR(field("state"), "idle");
 	CHECK_INT(req("POST", "/api/v1/devices/b1/state", "{\"state\": \"running\"}", NULL), ==, 400);

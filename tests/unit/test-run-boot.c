@@ -204,7 +204,8 @@ TEST(test_run_boot__action_timeout)
 	t0 = loop_now(b.loop);
 	id = bed_submit(&b, job("{job: {minutes: 30}, action: {minutes: 1}, connection: {minutes: 5}}",
 				NULL, NULL));
-	CHECK(bed_job_ends(&b, id, "incomplete", "job", "boot-minimal timed out after 60 s"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job",
+			       "boot-minimal timed out: timeouts.action (60 s) ran out in auto-login-action"));
 	CHECK_INT((loop_now(b.loop) - t0) / USEC_PER_SEC, ==, 60);
 	bed_free(&b);
 }
@@ -217,7 +218,8 @@ TEST(test_run_boot__job_timeout)
 	CHECK(bed_one(NULL) == 0);
 	id = bed_submit(&b, job("{job: {minutes: 3}, action: {minutes: 3}, connection: {minutes: 3}}",
 				NULL, NULL));
-	CHECK(bed_job_ends(&b, id, "incomplete", "job", "job timed out after 180 s"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job",
+			       "the job timed out: timeouts.job (180 s) ran out"));
 	CHECK(power_was("off\non\noff\n"));
 	CHECK(bed_labd_says(&b, id, "board powered off"));
 	bed_free(&b);
@@ -236,7 +238,7 @@ TEST(test_run_boot__failure_retry)
 	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(power_was("off\non\noff\non\noff\n"));
 	CHECK(bed_labd_says(&b, id, "action 1 (boot-minimal) failed: timed out waiting for the login "
-				    "prompt; retrying (attempt 2 of 2)"));
+				    "prompt: timeouts.connection (120 s) ran out"));
 	CHECK(bed_labd_says(&b, id, "action 1 of 1: boot-minimal (retry)"));
 	bed_free(&b);
 }
@@ -256,7 +258,8 @@ TEST(test_run_boot__timeout_skip)
 	bed_say(&b, 0, "root@sim:~# ");
 	CHECK(bed_job_ends(&b, id, "complete", NULL, NULL));
 	CHECK(power_was("off\non\noff\n"));	/* reset: false, no second cycle */
-	CHECK(bed_labd_says(&b, id, "timed out after 60 s: skipped (timeout skip)"));
+	CHECK(bed_labd_says(&b, id, "actions[0].boot.timeout (60 s) ran out in auto-login-action of "
+				    "action 1 (boot-minimal); the board printed nothing: skipped (timeout skip)"));
 	bed_free(&b);
 }
 
@@ -317,7 +320,7 @@ TEST(test_run_boot__cancel)
 	CHECK(boots_to_login(1));
 	CHECK(bed_typed(&b, 0, "root\n"));
 	CHECK(sched_cancel(b.sched, id, "the test is done with it") == 0);
-	CHECK(bed_job_ends(&b, id, "canceled", NULL, "canceled: the test is done with it"));
+	CHECK(bed_job_ends(&b, id, "canceled", NULL, "the test is done with it"));
 	CHECK(power_was("off\non\noff\n"));
 	CHECK(sched_cancel(b.sched, id, "again") == -EALREADY);
 	bed_free(&b);

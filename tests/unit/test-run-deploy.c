@@ -181,9 +181,9 @@ TEST(test_run_deploy__file_urls)
 
 	CHECK(bed_one("sim-uboot", NULL) == 0);
 	id = bed_submit(&b, job("tftp", "    kernel: {url: 'file:///etc/passwd'}\n", NULL));
-	CHECK(bed_job_ends(&b, id, "incomplete", "job", "is not below the lab's artifact directory"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job", "': not below the lab's artifact directory"));
 	id = bed_submit(&b, job("tftp", "    kernel: {url: 'file://ARTIFACTS/../labd.conf'}\n", NULL));
-	CHECK(bed_job_ends(&b, id, "incomplete", "job", "is not below the lab's artifact directory"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "job", "': not below the lab's artifact directory"));
 	id = bed_submit(&b, job("tftp", "    kernel: {url: 'file://ARTIFACTS/nothing'}\n", NULL));
 	CHECK(bed_job_ends(&b, id, "incomplete", "job", "no such file"));
 	bed_free(&b);

@@ -129,7 +129,8 @@ TEST(test_run_test__interactive_exception_and_timeout)
 			    "      - {command: sleep, name: slow, successes: [{message: done}]}\n")) > 0);
 	CHECK(bed_typed(&b, 0, "sleep\n"));
 	t0 = loop_now(b.loop);
-	CHECK(bed_job_ends(&b, id, "incomplete", "test", "interactive test 't': timed out waiting for an answer to sleep"));
+	CHECK(bed_job_ends(&b, id, "incomplete", "test", "interactive test 't': timed out waiting for an answer to 'sleep': "
+			       "timeouts.connection (120 s) ran out"));
 	CHECK_INT((loop_now(b.loop) - t0) / USEC_PER_SEC, ==, 120);
 	CHECK(results_are(id, "t.slow=fail\n"));
 	bed_free(&b);
@@ -257,7 +258,8 @@ TEST(test_run_test__definitions_timeout)
 	CHECK((id = at_test(definitions)) > 0);
 	CHECK(shell_until_run("<LAVA_SIGNAL_STARTRUN 0_smoke 1_0>\r\nstill working\r\n", &typed));
 	CHECK(bed_job_ends(&b, id, "incomplete", "test",
-		   "test definition '0_smoke' did not finish in time; last output: 'still working'"));
+		   "test definition '0_smoke' did not finish in time: timeouts.action (10 min) "
+			       "ran out in test-definitions"));
 	bed_free(&b);
 }
 

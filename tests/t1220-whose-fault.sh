@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# t1210-whose-fault.sh -- failures that say whose fault they are and which limit ran
+# t1220-whose-fault.sh -- failures that say whose fault they are and which limit ran
 # out, on a labd with two simulated boards.  The artifact URLs are checked before a
 # board is touched, in parallel and without holding up the loop: a missing artifact
 # (HTTP 404) is the job's error and not retried, an artifact server that fails (5xx)
@@ -21,7 +21,7 @@ URL=http://127.0.0.1:$HTTP_PORT
 
 sim_lab 2
 labd_start
-FIGURES=$BUILD/test-logs/t1210-whose-fault/figures.txt	# what t_parallel measured
+FIGURES=$BUILD/test-logs/t1220-whose-fault/figures.txt	# what t_parallel measured
 mkdir -p "${FIGURES%/*}"
 api=$LABD_URL/api/v1
 field() { curl -sf "$api/jobs/$1" | $PY -c "import json,sys; d=json.load(sys.stdin); print(d$2)"; }
