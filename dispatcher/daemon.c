@@ -63,6 +63,7 @@ struct daemon {
 	bool stopping;
 	int exit_code;
 	long long fd_limit;	/* fdlimit_raise()'s answer */
+	char *reload_refused;	/* why the last reload was refused, or NULL */
 };
 
 /* The jobs that fit in the open files limit at once: more wait in the queue, said once. */
@@ -251,6 +252,20 @@ static int create_boards(struct daemon *d)
 
 /* ---- reload ---- */
 
+/* One reload (SIGHUP), run again by store_read_later() until its reads are in. */
+struct reload_run {
+	struct daemon *d;
+	uint64_t now;		/* the boards' registration time: the same in every run */
+	char **refused;		/* the boards another host has: left out (the run's) */
+	char **owners;		/* their hosts */
+	char *failed;		/* a board whose registration failed (the run's), or NULL */
+	int err;		/* and why */
+	/* what it did, for whoever asked (lab_reload()) */
+	lab_reload_fn done;	/* or NULL (SIGHUP): said once, in reload_report() */
+	void *done_ud;
+	char **errors, **added, **changed, **removed;
+};
+
 static void retire(struct daemon *d, struct board *b)
 {
 	struct board **n = realloc(d->retired, (d->n_retired + 1) * sizeof(*n));
@@ -276,8 +291,8 @@ static void remove_board(struct daemon *d, struct board *b)
 	retire(d, b);
 }
 
-/* Keep unchanged boards, create new and changed ones but @refused, retire the rest. */
-static int swap_boards(struct daemon *d, struct lab_config *cfg, char *const *refused)
+/* Keep unchanged boards, create new and changed ones but @rr's refused, retire the rest. */
+static int swap_boards(struct daemon *d, struct lab_config *cfg, struct reload_run *rr)
 {
 	struct board **old = d->boards;
 	size_t n_old = d->n_boards, i, j;
@@ -289,7 +304,7 @@ static int swap_boards(struct daemon *d, struct lab_config *cfg, char *const *re
 		const struct device *dev = cfg->devices[i];
 		struct board *b = NULL;
 
-		if (strv_contains(refused, dev->name))
+		if (strv_contains(rr->refused, dev->name))
 			continue;	/* another host has the name */
 		for (j = 0; j < n_old; j++) {
 			if (!old[j] || strcmp(board_name(old[j]), dev->name))
@@ -305,12 +320,17 @@ static int swap_boards(struct daemon *d, struct lab_config *cfg, char *const *re
 			if (err < 0)
 				break;
 			log_info("board '%s' %s", dev->name, j < n_old ? "changed" : "added");
+			strv_push(j < n_old ? &rr->changed : &rr->added, dev->name);
 		}
 		err = add_board(d, b);
 	}
-	for (j = 0; j < n_old; j++)
-		if (old[j])
-			remove_board(d, old[j]);
+	for (j = 0; j < n_old; j++) {
+		if (!old[j])
+			continue;
+		if (!lab_board_of(d, board_name(old[j])))	/* gone, not changed */
+			strv_push(&rr->removed, board_name(old[j]));
+		remove_board(d, old[j]);
+	}
 	free(old);
 	for (i = 0; i < d->n_boards; i++)
 		board_start(d->boards[i]);
@@ -349,16 +369,6 @@ static void reload_nfs(struct daemon *d)
 	rootfs_params_release(&p);
 	diag_release(&diag);
 }
-
-/* One reload (SIGHUP), run again by store_read_later() until its reads are in. */
-struct reload_run {
-	struct daemon *d;
-	uint64_t now;		/* the boards' registration time: the same in every run */
-	char **refused;		/* the boards another host has: left out (the run's) */
-	char **owners;		/* their hosts */
-	char *failed;		/* a board whose registration failed (the run's), or NULL */
-	int err;		/* and why */
-};
 
 /* Whether @dev is a board the reload adds or changes (created anew). */
 static bool board_is_new(struct daemon *d, const struct device *dev)
@@ -438,22 +448,46 @@ static int boards_registered(const struct reload_run *rr)
 	return rr->err;
 }
 
-/* labd.conf and its users, loaded: 0, or -errno with the reasons logged. */
-static int reload_load(struct daemon *d, struct lab_config **ret_cfg, struct users **ret_users)
+/* labd.conf and its users, loaded: 0, or -errno with the reasons logged and in @rr. */
+static int reload_load(struct reload_run *rr, struct lab_config **ret_cfg,
+		       struct users **ret_users)
 {
 	struct diag diag = DIAG_INIT;
 	int err;
 
-	err = config_load(d->opts.config_path, ret_cfg, &diag);
+	err = config_load(rr->d->opts.config_path, ret_cfg, &diag);
 	if (!err) {
 		err = users_load(*ret_cfg, ret_users, &diag);
 		if (err < 0)
 			config_unref(*ret_cfg);
 	}
-	for (size_t i = 0; err < 0 && i < diag.n; i++)
+	for (size_t i = 0; err < 0 && i < diag.n; i++) {
 		log_error("%s", diag.msgs[i]);
+		strv_push(&rr->errors, diag.msgs[i]);
+	}
+	if (err < 0 && !diag.n)
+		strv_push(&rr->errors, strerror(-err));
 	diag_release(&diag);
 	return err;
+}
+
+/* What the reload did, to whoever asked: once; the lab is degraded while one stands refused. */
+static void reload_report(struct reload_run *rr, bool refused)
+{
+	struct daemon *d = rr->d;
+	struct lab_reload_report rep = {
+		.refused = refused, .errors = rr->errors, .added = rr->added,
+		.changed = rr->changed, .removed = rr->removed, .boards = d->n_boards,
+		.device_types = d->cfg->n_types,
+	};
+
+	free(d->reload_refused);
+	d->reload_refused = refused ? strv_join(rr->errors, "; ") : NULL;
+	if (refused && !d->reload_refused)
+		d->reload_refused = strdup("refused");
+	if (rr->done)
+		rr->done(&rep, rr->done_ud);
+	rr->done = NULL;
 }
 
 /*
@@ -470,26 +504,31 @@ static void reload(void *userdata)
 	struct users *users = NULL;
 	int err;
 
-	err = reload_load(d, &cfg, &users);
+	rr->errors = strv_free(rr->errors);
+	err = reload_load(rr, &cfg, &users);
 	if (!err && board_reads_pending(rr, cfg)) {
 		users_free(users);
 		config_unref(cfg);
 		return;
 	}
 	if (!err && (err = boards_registered(rr)) < 0) {
+		strv_push(&rr->errors, strerror(-err));
 		users_free(users);
 		config_unref(cfg);
 	}
 	if (err < 0) {
 		log_error("reload failed: keeping the running configuration");
+		reload_report(rr, true);
 		return;
 	}
 	config_log_warnings(cfg);
 	users_free(d->users);
 	d->users = users;
-	err = swap_boards(d, cfg, rr->refused);
-	if (err < 0)
+	err = swap_boards(d, cfg, rr);
+	if (err < 0) {
 		log_error("reload: %s", strerror(-err));
+		strv_push(&rr->errors, strerror(-err));
+	}
 	config_unref(d->cfg);
 	d->cfg = cfg;
 	gitcache_set_limits(d->git, cfg->git_max_size, cfg->git_timeout);
@@ -500,16 +539,53 @@ static void reload(void *userdata)
 	log_info("reloaded: %zu boards, %zu device types", d->n_boards, cfg->n_types);
 	d->fd_limit = fdlimit_raise(cfg->n_devices);
 	cap_jobs(d);
+	reload_report(rr, false);
 }
 
 static void reloaded(void *userdata)
 {
 	struct reload_run *rr = userdata;
 
+	if (rr->done) {	/* forgotten: labd stops before the store answered */
+		strv_free(rr->errors);
+		rr->errors = NULL;
+		strv_push(&rr->errors, "labd is stopping");
+		reload_report(rr, true);
+	}
 	strv_free(rr->refused);
 	strv_free(rr->owners);
+	strv_free(rr->errors);
+	strv_free(rr->added);
+	strv_free(rr->changed);
+	strv_free(rr->removed);
 	free(rr->failed);
 	free(rr);
+}
+
+/* Start a reload (SIGHUP, or lab_reload() with @done). */
+static int start_reload(struct daemon *d, lab_reload_fn done, void *done_ud)
+{
+	struct reload_run *rr = calloc(1, sizeof(*rr));
+
+	log_info("reloading '%s'", d->cfg->path);
+	if (!rr) {
+		log_error("reload failed: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	*rr = (struct reload_run){ .d = d, .now = loop_realtime(d->loop), .done = done,
+				   .done_ud = done_ud };
+	store_read_later(d->store, d, reload, reloaded, rr);
+	return 0;
+}
+
+static int lab_reload_of(void *ud, lab_reload_fn done, void *done_ud)
+{
+	return start_reload(ud, done, done_ud);
+}
+
+static const char *lab_refused_reload_of(void *ud)
+{
+	return ((struct daemon *)ud)->reload_refused;
 }
 
 /* ---- signals and stopping ---- */
@@ -556,18 +632,10 @@ void daemon_stop(struct daemon *d, int code)
 static int on_signal(struct loop_source *s, const struct signalfd_siginfo *si, void *ud)
 {
 	struct daemon *d = ud;
-	struct reload_run *rr;
 
-	if (si->ssi_signo == SIGHUP) {
-		log_info("reloading '%s'", d->cfg->path);
-		rr = calloc(1, sizeof(*rr));
-		if (!rr) {
-			log_error("reload failed: %s", strerror(ENOMEM));
-			return 0;
-		}
-		*rr = (struct reload_run){ .d = d, .now = loop_realtime(d->loop) };
-		store_read_later(d->store, d, reload, reloaded, rr);
-	} else
+	if (si->ssi_signo == SIGHUP)
+		start_reload(d, NULL, NULL);
+	else
 		daemon_stop(d, 0);
 	return 0;
 }
@@ -764,7 +832,8 @@ static int start_core(struct daemon *d, struct diag *diag)
 {
 	int err;
 
-	d->lab = (struct lab){ lab_config_of, lab_users_of, lab_boards_of, lab_board_of, d };
+	d->lab = (struct lab){ lab_config_of, lab_users_of, lab_boards_of, lab_board_of,
+			       lab_reload_of, lab_refused_reload_of, d };
 	err = loop_new(&d->loop);
 	if (!err)
 		err = http_client_new(d->loop, &d->http);
@@ -927,6 +996,7 @@ struct daemon *daemon_free(struct daemon *d)
 	http_client_free(d->http);
 	loop_free(d->loop);
 	config_unref(d->cfg);
+	free(d->reload_refused);
 	free(d);
 	return NULL;
 }

@@ -45,6 +45,7 @@ struct options {
 	const char *command;
 	const char *job;	/* run-job's job, import-lava-device's dictionary */
 	const char *name;
+	const char *type;	/* import-lava-device's device type */
 	int verbose;
 };
 
@@ -55,11 +56,12 @@ static void usage(FILE *f)
 		   "       labd gc [-c FILE]\n"
 		   "       labd store migrate [-c FILE]   (the SQLite store into labd.conf's PostgreSQL)\n"
 		   "       labd run-job [-c FILE] JOB\n"
-		   "       labd import-lava-device [--name NAME] FILE.jinja2|FILE.yaml\n"
+		   "       labd import-lava-device [--name NAME] [--type TYPE] FILE.jinja2|FILE.yaml\n"
 		   "\n"
 		   "  -c, --config FILE   labd.conf (default %s)\n"
 		   "  -l, --listen ADDR   HTTP API address, overriding the configuration\n"
 		   "  -n, --name NAME     the imported board's name\n"
+		   "  -t, --type TYPE     its device type's name (LAVA's, as jobs ask for it)\n"
 		   "  -v, --verbose       more messages (twice: debug)\n"
 		   "  -V, --version       print the version\n",
 		   CONFIG_DEFAULT_PATH);
@@ -71,6 +73,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "config", required_argument, NULL, 'c' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "type", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -78,7 +81,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:l:n:vVh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:l:n:t:vVh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config = optarg;
@@ -88,6 +91,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'n':
 			o->name = optarg;
+			break;
+		case 't':
+			o->type = optarg;
 			break;
 		case 'v':
 			o->verbose++;
@@ -310,7 +316,7 @@ static int import_lava_device(const struct options *o)
 	struct diag notes = DIAG_INIT;
 	int err;
 
-	err = lava_device_import(o->job, o->name, &out, &notes);
+	err = lava_device_import(o->job, o->name, o->type, &out, &notes);
 	print_diag(&notes);
 	if (err < 0)
 		fprintf(stderr, "labd: cannot import '%s': %s\n", o->job,

@@ -18,7 +18,7 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "check", cmd_check, "JOB...",
+	{ "check", cmd_check, "[--strict] JOB...",
 	  "validate job files (the schema only when labd is not reachable)" },
 	{ "submit", cmd_submit, "JOB [-f|--follow] [-q|--quiet]",
 	  "queue a job; print its id, or follow it to its end" },
@@ -52,6 +52,9 @@ static const struct command commands[] = {
 	  "the sha256: form of a token, for labd.conf (--new makes a token)" },
 	{ "token-create", cmd_token_create, "USER ROLE",
 	  "a new token for USER (an admin's): kept by labd, known to every host of the lab" },
+	{ "whoami", cmd_whoami, "", "who labd takes you for, and your role" },
+	{ "reload", cmd_reload, "",
+	  "reload labd.conf and the boards (an admin's): what changed, or why not" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

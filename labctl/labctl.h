@@ -34,6 +34,7 @@
 #define LABCTL_TIMEOUT 60L	/* seconds for a request that is not a followed log */
 #define LABCTL_CONNECT_TIMEOUT 10L
 #define LABCTL_ERR_MAX 512
+#define LABCTL_QUEUE_POLL_MS 1000	/* how often a followed queued job is asked about */
 
 struct labctl {
 	const char *url;	/* labd's base URL, or "unix:/PATH" */
@@ -111,6 +112,9 @@ typedef bool (*lc_stream_fn)(const char *data, size_t len, void *userdata);
  * answer was complete, or the exit status after printing the problem.
  */
 int lc_stream(struct labctl *lc, const char *path, lc_stream_fn fn, void *userdata);
+
+/** lc_pause() - wait @ms milliseconds; true when Ctrl-C came meanwhile. */
+bool lc_pause(unsigned ms);
 
 /** lc_escape() - @s escaped for a URL path or query (caller frees); NULL on ENOMEM. */
 char *lc_escape(struct labctl *lc, const char *s);
@@ -191,5 +195,7 @@ int cmd_console(struct labctl *lc, int argc, char **argv);
 int cmd_telnet(struct labctl *lc, int argc, char **argv);
 int cmd_token_hash(struct labctl *lc, int argc, char **argv);
 int cmd_token_create(struct labctl *lc, int argc, char **argv);
+int cmd_whoami(struct labctl *lc, int argc, char **argv);
+int cmd_reload(struct labctl *lc, int argc, char **argv);
 
 #endif

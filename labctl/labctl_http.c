@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -274,6 +275,20 @@ static int stream_failed(struct labctl *lc, CURLcode res, const char *errbuf)
 		return lc_report_unreachable(lc);
 	fprintf(stderr, "labctl: the answer of labd at %s broke off: %s\n", lc->url, lc->err);
 	return LABCTL_ERROR;
+}
+
+bool lc_pause(unsigned ms)
+{
+	struct sigaction sa = { .sa_handler = on_sigint }, old;
+	struct timespec left = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	interrupted = 0;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old);
+	while (!interrupted && nanosleep(&left, &left) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &old, NULL);
+	return interrupted;
 }
 
 int lc_stream(struct labctl *lc, const char *path, lc_stream_fn fn, void *userdata)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/diag.h"
+#include "core/strv.h"
 #include "job/job.h"
 #include "labctl.h"
 
@@ -58,15 +59,15 @@ static const char *content_type(enum job_format fmt)
 	return "application/octet-stream";	/* labd looks at the text */
 }
 
-/* POST the job; @ret gets labd's answer. */
-static int post_job(struct labctl *lc, const char *file, const struct strbuf *text, bool dry_run,
-		    struct lc_response *ret)
+/* POST the job, @query ("&dry_run=1" ...) after its file name; @ret gets labd's answer. */
+static int post_job(struct labctl *lc, const char *file, const struct strbuf *text,
+		    const char *query, struct lc_response *ret)
 {
 	const char *name = strcmp(file, "-") ? file : "stdin";
 	char *esc = lc_escape(lc, name), *path;
 	int err;
 
-	if (!esc || asprintf(&path, "/jobs?filename=%s%s", esc, dry_run ? "&dry_run=1" : "") < 0) {
+	if (!esc || asprintf(&path, "/jobs?filename=%s%s", esc, query) < 0) {
 		free(esc);
 		return -ENOMEM;
 	}
@@ -79,23 +80,40 @@ static int post_job(struct labctl *lc, const char *file, const struct strbuf *te
 
 /* ---- check ---- */
 
-static int check_offline(const char *file, const struct strbuf *text)
+/* What `labctl check` prints of a job: "FILE: ok", its notices; --strict refuses warnings. */
+static int print_checked(const char *file, char *const *notices, size_t n, bool strict)
+{
+	size_t i, warnings = 0;
+
+	for (i = 0; i < n; i++)
+		warnings += strstr(notices[i], ": warning: ") != NULL;
+	if (!strict || !warnings)
+		printf("%s: ok\n", file);
+	for (i = 0; i < n; i++)
+		printf("%s\n", notices[i]);
+	if (strict && warnings)
+		printf("%s: refused: %zu warning%s (--strict)\n", file, warnings,
+		       warnings == 1 ? "" : "s");
+	return strict && warnings ? LABCTL_FAILED : 0;
+}
+
+static int check_offline(const char *file, const struct strbuf *text, bool strict)
 {
 	struct diag diag = DIAG_INIT;
 	struct job *job = NULL;
 	size_t i;
-	int err;
+	int err, ret = LABCTL_FAILED;
 
 	err = job_parse(text->buf, text->len, file, job_format_of(file), &job, &diag);
-	job_free(job);
 	if (!err)
-		printf("%s: ok\n", file);
+		ret = print_checked(file, job->notices, strv_length(job->notices), strict);
+	job_free(job);
 	for (i = 0; i < diag.n; i++)
 		printf("%s\n", diag.msgs[i]);
 	if (err && !diag.n)
 		printf("%s: %s\n", file, strerror(-err));
 	diag_release(&diag);
-	return err ? LABCTL_FAILED : 0;
+	return ret;
 }
 
 /* labd's "errors" ("file:line: cause") on stdout, as the offline check prints them. */
@@ -113,7 +131,21 @@ static int print_problems(const char *file, const struct lc_response *resp)
 	return LABCTL_FAILED;
 }
 
-static int check_one(struct labctl *lc, const char *file, bool *offline)
+/* labd's answer to a dry run: "FILE: ok" and the notices it gave. */
+static int print_accepted(const char *file, const struct lc_response *resp)
+{
+	json_t *doc = json_loadb(resp->body.buf, resp->body.len, 0, NULL);
+	json_t *notices = json_object_get(doc, "notices"), *v;
+	size_t i;
+
+	printf("%s: ok\n", file);
+	json_array_foreach(notices, i, v)
+		printf("%s\n", json_string_value(v));
+	json_decref(doc);
+	return 0;
+}
+
+static int check_one(struct labctl *lc, const char *file, bool strict, bool *offline)
 {
 	struct strbuf text = STRBUF_INIT;
 	struct lc_response resp;
@@ -122,18 +154,19 @@ static int check_one(struct labctl *lc, const char *file, bool *offline)
 	ret = lc_read_job(file, &text);
 	if (ret)
 		goto out;
-	if (!*offline && post_job(lc, file, &text, true, &resp) < 0) {
+	if (!*offline && post_job(lc, file, &text, strict ? "&dry_run=1&strict=1" : "&dry_run=1",
+				  &resp) < 0) {
 		fprintf(stderr, "labctl: cannot reach labd at %s: %s\n", lc->url, lc->err);
 		fputs("labctl: checking the job schema only, not what this lab's boards can run\n",
 		      stderr);
 		*offline = true;
 	}
 	if (*offline) {
-		ret = check_offline(file, &text);
+		ret = check_offline(file, &text, strict);
 		goto out;
 	}
 	if (resp.status == 200)
-		printf("%s: ok\n", file);
+		ret = print_accepted(file, &resp);
 	else if (resp.status == 422)
 		ret = print_problems(file, &resp);
 	else
@@ -146,19 +179,26 @@ out:
 
 int cmd_check(struct labctl *lc, int argc, char **argv)
 {
-	static const struct option opts[] = { HELP_OPTION, END_OPTIONS };
-	bool offline = false;
+	static const struct option opts[] = {
+		{ "strict", no_argument, NULL, 's' },
+		HELP_OPTION, END_OPTIONS,
+	};
+	bool offline = false, strict = false;
 	int c, i, ret = 0, r;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h')
 			return lc_help(argv[0]);
+		if (c == 's') {
+			strict = true;
+			continue;
+		}
 		return lc_usage_error(argv[0], "unknown option");
 	}
 	if (optind == argc)
 		return lc_usage_error(argv[0], "no job file given");
 	for (i = optind; i < argc; i++) {
-		r = check_one(lc, argv[i], &offline);
+		r = check_one(lc, argv[i], strict, &offline);
 		ret = r > ret ? r : ret;
 	}
 	return ret;
@@ -193,7 +233,7 @@ int cmd_submit(struct labctl *lc, int argc, char **argv)
 	if (argc - optind != 1)
 		return lc_usage_error(argv[0], "give exactly one job file");
 	ret = lc_read_job(argv[optind], &text);
-	if (!ret && post_job(lc, argv[optind], &text, false, &resp) < 0)
+	if (!ret && post_job(lc, argv[optind], &text, "", &resp) < 0)
 		ret = lc_report_unreachable(lc);
 	strbuf_release(&text);
 	if (ret)
@@ -216,7 +256,7 @@ int cmd_submit(struct labctl *lc, int argc, char **argv)
 		return LABCTL_OK;
 	}
 	if (!quiet)
-		fprintf(stderr, "labctl: job %lld queued; following its log (Ctrl-C stops)\n",
+		fprintf(stderr, "labctl: job %lld submitted; following its log (Ctrl-C stops)\n",
 			(long long)id);
 	return lc_follow_job(lc, id, quiet);
 }
@@ -346,7 +386,9 @@ static void print_job(const json_t *j)
 	printf("%-13s%s\n", "name:", lc_str(j, "name", "-"));
 	printf("%-13s%s\n", "state:", lc_str(j, "state", "-"));
 	printf("%-13s%s\n", "health:", lc_str(j, "health", "-"));
-	if (strcmp(lc_str(j, "error_type", "none"), "none") || lc_str(j, "error_msg", NULL))
+	if (!strcmp(lc_str(j, "health", ""), "canceled"))
+		printf("%-13s%s\n", "reason:", lc_str(j, "error_msg", "-"));
+	else if (strcmp(lc_str(j, "error_type", "none"), "none") || lc_str(j, "error_msg", NULL))
 		printf("%-13s%s: %s\n", "error:", lc_str(j, "error_type", "-"),
 		       lc_str(j, "error_msg", "-"));
 	printf("%-13s%s\n", "device type:", lc_str(j, "device_type", "-"));

@@ -46,8 +46,10 @@ static int print_outcome(struct labctl *lc, int64_t id)
 		printf("job %lld: complete, %lld passed, %lld failed, %lld skipped\n",
 		       (long long)id, lc_int(res, "pass"), fail, lc_int(res, "skip"));
 		ret = fail ? LABCTL_FAILED : LABCTL_OK;
-	} else if (!strcmp(health, "canceled")) {
-		printf("job %lld: canceled%s%s\n", (long long)id, msg ? ": " : "", msg ? msg : "");
+	} else if (!strcmp(health, "canceled")) {	/* "job 3: canceled by gitlab" */
+		printf("job %lld: %s%s\n", (long long)id,
+		       msg && !strncmp(msg, "canceled", 8) ? "" : msg ? "canceled: " : "canceled",
+		       msg ? msg : "");
 		ret = LABCTL_INCOMPLETE;
 	} else {
 		printf("job %lld: %s (%s): %s\n", (long long)id, health,
@@ -66,10 +68,48 @@ static int stopped_following(int64_t id)
 	return LABCTL_INTERRUPTED;
 }
 
+/*
+ * While job @id is queued: what it waits for (its place in the queue, the
+ * boards it could run on), again each time that changes.  0 once it left
+ * the queue (started, canceled), else the exit status.
+ */
+static int wait_queued(struct labctl *lc, int64_t id, bool quiet)
+{
+	char path[64], last[1024] = "";
+	const char *text;
+	json_t *job;
+	int ret;
+
+	snprintf(path, sizeof(path), "/jobs/%lld", (long long)id);
+	for (;;) {
+		job = NULL;
+		ret = lc_json(lc, "GET", path, NULL, &job);
+		if (ret)
+			return ret;
+		if (strcmp(lc_str(job, "state", ""), "queued")) {
+			json_decref(job);
+			return 0;
+		}
+		text = lc_str(json_object_get(job, "waiting"), "text", "");
+		if (!quiet && strcmp(text, last))
+			fprintf(stderr, "labctl: job %lld queued: %s\n", (long long)id, text);
+		snprintf(last, sizeof(last), "%s", text);
+		json_decref(job);
+		if (lc_pause(LABCTL_QUEUE_POLL_MS))
+			return LABCTL_INTERRUPTED;
+	}
+}
+
 int lc_follow_job(struct labctl *lc, int64_t id, bool quiet)
 {
 	char path[96];
 	int ret;
+
+	ret = wait_queued(lc, id, quiet);
+	if (ret == LABCTL_INTERRUPTED)
+		return stopped_following(id);
+	if (ret)
+		return ret;
 
 	snprintf(path, sizeof(path), "/jobs/%lld/log?follow=1&labd=1", (long long)id);
 	ret = lc_stream(lc, path, quiet ? discard : write_safe, NULL);

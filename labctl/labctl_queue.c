@@ -25,12 +25,13 @@ static void print_queue(const json_t *doc)
 	size_t i;
 	char wait[32];
 
-	printf("%-24s %6s  %-12s %5s %5s %5s\n", "DEVICE TYPE", "QUEUED", "OLDEST WAIT", "FREE",
-	       "BUSY", "BAD");
+	printf("%-24s %6s %12s  %-12s %5s %5s %5s\n", "DEVICE TYPE", "QUEUED", "RESERVATIONS",
+	       "OLDEST WAIT", "FREE", "BUSY", "BAD");
 	json_array_foreach(doc, i, q) {
-		printf("%-24s %6lld  %-12s %5lld %5lld %5lld\n",
+		printf("%-24s %6lld %12lld  %-12s %5lld %5lld %5lld\n",
 		       json_string_value(json_object_get(q, "device_type")),
 		       (long long)json_integer_value(json_object_get(q, "queued")),
+		       (long long)json_integer_value(json_object_get(q, "reservations")),
 		       format_wait(json_number_value(json_object_get(q, "oldest_wait")), wait,
 				   sizeof(wait)),
 		       (long long)json_integer_value(json_object_get(q, "free")),

@@ -36,12 +36,6 @@ recorder_mode() {
 	echo "$2" >"$TMP/$1.mode"
 }
 
-# submit FILE: POST a job, print its id.
-submit() {
-	curl -sf -X POST --data-binary @"$1" "$LABD_URL/api/v1/jobs" |
-		$PY -c 'import json, sys; print(json.load(sys.stdin)["id"])'
-}
-
 job_state() {
 	curl -sf "$LABD_URL/api/v1/jobs/$1" | $PY -c 'import json, sys; print(json.load(sys.stdin)["state"])'
 }

@@ -305,12 +305,14 @@ labd_kill() {
 }
 
 # labd_restart [ARGS...]: labd again on the same port, so $LABD_URL stays
-# right for the rest of the script even when called inside a test body.
+# right for the rest of the script even when called inside a test body; it
+# must answer within $LABD_START_TIMEOUT seconds too.
 labd_restart() {
 	"$LABD" -c "$LAB/labd.conf" --listen "127.0.0.1:$LABD_PORT" "$@" >>"$LAB/labd.log" 2>&1 &
 	LABD_PID=$!
 	echo "$LABD_PID" >>"$TMP/labd.pids"
-	wait_for "curl -sf --max-time 5 $LABD_URL/api/v1/health" 20 || { tail -20 "$LAB/labd.log"; return 1; }
+	wait_for "curl -sf --max-time 5 $LABD_URL/api/v1/health" "${LABD_START_TIMEOUT:-20}" ||
+		{ tail -20 "$LAB/labd.log"; return 1; }
 }
 
 # labd_stop: SIGTERM and wait until it exited (also from a subshell, where
@@ -323,6 +325,53 @@ labd_stop() {
 
 labctl() {
 	"$LABCTL_BIN" --url "$LABD_URL" "$@"
+}
+
+# submit FILE [TOKEN]: POST job FILE to labd at $LABD_URL (with bearer TOKEN),
+# print its id; a refused job fails, labd's answer on stderr.
+submit() {
+	local out
+	out=$(curl -s -X POST ${2:+-H "Authorization: Bearer $2"} --data-binary @"$1" \
+		"$LABD_URL/api/v1/jobs") &&
+		$PY -c 'import json, sys; print(json.loads(sys.argv[1])["id"])' "$out" 2>/dev/null ||
+		{ echo "submit $1: $out" >&2; return 1; }
+}
+
+# submit_follow FILE STATUS [OUT]: labctl submit --follow FILE, which must exit
+# with STATUS; its output in OUT (default $TMP/follow.out, which job_id reads;
+# jobs followed at once each need their own).  Otherwise its end and the end
+# of the job's console, printable, are shown.
+submit_follow() {
+	local out=${3:-$TMP/follow.out} rc=0 id
+	labctl submit --follow "$1" >"$out" 2>&1 || rc=$?
+	[ "$rc" = "$2" ] && return 0
+	echo "labctl submit --follow $1: exit status $rc, expected $2"
+	tail -40 "$out"
+	id=$(job_id "$out")
+	if [ -n "$id" ] && [ -f "$LAB/state/jobs/$id/console.log" ]; then
+		echo "the end of the console, printable:"
+		tail -c 3000 "$LAB/state/jobs/$id/console.log" |
+			sed 's/\x1b\[[0-9;=?]*[A-Za-z]/~/g' | tr -cd '[:print:]\n~' | tail -15
+	fi
+	return 1
+}
+
+# job_id [FILE]: the id of the last job FILE reports ("job N: ..." lines of
+# labctl --follow or labd run-job; default $TMP/follow.out).
+job_id() {
+	sed -n 's/^job \([0-9]*\): .*/\1/p' "${1:-$TMP/follow.out}" | tail -1
+}
+
+# submit_burst URL JOB N: N copies of JOB submitted to the labd at URL by 8
+# keep-alive clients at once (tests/bench/queue-client.py), as CI systems do.
+submit_burst() {
+	local p=8 i pids=()
+	for i in $(seq 0 $((p - 1))); do
+		$PY "$TOP/tests/bench/queue-client.py" "$1" submit "$2" $((($3 + p - 1 - i) / p)) \
+			>/dev/null &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || return 1; done
 }
 
 # write_job FILE: a job file from stdin.

@@ -97,20 +97,37 @@ pg_createdb() {
 	pg_sql "CREATE DATABASE \"$1\"" postgres >/dev/null
 }
 
-# pg_host_lab NAME PREFIX N [EXTRA STORE KEYS]: a labd host in $TMP/NAME (its
-# labd.conf on the test's PostgreSQL, host NAME) with N simulated boards
-# PREFIX-01 ..; leaves LAB=$TMP/NAME.
+# pg_host_lab [--type TYPE] [--sim ARGS] [--lease S] [--conf TEXT] NAME PREFIX N
+#             [STORE KEYS]: a labd host in $TMP/NAME, its labd.conf on the test's
+# PostgreSQL as host NAME (host_lease S, default 3; STORE KEYS added to the
+# `store` group, TEXT to labd.conf) with N simulated boards (simboard ARGS)
+# PREFIX-01 .. of device type TYPE (default sim-uboot); leaves LAB=$TMP/NAME.
+# Every multi-host test makes its hosts so.
 pg_host_lab() {
+	local type=sim-uboot sim= lease=3 conf= i
+	while :; do
+		case $1 in
+		--type) type=$2 ;;
+		--sim) sim=$2 ;;
+		--lease) lease=$2 ;;
+		--conf) conf=$2 ;;
+		*) break ;;
+		esac
+		shift 2
+	done
 	LAB=$TMP/$1
-	sim_start "$3"
-	write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"$1\"; host_lease = 3; timeout = 5; ${4:-} };"
+	# shellcheck disable=SC2086 # ARGS are words
+	sim_start "$3" $sim
+	write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"$1\"; host_lease = $lease; timeout = 5; ${4:-} };
+$conf"
 	for i in $(seq 0 $(($3 - 1))); do
-		sim_device "$(printf '%s-%02d' "$2" $((i + 1)))" "$i"
+		sim_device "$(printf '%s-%02d' "$2" $((i + 1)))" "$i" "$type"
 	done
 }
 
 # pg_host_start NAME [ARGS]: labd of $TMP/NAME in the background, its URL in
-# URL_<NAME>, its pid in $TMP/NAME.pid; waits until it answers.
+# URL_<NAME> and its port in PORT_<NAME>, its pid in $TMP/NAME.pid; waits
+# until it answers.
 pg_host_start() {
 	local port name=$1
 	shift
@@ -120,7 +137,7 @@ pg_host_start() {
 	echo $! >"$TMP/$name.pid"
 	echo "$!" >>"$TMP/labd.pids"
 	at_exit "kill -9 $!"
-	eval "URL_$name=http://127.0.0.1:$port"
+	eval "URL_$name=http://127.0.0.1:$port PORT_$name=$port"
 	wait_for "curl -sf http://127.0.0.1:$port/api/v1/health" 30
 }
 

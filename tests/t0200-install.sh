@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # t0200-install.sh -- `make install` into a staging directory: the programs,
 # the man pages of labd(8), labctl(1) and labd.conf(5) that man renders, and the
-# dashboard with xterm.js (fetched by `make deps`, not in git: a clear error without it).
+# dashboard with xterm.js (web/vendor/xterm/: a clear error without it).
 . "$(dirname "$0")/lib.sh"
 
 ROOT=$TMP/root

@@ -53,15 +53,11 @@ powered_off() {
 	sim_ctl status "sim$1" | grep -q 'power=off'
 }
 
-job_id() {
-	sed -n 's/^job \([0-9]*\): .*/\1/p' "$TMP/run.out" | tail -1
-}
-
 test_expect_success 'barebox: interrupt, bootm from /mnt/tftp, kernel, shell' '
 	boot_job "$TMP/bb.yaml" sim-barebox barebox "commands: ramdisk" &&
 	run_job "$TMP/bb.yaml" 0 &&
 	grep -q "smoke.cmdline: pass" "$TMP/run.out" &&
-	id=$(job_id) &&
+	id=$(job_id "$TMP/run.out") &&
 	console=$LAB/state/jobs/$id/console.log &&
 	grep -q "Hit m for menu or any other key to stop autoboot" "$console" &&
 	grep -q "barebox@Simulated ARM Board:/ bootm -v -r /mnt/tftp/$id/initrd.cpio.gz -o /mnt/tftp/$id/sim.dtb /mnt/tftp/$id/Image" "$console" &&
@@ -87,7 +83,7 @@ test_expect_success 'depthcharge: no interrupt, tftpboot with the command line f
 	boot_job "$TMP/dc.yaml" sim-depthcharge depthcharge &&
 	run_job "$TMP/dc.yaml" 0 &&
 	grep -q "smoke.cmdline: pass" "$TMP/run.out" &&
-	id=$(job_id) &&
+	id=$(job_id "$TMP/run.out") &&
 	grep -qx "console=ttyAMA0,115200 root=/dev/ram0 *" "$LAB/state/tftp/$id/cmdline" &&
 	console=$LAB/state/jobs/$id/console.log &&
 	grep -q "dpch: tftpboot 10.0.2.2 $id/Image $id/cmdline $id/initrd.cpio.gz" "$console" &&
@@ -142,7 +138,7 @@ actions:
 JOB
 	run_job "$TMP/bl.yaml" 0 &&
 	grep -q "uboot.version: pass" "$TMP/run.out" &&
-	! grep -q "Starting kernel" "$LAB/state/jobs/$(job_id)/console.log" &&
+	! grep -q "Starting kernel" "$LAB/state/jobs/$(job_id "$TMP/run.out")/console.log" &&
 	powered_off 0
 '
 

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 SAMPLES=${LAVA_SAMPLES:-$TOP/../shared/lava/lava-jobs}
-LAVA_SAMPLES_MIN=78
+LAVA_SAMPLES_MIN=84
 if [ ! -d "$SAMPLES" ]; then
 	test_skip "LAVA's sample jobs parse or are refused as unsupported" \
 		"no LAVA samples at $SAMPLES (set LAVA_SAMPLES)"

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# t1200-deploy.sh -- the deploy action against a real HTTP server: HTTP errors,
-# checksums, the size limit, gz and xz decompression, the shared download cache.
+# t1200-deploy.sh -- the deploy action against a real HTTP server: the artifact
+# URLs checked before the board is touched (a missing one is the job's fault, a
+# server that does not answer the lab's), checksums, the size limit, gz and xz
+# decompression, the shared download cache.
 . "$(dirname "$0")/lib.sh"
 
 LIMIT=3000000
@@ -46,16 +48,21 @@ last_job() {
 	sed -n 's/^job \([0-9]*\): .*/\1/p' "$TMP/run.out" | tail -1
 }
 
-test_expect_success 'HTTP 404: infrastructure error naming the URL and the status' '
-	deploy_job "$TMP/404.yaml" "    kernel: {url: $URL/missing}" &&
+test_expect_success 'HTTP 404: the job error of a missing artifact, before any action' '
+	deploy_job "$TMP/404.yaml" "    kernel: {url: $URL/missing}
+    dtb: {url: $URL/cached.dtb}" &&
 	run_job "$TMP/404.yaml" 2 &&
-	grep -q "incomplete (infrastructure): download of .$URL/missing. failed: HTTP 404" "$TMP/run.out"
+	grep -q "incomplete (job): artifact URL check before the board was powered: kernel .$URL/missing.: HTTP 404 (a missing artifact: the job.s URL)$" "$TMP/run.out" &&
+	! grep -q "action 1 of" "$TMP/run.out" &&
+	grep -q "\"HEAD /missing HTTP/1.1\" 404" "$TMP/http.log" &&
+	! grep -q "GET /missing" "$TMP/http.log"
 '
 
-test_expect_success 'connection refused: infrastructure error naming the URL' '
+test_expect_success 'connection refused: infrastructure error naming the URL, before any action' '
 	deploy_job "$TMP/refused.yaml" "    kernel: {url: http://127.0.0.1:1/Image}" &&
 	run_job "$TMP/refused.yaml" 2 &&
-	grep -q "incomplete (infrastructure): download of .http://127.0.0.1:1/Image. failed: " "$TMP/run.out"
+	grep -q "incomplete (infrastructure): artifact URL check before the board was powered: kernel .http://127.0.0.1:1/Image.: no answer: Failed to connect to 127.0.0.1 port 1" "$TMP/run.out" &&
+	! grep -q "action 1 of" "$TMP/run.out"
 '
 
 test_expect_success 'checksum mismatch: infrastructure error with both sums, nothing staged' '
@@ -120,7 +127,7 @@ test_expect_success 'a cached file deleted by the admin is downloaded again' '
 test_expect_success 'file URLs outside artifact_dir are refused (job error)' '
 	deploy_job "$TMP/file.yaml" "    kernel: {url: file:///etc/passwd}" &&
 	run_job "$TMP/file.yaml" 2 &&
-	grep -q "incomplete (job): file URL .file:///etc/passwd. is not below the lab.s artifact directory" "$TMP/run.out"
+	grep -q "incomplete (job): artifact URL check before the board was powered: kernel .file:///etc/passwd.: not below the lab.s artifact directory" "$TMP/run.out"
 '
 
 test_done

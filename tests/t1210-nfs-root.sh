@@ -274,9 +274,9 @@ fail_with() {
 		{ grep "job .*incomplete" "$TMP/follow.out"; false; }
 }
 
-test_expect_success 'HTTP 404: infrastructure error naming the URL' '
+test_expect_success 'HTTP 404: the job'"'"'s error naming the URL, before the board is touched' '
 	nfs_job "$TMP/404.yaml" "{url: $URL/missing.tar.xz}" &&
-	fail_with "$TMP/404.yaml" "incomplete \(infrastructure\): download of .$URL/missing.tar.xz. failed: HTTP 404"
+	fail_with "$TMP/404.yaml" "incomplete \(job\): artifact URL check before the board was powered: nfsrootfs .$URL/missing.tar.xz.: HTTP 404"
 '
 
 test_expect_success 'wrong checksum: infrastructure error, the tree removed' '

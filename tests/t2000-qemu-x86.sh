@@ -9,35 +9,14 @@
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 
-if ! qemu_fixtures x86_64; then
-	test_skip 'x86_64 QEMU boots through labd' "$QEMU_SKIP"
-	test_done
-	exit
-fi
-qemu_lab
+qemu_open 'x86_64 QEMU boots through labd' x86_64
 labd_start
 at_exit labd_stop
-
-# submit JOB WANT_STATUS: labctl submit --follow, output in $TMP/follow.out.
-submit() {
-	local rc=0
-	labctl submit --follow "$1" >"$TMP/follow.out" 2>&1 || rc=$?
-	if [ "$rc" != "$2" ]; then
-		echo "labctl submit --follow $1: exit status $rc, expected $2"
-		tail -40 "$TMP/follow.out"
-		return 1
-	fi
-}
-
-# job_id: the id of the job submit followed (from labctl's last line).
-job_id() {
-	sed -n 's/^job \([0-9]*\): .*/\1/p' "$TMP/follow.out" | tail -1
-}
 
 qemu_job "$TOP/jobs/qemu-x86_64.yaml" "$TMP/x86.yaml"
 
 test_expect_success 'jobs/qemu-x86_64.yaml: boot to a shell, interactive test, KTAP results' '
-	submit "$TMP/x86.yaml" 1 &&
+	submit_follow "$TMP/x86.yaml" 1 &&
 	grep -q "job [0-9]*: complete, 7 passed, 2 failed, 1 skipped" "$TMP/follow.out" &&
 	labctl results "$(job_id)" >"$TMP/results" &&
 	grep -q "smoke.machine.*pass" "$TMP/results" &&
@@ -81,7 +60,7 @@ test_expect_success 'extra_kernel_args reach the kernel as they are, never QEMU'
       script:
       - {command: "cat /proc/cmdline", name: append, successes: [{message: "quiet labd.x=-snapshot,-device,x"}]}
 JOB
-	submit "$TMP/append.yaml" 1 &&
+	submit_follow "$TMP/append.yaml" 1 &&
 	labctl results "$(job_id)" | grep -q "cmdline.append.*pass"
 '
 
@@ -94,14 +73,14 @@ test_expect_success 'a job may not deploy what the device type does not hand to 
 
 test_expect_success 'no ramdisk for a command line that needs one: job error, before QEMU' '
 	sed "/ramdisk:/,+1d" "$TMP/x86.yaml" >"$TMP/noramdisk.yaml" &&
-	submit "$TMP/noramdisk.yaml" 2 &&
+	submit_follow "$TMP/noramdisk.yaml" 2 &&
 	grep -q "incomplete (job): the QEMU command line of device type .qemu-x86_64. needs {RAMDISK}: deploy a .ramdisk. to tmpfs" "$TMP/follow.out" &&
 	labctl devices | grep qemu-x86-01 | grep -q idle
 '
 
 test_expect_success 'QEMU cannot start: infrastructure error quoting QEMU, board back to idle' '
 	sed "s|x86_64/vmlinux|x86_64/kernel-version|" "$TMP/x86.yaml" >"$TMP/bad.yaml" &&
-	submit "$TMP/bad.yaml" 2 &&
+	submit_follow "$TMP/bad.yaml" 2 &&
 	grep -q "incomplete (infrastructure): .*qemu exited with status 1: qemu: linux kernel too old to load a ram disk" "$TMP/follow.out" &&
 	wait_for "labctl devices | grep qemu-x86-01 | grep -q idle" 10
 '

@@ -9,33 +9,14 @@
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 
-if ! qemu_fixtures arm64; then
-	test_skip 'arm64 QEMU boots through U-Boot' "$QEMU_SKIP"
-	test_done
-	exit
-fi
-qemu_lab
+qemu_open 'arm64 QEMU boots through U-Boot' arm64
 labd_start
 at_exit labd_stop
-
-submit() {
-	local rc=0
-	labctl submit --follow "$1" >"$TMP/follow.out" 2>&1 || rc=$?
-	if [ "$rc" != "$2" ]; then
-		echo "labctl submit --follow $1: exit status $rc, expected $2"
-		tail -40 "$TMP/follow.out"
-		return 1
-	fi
-}
-
-job_id() {
-	sed -n 's/^job \([0-9]*\): .*/\1/p' "$TMP/follow.out" | tail -1
-}
 
 qemu_job "$TOP/jobs/qemu-arm64-uboot.yaml" "$TMP/arm64.yaml"
 
 test_expect_success 'jobs/qemu-arm64-uboot.yaml: U-Boot, TFTP, booti, inline test definition' '
-	submit "$TMP/arm64.yaml" 0 &&
+	submit_follow "$TMP/arm64.yaml" 0 &&
 	grep -q "job [0-9]*: complete, 3 passed" "$TMP/follow.out" &&
 	labctl results "$(job_id)" >"$TMP/results" &&
 	grep -q "0_smoke.machine .*pass" "$TMP/results" &&
@@ -65,7 +46,7 @@ test_expect_success 'the board is powered off (no U-Boot left burning a core)' '
 test_expect_success 'a file missing on TFTP: U-Boot error, infrastructure, board off' '
 	sed "s|commands: ramdisk|commands: [\"setenv serverip 10.0.2.2\", \"setenv ipaddr 10.0.2.15\", \"tftp {KERNEL_ADDR} no-such-file\"]|" \
 		"$TMP/arm64.yaml" >"$TMP/missing.yaml" &&
-	submit "$TMP/missing.yaml" 2 &&
+	submit_follow "$TMP/missing.yaml" 2 &&
 	grep -q "incomplete (infrastructure): u-boot error after tftp 0x40400000 no-such-file" "$TMP/follow.out" &&
 	! qemu_running qemu-arm64-01
 '

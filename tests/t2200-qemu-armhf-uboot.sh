@@ -7,12 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 
-if ! qemu_fixtures armhf; then
-	test_skip 'armhf QEMU boots through U-Boot' "$QEMU_SKIP"
-	test_done
-	exit
-fi
-qemu_lab
+qemu_open 'armhf QEMU boots through U-Boot' armhf
 labd_start
 at_exit labd_stop
 

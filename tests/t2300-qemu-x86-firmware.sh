@@ -10,12 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 
-if ! qemu_fixtures x86_64; then
-	test_skip 'x86_64 QEMU boots through iPXE, GRUB EFI and the UEFI menu' "$QEMU_SKIP"
-	test_done
-	exit
-fi
-qemu_lab
+qemu_open 'x86_64 QEMU boots through iPXE, GRUB EFI and the UEFI menu' x86_64
 mkdir -p "$LAB/state/tftp"
 have_ipxe=1 have_uefi=1
 qemu_firmware ipxe || { have_ipxe=; IPXE_SKIP=$QEMU_SKIP; }
@@ -23,23 +18,6 @@ qemu_firmware uefi || { have_uefi=; UEFI_SKIP=$QEMU_SKIP; }
 [ -z "$have_uefi" ] || qemu_uefi_grub "$LAB/state/tftp"
 labd_start
 at_exit labd_stop
-
-submit() {
-	local rc=0
-	labctl submit --follow "$1" >"$TMP/follow.out" 2>&1 || rc=$?
-	if [ "$rc" != "$2" ]; then
-		echo "labctl submit --follow $1: exit status $rc, expected $2"
-		tail -40 "$TMP/follow.out"
-		echo "the end of the console, printable:"
-		tail -c 3000 "$LAB/state/jobs/$(job_id)/console.log" |
-			sed 's/\x1b\[[0-9;=?]*[A-Za-z]/~/g' | tr -cd '[:print:]\n~' | tail -15
-		return 1
-	fi
-}
-
-job_id() {
-	sed -n 's/^job \([0-9]*\): .*/\1/p' "$TMP/follow.out" | tail -1
-}
 
 # fw_job FILE TYPE METHOD DEPLOY [BOOT KEYS...]: boot, then an interactive smoke test.
 fw_job() {
@@ -86,7 +64,7 @@ powered_off() {
 if [ -n "$have_ipxe" ]; then
 test_expect_success 'jobs/qemu-x86_64-ipxe.yaml: Ctrl-B, dhcp, kernel and initrd over TFTP, shell' '
 	qemu_job "$TOP/jobs/qemu-x86_64-ipxe.yaml" "$TMP/ipxe.yaml" &&
-	submit "$TMP/ipxe.yaml" 0 &&
+	submit_follow "$TMP/ipxe.yaml" 0 &&
 	has "$TMP/follow.out" "smoke.echo .*pass\|complete, 1 passed" &&
 	id=$(job_id) &&
 	console=$LAB/state/jobs/$id/console.log &&
@@ -98,7 +76,7 @@ test_expect_success 'jobs/qemu-x86_64-ipxe.yaml: Ctrl-B, dhcp, kernel and initrd
 test_expect_success 'iPXE: a file missing on TFTP is an infrastructure error, board off' '
 	fw_job "$TMP/ipxe-missing.yaml" qemu-x86_64-ipxe ipxe "$TFTP_DEPLOY" \
 		"commands: [dhcp, \"kernel tftp://{SERVER_IP}/{KERNEL}.missing\", boot]" &&
-	submit "$TMP/ipxe-missing.yaml" 2 &&
+	submit_follow "$TMP/ipxe-missing.yaml" 2 &&
 	has "$TMP/follow.out" "incomplete (infrastructure): ipxe error after kernel tftp://10.0.2.2/[0-9]*/bzImage.missing: tftp://10.0.2.2/[0-9]*/bzImage.missing... No such file or directory (http://ipxe.org/" &&
 	powered_off qemu-x86-ipxe-01
 '
@@ -109,7 +87,7 @@ fi
 if [ -n "$have_uefi" ]; then
 test_expect_success 'jobs/qemu-x86_64-grub-efi.yaml: OVMF PXE, c at the menu, linux and initrd, shell' '
 	qemu_job "$TOP/jobs/qemu-x86_64-grub-efi.yaml" "$TMP/grub.yaml" &&
-	submit "$TMP/grub.yaml" 0 &&
+	submit_follow "$TMP/grub.yaml" 0 &&
 	id=$(job_id) &&
 	console=$LAB/state/jobs/$id/console.log &&
 	grep -q "NBP filename is labd-grub/grubx64.efi" "$console" &&
@@ -122,14 +100,14 @@ test_expect_success 'jobs/qemu-x86_64-grub-efi.yaml: OVMF PXE, c at the menu, li
 test_expect_success 'GRUB EFI: a file missing on TFTP is an infrastructure error' '
 	fw_job "$TMP/grub-missing.yaml" qemu-x86_64-uefi grub-efi "$TFTP_DEPLOY" \
 		"commands: [\"linux (tftp,{SERVER_IP})/{KERNEL}.missing\", boot]" &&
-	submit "$TMP/grub-missing.yaml" 2 &&
+	submit_follow "$TMP/grub-missing.yaml" 2 &&
 	has "$TMP/follow.out" "incomplete (infrastructure): grub-efi error after linux (tftp,10.0.2.2)/[0-9]*/bzImage.missing: error: File not found." &&
 	powered_off qemu-x86-uefi-01
 '
 
 test_expect_success 'UEFI menu: Boot Manager, then the PXE entry, by their text; shell' '
 	fw_job "$TMP/menu.yaml" qemu-x86_64-uefi uefi-menu "" "commands: network" &&
-	submit "$TMP/menu.yaml" 0 &&
+	submit_follow "$TMP/menu.yaml" 0 &&
 	id=$(job_id) &&
 	has "$TMP/follow.out" "uefi-menu: selecting .Boot Manager." &&
 	has "$TMP/follow.out" "uefi-menu: selecting .UEFI PXEv4 (MAC:525400123456)." &&
@@ -140,7 +118,7 @@ test_expect_success 'UEFI menu: Boot Manager, then the PXE entry, by their text;
 test_expect_success 'UEFI menu: an entry that is not there is a job error naming those seen' '
 	fw_job "$TMP/menu-bad.yaml" qemu-x86_64-uefi uefi-menu "" \
 		"commands: [Boot Manager, UEFI HTTPv9]" &&
-	submit "$TMP/menu-bad.yaml" 2 &&
+	submit_follow "$TMP/menu-bad.yaml" 2 &&
 	has "$TMP/follow.out" "incomplete (job): uefi-menu: no menu entry .UEFI HTTPv9. (seen: .UEFI PXEv4 (MAC:525400123456)., .UEFI PXEv6" &&
 	powered_off qemu-x86-uefi-01
 '

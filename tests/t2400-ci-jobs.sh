@@ -14,15 +14,10 @@
 . "$TOP/tests/qemu/lib.sh"
 . "$TOP/tests/ci/lib.sh"
 
-if ! qemu_fixtures x86_64 arm64; then
-	test_skip 'CI jobs on QEMU boards' "$QEMU_SKIP"
-	test_done
-	exit
-fi
+qemu_open 'CI jobs on QEMU boards' x86_64 arm64
 SECRET=labd-s3cr3t-$$-$RANDOM
 git_repo "$TMP/git/test-definitions"
 git_daemon "$TMP/git"
-qemu_lab
 CB_TOKEN=cb-token-$$-$RANDOM
 cat >>"$LAB/labd.conf" <<CONF
 git_allow = [ "$GIT_URL" ];
@@ -35,20 +30,6 @@ at_exit "kill $!"
 wait_for "curl -s http://127.0.0.1:$CB_PORT/ -o /dev/null" 10
 labd_start
 at_exit labd_stop
-
-submit() {
-	local rc=0
-	labctl submit --follow "$1" >"$TMP/follow.out" 2>&1 || rc=$?
-	if [ "$rc" != "$2" ]; then
-		echo "labctl submit --follow $1: exit status $rc, expected $2"
-		tail -40 "$TMP/follow.out"
-		return 1
-	fi
-}
-
-job_id() {
-	sed -n 's/^job \([0-9]*\): .*/\1/p' "$TMP/follow.out" | tail -1
-}
 
 # git_defs: two definitions of the test repository, at tag v1 and at HEAD's commit.
 git_defs() {
@@ -110,7 +91,7 @@ $(git_defs)
 JOB
 
 test_expect_success 'x86_64: two git definitions (tag, commit) run from the overlay appended to the ramdisk' '
-	submit "$TMP/x86-git.yaml" 0 &&
+	submit_follow "$TMP/x86-git.yaml" 0 &&
 	grep -q "job [0-9]*: complete, 5 passed" "$TMP/follow.out" &&
 	labctl results "$(job_id)" >"$TMP/results" &&
 	grep -q "0_smoke-tag.pwd .*pass" "$TMP/results" &&
@@ -158,7 +139,7 @@ $(git_defs)
 JOB
 
 test_expect_success 'arm64: the board downloads the overlay from labd (transfer_overlay), modules from the deploy' '
-	submit "$TMP/arm64-git.yaml" 0 &&
+	submit_follow "$TMP/arm64-git.yaml" 0 &&
 	grep -q "job [0-9]*: complete, 4 passed" "$TMP/follow.out" &&
 	id=$(job_id) &&
 	labctl results "$id" >"$TMP/results" &&
@@ -199,7 +180,7 @@ JOB
 # killed and started again meanwhile; then the receiver comes up.
 t_down() {
 	local id t0 pid
-	submit "$TMP/down.yaml" 0 || return 1
+	submit_follow "$TMP/down.yaml" 0 || return 1
 	id=$(job_id)
 	t0=$(date +%s)
 	sleep 15 && labd_kill && labd_restart || return 1

@@ -51,7 +51,6 @@ actions:
 JOB
 }
 
-submit() { labctl submit -q "$1"; }
 wait_job() { # wait_job ID HEALTH
 	wait_for "[ \"\$(job_field $1 '[\"state\"]')\" = finished ]" ${3:-90} &&
 	[ "$(job_field "$1" '["health"]')" = "$2" ] || { curl -s "$api/jobs/$1"; return 1; }
@@ -143,6 +142,34 @@ test_expect_success 'a broken reload keeps the running configuration' '
 	curl -sf "$api/devices/sim-01" >/dev/null &&
 	rm "$LAB/devices/99-broken.conf"
 '
+
+# labctl reload: what changed; refused: why, exit 1, /health degraded until a reload works
+t_reload() {
+	health() { curl -sf "$api/health" | jq_py "d$1"; } &&
+	cat >"$LAB/devices/10-sim-04.conf" <<CONF &&
+device = { name = "sim-04"; type = "sim-minimal"; console = { driver = "pty"; path = "$LAB/sim/sim2.pty"; }; };
+CONF
+	labctl reload >"$TMP/out" && cat "$TMP/out" &&
+	grep -q "^reloaded: 4 boards, [0-9]* device types$" "$TMP/out" &&
+	grep -q "^added: sim-04$" "$TMP/out" &&
+	sed -i 's/type = "sim-minimal";/type = "sim-minimal"; description = "now described";/' \
+		"$LAB/devices/10-sim-04.conf" &&
+	labctl reload | grep -q "^changed: sim-04$" &&
+	printf 'device = {\n  name = ;\n};\n' >"$LAB/devices/99-broken.conf" &&
+	test_expect_code 1 labctl reload >"$TMP/out" 2>"$TMP/err" &&
+	cat "$TMP/err" &&
+	grep -q "^labctl: reload refused: the running configuration stays$" "$TMP/err" &&
+	grep -q "99-broken.conf:2: " "$TMP/err" &&
+	[ "$(health '["status"]')" = degraded ] &&
+	health '["reasons"][0]' | grep -q "^the last reload was refused: .*99-broken.conf:2: " &&
+	curl -sf "$LABD_URL/metrics" | grep -q "^labd_config_last_reload_successful 0$" &&
+	curl -sf "$api/devices/sim-04" >/dev/null &&
+	rm "$LAB/devices/99-broken.conf" "$LAB/devices/10-sim-04.conf" &&
+	labctl reload >"$TMP/out" && grep -q "^removed (after their jobs): sim-04$" "$TMP/out" &&
+	[ "$(health '["status"]')" = ok ] &&
+	curl -sf "$LABD_URL/metrics" | grep -q "^labd_config_last_reload_successful 1$"
+}
+test_expect_success 'labctl reload: what changed; refused with the reasons, the lab degraded' t_reload
 
 test_expect_success 'SIGKILL while a job runs: requeued once on restart, nothing lost' '
 	sim_ctl mode all slow >/dev/null &&

@@ -75,7 +75,7 @@ JOB
 # nfs_passed OUT: the job of OUT completed with its three results passed.
 nfs_passed() {
 	local id
-	id=$(qemu_job_id "$1")
+	id=$(job_id "$1")
 	grep -q "job $id: complete" "$1" &&
 	labctl results "$id" >"$1.results" &&
 	grep -q "0_nfs-root.root-on-nfs .*pass" "$1.results" &&
@@ -102,9 +102,9 @@ trees_gone() {
 
 nfs_job "$TMP/arm64.yaml" qemu-arm64 u-boot arm64 Image arm64-$$
 test_expect_success 'arm64 through U-Boot: root on NFS, git test definition run from it' '
-	qemu_submit "$TMP/arm64.yaml" 0 "$TMP/arm64.out" &&
+	submit_follow "$TMP/arm64.yaml" 0 "$TMP/arm64.out" &&
 	nfs_passed "$TMP/arm64.out" &&
-	console=$LAB/state/jobs/$(qemu_job_id "$TMP/arm64.out")/console.log &&
+	console=$LAB/state/jobs/$(job_id "$TMP/arm64.out")/console.log &&
 	grep -q "nfsroot=10.0.2.2:$LAB/nfs/[^ ]*port=$NFS_PORT,mountport=$NFS_MOUNT_PORT" "$console" &&
 	grep -q "nfsroot: mounted 10.0.2.2:$LAB/nfs/" "$console"
 '
@@ -119,7 +119,7 @@ test_expect_success 'arm64: the tree is gone once the job ended' '
 
 nfs_job "$TMP/x86.yaml" qemu-x86_64-ipxe ipxe x86_64 bzImage x86-$$
 test_expect_success 'x86_64 through iPXE: root on NFS, git test definition run from it' '
-	qemu_submit "$TMP/x86.yaml" 0 "$TMP/x86.out" &&
+	submit_follow "$TMP/x86.yaml" 0 "$TMP/x86.out" &&
 	nfs_passed "$TMP/x86.out" &&
 	proof x86-$$ x86_64 &&
 	trees_gone
@@ -128,15 +128,15 @@ test_expect_success 'x86_64 through iPXE: root on NFS, git test definition run f
 nfs_job "$TMP/two-a.yaml" qemu-arm64 u-boot arm64 Image two-a-$$
 nfs_job "$TMP/two-b.yaml" qemu-arm64 u-boot arm64 Image two-b-$$
 test_expect_success 'two NFS jobs at once on two arm64 boards, each in its own tree' '
-	qemu_submit "$TMP/two-a.yaml" 0 "$TMP/two-a.out" & a=$!
-	qemu_submit "$TMP/two-b.yaml" 0 "$TMP/two-b.out" & b=$!
+	submit_follow "$TMP/two-a.yaml" 0 "$TMP/two-a.out" & a=$!
+	submit_follow "$TMP/two-b.yaml" 0 "$TMP/two-b.out" & b=$!
 	rc=0
 	wait $a || rc=1
 	wait $b || rc=1
 	[ $rc = 0 ] &&
 	nfs_passed "$TMP/two-a.out" && nfs_passed "$TMP/two-b.out" &&
 	proof two-a-$$ aarch64 && proof two-b-$$ aarch64 &&
-	boards=$(for o in two-a two-b; do labctl show "$(qemu_job_id "$TMP/$o.out")"; done |
+	boards=$(for o in two-a two-b; do labctl show "$(job_id "$TMP/$o.out")"; done |
 		 sed -n "s/^device: *//p" | sort -u | wc -l) &&
 	[ "$boards" = 2 ] &&
 	trees_gone

@@ -140,8 +140,8 @@ test_expect_success 'the KernelCI job differs from the real one in its URLs only
 '
 
 test_expect_success "KernelCI's kselftest job (beaglebone-black, u-boot, nfs) completes" '
-	qemu_submit "$TMP/kci-kselftest.yaml" 0 &&
-	id=$(qemu_job_id) &&
+	submit_follow "$TMP/kci-kselftest.yaml" 0 &&
+	id=$(job_id) &&
 	labctl results "$id" >"$TMP/kci.results" &&
 	cat "$TMP/kci.results" &&
 	grep -q "kselftest-acct.acct_acct_syscall .*pass" "$TMP/kci.results" &&
@@ -169,8 +169,8 @@ sed -e "s|https://storage.example.org/lkft/|$ART_URL/lkft/|" \
 	"$LKFT_SIGNALTEST" >"$TMP/lkft-signaltest.yaml"
 
 test_expect_success "LKFT's signaltest job (x86, ipxe, nfs, modules at /) completes" '
-	qemu_submit "$TMP/lkft-signaltest.yaml" 0 &&
-	id=$(qemu_job_id) && echo "$id" >"$TMP/lkft.id" &&
+	submit_follow "$TMP/lkft-signaltest.yaml" 0 &&
+	id=$(job_id) && echo "$id" >"$TMP/lkft.id" &&
 	labctl results "$id" >"$TMP/lkft.results" &&
 	cat "$TMP/lkft.results" &&
 	grep -q "job $id: complete" "$TMP/follow.out" &&

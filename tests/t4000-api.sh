@@ -104,7 +104,7 @@ test_expect_success 'GET /devices: every board with its state' t_devices
 t_maintenance() {
 	req POST /devices/sim-01/state -d '{"state": "maintenance", "reason": "keep jobs queued"}' &&
 	expect_status 200 &&
-	[ "$(jget 'd["state"]' 'd["reason"]')" = "maintenance keep jobs queued" ] &&
+	[ "$(jget 'd["state"]' 'd["reason"]')" = "maintenance keep jobs queued (set by anonymous)" ] &&
 	req GET /devices/sim-01 && expect_status 200 &&
 	[ "$(jget 'd["state"]')" = maintenance ]
 }

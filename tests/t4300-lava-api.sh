@@ -195,6 +195,84 @@ t_squad() {
 }
 test_expect_success 'squad: REST (form submit, suites, tests) and XML-RPC at //RPC2' t_squad
 
+# each lavacli command a lab's people use every day, as lavacli 1.2 prints it
+t_lavacli_jobs() {
+	lava rita jobs list >"$TMP/out" && cat "$TMP/out" &&
+	grep -q "^\* $id: Finished,Complete \[gitlab\] (lava clients) - sim-uboot$" "$TMP/out" &&
+	lava rita jobs list --state FINISHED --health CANCELED >"$TMP/out" &&
+	! grep -q "^\* $id:" "$TMP/out" && grep -q ': Finished,Canceled \[gitlab\]' "$TMP/out" &&
+	lava rita jobs list --verbose --limit 1 >"$TMP/out" &&
+	grep -Eq '^\* [0-9]+: Finished,[A-Za-z]+ \[gitlab\] \(lava clients\) - sim-uboot (sim-01|None) <[^>]+> <20[0-9-]+ [0-9:.]+\+00:00>' "$TMP/out" &&
+	rpc '<methodCall><methodName>scheduler.jobs.list</methodName><params><param><value><string>BOGUS</string></value></param></params></methodCall>' &&
+	grep -q "Invalid state &apos;BOGUS&apos;\|Invalid state 'BOGUS'" "$TMP/body" &&
+	lava rita jobs definition "$id" | grep -q "^job_name: lava clients$" &&
+	lava rita jobs config "$id" --dest "$TMP/config" &&
+	cmp "$TMP/config/definition.yaml" "$TMP/job.yaml" &&
+	set_board maintenance &&
+	q1=$(lava gitlab jobs resubmit "$id") && q2=$(lava gitlab jobs submit "$TMP/job.yaml") &&
+	[ "$q2" -gt "$q1" ] &&
+	lava rita jobs queue >"$TMP/out" && cat "$TMP/out" &&
+	[ "$(grep -c '^\* ' "$TMP/out")" = 2 ] &&
+	[ "$(sed -n 2p "$TMP/out")" = "* $q1: gitlab (lava clients) - sim-uboot" ] &&
+	lava rita jobs queue no-such-type | grep -vq '^\*' &&
+	lava rita jobs list --state SUBMITTED | grep -q "^\* $q2: Submitted,Unknown" &&
+	lava gitlab jobs cancel "$q1" "$q2" && set_board idle
+}
+test_expect_success 'lavacli jobs list, queue, definition, config, resubmit' t_lavacli_jobs
+
+t_lavacli_results() {
+	lava rita results "$id" 0_smoke >"$TMP/out" &&
+	grep -q '^\* 0_smoke.pass-case \[pass\]' "$TMP/out" && ! grep -q 'lava\.' "$TMP/out" &&
+	[ "$(lava rita results "$id" 0_smoke fail-case)" = fail ] &&
+	[ "$(lava rita results "$id" lava job)" = pass ] &&
+	lava rita results --yaml "$id" 0_smoke speed | grep -q "unit: MB/s" &&
+	test_expect_code 1 lava rita results "$id" 0_smoke no-such-case >"$TMP/out" 2>&1 &&
+	grep -q "Fault 404: \"Test case 'no-such-case' was not found in suite '0_smoke'.\"" "$TMP/out"
+}
+test_expect_success 'lavacli results JOB SUITE and JOB SUITE CASE' t_lavacli_results
+
+t_lavacli_lab() {
+	worker=$(hostname) &&
+	lava rita devices show sim-01 >"$TMP/out" && cat "$TMP/out" &&
+	grep -q "^device-type : sim-uboot$" "$TMP/out" && grep -q "^state       : Idle$" "$TMP/out" &&
+	grep -q "^health      : Good$" "$TMP/out" && grep -q "^worker      : $worker$" "$TMP/out" &&
+	grep -q "^tags        : \['sim'\]$" "$TMP/out" &&
+	{ lava rita devices show nope >"$TMP/out" 2>&1; grep -q "Device 'nope' was not found" "$TMP/out"; } &&
+	[ "$(lava rita devices tags list sim-01)" = "$(printf 'Tags:\n* sim')" ] &&
+	{ lava rita devices dict get sim-01 >"$TMP/out" 2>&1; grep -q "no LAVA device dictionary: labd defines it in .*sim-01" "$TMP/out"; } &&
+	{ lava rita devices maintenance sim-01 >"$TMP/out" 2>&1; grep -q "may not set the health of boards" "$TMP/out"; } &&
+	lava boss devices maintenance sim-01 &&
+	lava rita devices list | grep -q '^\* sim-01 (sim-uboot): Idle,Maintenance$' &&
+	api_as rita GET /devices/sim-01 >/dev/null && grep -q 'set by boss' "$TMP/body" &&
+	lava boss devices update --health GOOD sim-01 &&
+	lava rita devices list | grep -q '^\* sim-01 (sim-uboot): Idle,Good$' &&
+	{ lava boss devices tags add sim-01 usb3 >"$TMP/out" 2>&1; grep -q "defined in files" "$TMP/out"; } &&
+	lava rita device-types show sim-uboot >"$TMP/out" && cat "$TMP/out" &&
+	grep -q "^devices         : \['sim-01'\]$" "$TMP/out" &&
+	[ "$(lava rita device-types aliases list sim-uboot)" = "Aliases:" ] &&
+	{ lava rita device-types template get sim-uboot >"$TMP/out" 2>&1; grep -q "no jinja2 template" "$TMP/out"; } &&
+	[ "$(lava rita workers list)" = "$(printf 'Workers:\n* %s' "$worker")" ] &&
+	lava rita workers show "$worker" >"$TMP/out" && cat "$TMP/out" &&
+	grep -q "^devices     : sim-01$" "$TMP/out" && grep -q "^state       : Online$" "$TMP/out" &&
+	lava boss workers maintenance --no-wait "$worker" &&
+	lava rita devices list | grep -q '^\* sim-01 (sim-uboot): Idle,Maintenance$' &&
+	lava boss workers update --health ACTIVE "$worker" &&
+	lava rita devices list | grep -q '^\* sim-01 (sim-uboot): Idle,Good$' &&
+	[ "$(lava rita tags list)" = "$(printf 'Tags:\n* sim')" ] &&
+	lava rita tags show sim | grep -q '^\* sim-01$' &&
+	[ "$(lava rita system whoami)" = rita ] && [ "$(lava rita system api)" = 2 ] &&
+	{ lava boss workers config get "$worker" >"$TMP/out" 2>&1; grep -q "no lava-worker configuration" "$TMP/out"; } &&
+	{ lava boss device-types update --description x sim-uboot >"$TMP/out" 2>&1; grep -q "defined in files" "$TMP/out"; } &&
+	lava rita system methods list | grep -q '^scheduler.jobs.list$' &&
+	(cd "$TMP" && lava rita system export lab-export >"$TMP/out" 2>&1) && cat "$TMP/out" &&
+	grep -q "No device dict found" "$TMP/out" &&
+	grep -q "hostname: sim-01" "$TMP/lab-export/instance.yaml" &&
+	req GET /api/v0.2/devices/ && [ "$(jget 'd["results"][0]["tags"]')" = "[1]" ] &&
+	req GET /api/v0.2/tags/ && [ "$(jget 'd["results"][0]["id"]' 'd["results"][0]["name"]')" = "1 sim" ]
+}
+test_expect_success 'lavacli devices, device-types, workers, tags, system; REST tags' \
+	t_lavacli_lab
+
 t_rest_shapes() {
 	req GET "/api/v0.2/jobs/$id/?format=json" && expect_status 200 &&
 	[ "$(jget 'd["id"]' 'd["state"]' 'd["health"]' 'd["actual_device"]')" = \

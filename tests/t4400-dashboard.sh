@@ -2,10 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # t4400-dashboard.sh -- the dashboard as people see it: Debian's chromium, headless, driven
 # by Selenium (tests/web/dashboard_test.py) against a labd with simulated boards.  The board
-# grid shows every board's state; a running job's log grows on its page and its result
-# appears; a board page draws its boot-phase chart; a reader is not offered (nor allowed) a
-# cancel, an admin cancels; the holder types in the browser console and sees the answer.
-# Screenshots: $BUILD/test-logs/t4400-dashboard/*.png.
+# grid shows every board's state; the job list shows the jobs as rows, filtered too, and so
+# does a board's list of recent jobs; the queue counts a waiting reservation and lists what
+# waits; a running job's card says its name, submitter, action and elapsed time; a complete
+# job whose tests failed is not green and shows its counts, labd's lines in its log and its
+# boot phases named in full; a running job's log grows on its page and its result appears; a
+# board page draws its boot-phase chart with the failed job marked; a reader is not offered
+# (nor allowed) a cancel, an admin cancels; the holder types in the browser console and sees
+# the answer.  Screenshots: $BUILD/test-logs/t4400-dashboard/*.png.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session-lib.sh"
 
@@ -49,6 +53,27 @@ $(sim_uboot_boot)
       - {command: 'sleep 100', name: long}
 JOB
 
+write_job "$TMP/failing.yaml" <<JOB
+job_name: three tests fail
+device_type: sim-uboot
+timeouts: {job: {minutes: 3}, connection: {seconds: 30}}
+actions:
+$(sim_uboot_boot)
+- test:
+    definitions:
+    - from: inline
+      name: smoke
+      path: inline/smoke.yaml
+      repository:
+        metadata: {format: Lava-Test Test Definition 1.0, name: smoke}
+        run:
+          steps:
+          - lava-test-case works --result pass
+          - lava-test-case broken-1 --result fail
+          - lava-test-case broken-2 --result fail
+          - lava-test-case broken-3 --result fail
+JOB
+
 write_job "$TMP/shell.yaml" <<JOB
 job_name: the holder's shell
 device_type: sim-uboot
@@ -64,29 +89,29 @@ job_done() {
 	  "finished complete" ]
 }
 
-# submit FILE: the new job's id
-submit() {
-	curl -s -X POST -H "Authorization: Bearer $(token_of boss)" -H 'Content-Type: application/yaml' \
-		--data-binary "@$1" "$LABD_URL/api/v1/jobs" |
-		$PY -c 'import json, sys; print(json.load(sys.stdin)["id"])'
-}
-
 t_setup() {
-	# alice holds sim-04 at its shell; two finished jobs give sim-01..03 a chart
+	# alice holds sim-04 at its shell, boss waits for it; a finished job, and one whose
+	# tests failed (its board's chart marks it)
 	as alice reserve sim-04 --for 30m >/dev/null &&
 	as alice boot sim-04 --job "$TMP/shell.yaml" --no-console >"$TMP/boot.out" &&
-	a=$(submit "$TMP/boot.yaml") &&
-	wait_for "job_done $a" 120 &&
-	board=$(curl -s "$LABD_URL/api/v1/jobs/$a" -H "Authorization: Bearer $(token_of boss)" |
+	[ "$(api_as boss POST /reservations -d '{"board": "sim-04", "duration": 600}')" = 201 ] &&
+	grep -q '"state": *"waiting"' "$TMP/body" &&
+	a=$(submit "$TMP/boot.yaml" "$(token_of boss)") &&
+	f=$(submit "$TMP/failing.yaml" "$(token_of boss)") &&
+	wait_for "job_done $a" 120 && wait_for "job_done $f" 120 &&
+	echo "$f" >"$TMP/failed-job" &&
+	board=$(curl -s "$LABD_URL/api/v1/jobs/$f" -H "Authorization: Bearer $(token_of boss)" |
 		$PY -c 'import json, sys; print(json.load(sys.stdin)["device"])') &&
 	echo "$board" >"$TMP/chart-board"
 }
-test_expect_success 'setup: a held board at its shell, a finished job' t_setup
+test_expect_success 'setup: a held board at its shell, a reservation waiting for it, finished jobs' \
+	t_setup
 
 mkdir -p "$SHOTS"
 DASHBOARD_ONLY=${DASHBOARD_ONLY:-} timeout 600 $PY "$TOP/tests/web/dashboard_test.py" "$LABD_URL" "$SHOTS" "$TMP/results.json" \
 	--job-file "$TMP/boot.yaml" --queued-file "$TMP/long.yaml" --boards 4 \
 	--chart-board "$(cat "$TMP/chart-board" 2>/dev/null || echo sim-01)" --console-board sim-04 \
+	--failed-job "$(cat "$TMP/failed-job" 2>/dev/null || echo 0)" \
 	--tokens "reader=$(token_of rita),admin=$(token_of boss),developer=$(token_of alice)" \
 	>"$TMP/selenium.out" 2>&1 ; cat "$TMP/selenium.out"
 
@@ -103,12 +128,22 @@ sys.exit(1)' "$TMP/results.json" "$1"
 }
 
 test_expect_success 'the board grid shows every board with its state' 'result "board grid"'
+test_expect_success "the job list, filtered, and a board's recent jobs show the jobs as rows" \
+	'result "job list"'
+test_expect_success 'the queue counts a waiting reservation and lists what waits' \
+	'result "queue waiting"'
+test_expect_success "a complete job whose tests failed: not green, its counts, labd's lines, its phases" \
+	'result "failed counts"'
+test_expect_success "a running job's card: name, submitter, action, elapsed time" \
+	'result "running card"'
 test_expect_success "a running job's log grows on its page, its result appears at the end" \
 	'result "running log"'
-test_expect_success 'a board page draws the boot-phase chart of its recent jobs' 'result "board chart"'
+test_expect_success 'a board page draws the boot-phase chart of its recent jobs, failed ones marked' \
+	'result "board chart"'
 test_expect_success 'a reader cannot cancel a job, an admin can' 'result "roles cancel"'
 test_expect_success "the holder types in the browser console and sees the answer" \
 	'result console && grep -q "input .*alice: echo WEB-" "$LAB/state/boards/sim-04/labd.log"'
 test_expect_success 'screenshots of the main pages are saved' \
-	'for p in boards job board console; do [ -s "$SHOTS/$p.png" ] || { echo "no $p.png"; exit 1; }; done'
+	'for p in boards jobs queue reservations job-failed boards-running job board console; do
+		[ -s "$SHOTS/$p.png" ] || { echo "no $p.png"; exit 1; }; done'
 test_done

@@ -60,6 +60,7 @@ print(*(r['id'] for r in json.load(sys.stdin) if r['state'] == 'waiting' and r['
 }
 
 t_hold() {
+	[ "$(as alice whoami)" = "alice (developer)" ] && [ "$(as boss whoami)" = "boss (admin)" ] &&
 	as alice reserve sim-01 --for 1h >"$TMP/out" &&
 	grep -q '^sim-01 reserved until .* UTC (reservation 1)$' "$TMP/out" &&
 	as rita devices >"$TMP/out" &&
@@ -69,7 +70,8 @@ t_hold() {
 	test_must_fail as alice reserve sim-01 2>"$TMP/err" &&
 	grep -q "'alice' already holds 'sim-01' until" "$TMP/err"
 }
-test_expect_success 'reserve a board: held; labctl devices shows who holds it until when' t_hold
+test_expect_success 'labctl whoami; reserve a board: held; labctl devices shows who holds it until when' \
+	t_hold
 
 t_compete() {
 	on_failure "as boss release sim-01" &&
@@ -121,6 +123,37 @@ t_queue_order() {
 	wait_for "as rita show $id | grep -q complete" 60
 }
 test_expect_success 'reservations wait in the queue with jobs, in submission order' t_queue_order
+
+# What waits is shown: labctl queue counts the waiting reservation beside the
+# queued job, and submit --follow says where the job stands and for what, again
+# when that changes, until it runs.
+t_what_waits() {
+	on_failure "as boss release sim-01" && on_failure "as boss release sim-02" &&
+	as alice reserve sim-01 >/dev/null && as bob reserve sim-02 >/dev/null &&
+	{ as gitlab submit --follow "$TMP/job.yaml" >"$TMP/follow.out" 2>"$TMP/follow.err" &
+	  follower=$!; } &&
+	wait_for 'grep -q "queued: position" "$TMP/follow.err"' 10 &&
+	id=$(sed -n "s/^labctl: job \([0-9]*\) queued: .*/\1/p" "$TMP/follow.err" | head -1) &&
+	on_failure "as boss cancel $id" &&
+	grep -q "^labctl: job $id queued: position 1 in the 'sim-uboot' queue; sim-01 is held by alice, sim-02 is held by bob$" "$TMP/follow.err" &&
+	reserve_bg carol "$TMP/carol.out" --type sim-uboot && carol=$! &&
+	wait_for 'grep -q "position 2 in the queue" "$TMP/carol.out"' 10 &&
+	as rita queue >"$TMP/out" && cat "$TMP/out" &&
+	grep -q "^DEVICE TYPE *QUEUED *RESERVATIONS *OLDEST WAIT" "$TMP/out" &&
+	grep -q "^sim-uboot *1 *1 " "$TMP/out" &&
+	[ "$(grep -c '^sim-' "$TMP/out")" = 1 ] &&
+	as boss device set-state sim-02 maintenance --reason "new cable" >/dev/null &&
+	wait_for 'grep -q "sim-02 is in maintenance (new cable (set by boss))" "$TMP/follow.err"' 10 &&
+	as alice release sim-01 >/dev/null &&
+	wait "$follower" &&
+	grep -q "^job $id: complete" "$TMP/follow.out" &&
+	[ "$(grep -c "queued: position" "$TMP/follow.err")" = 2 ] &&
+	as boss device set-state sim-02 idle >/dev/null &&
+	as bob release sim-02 >/dev/null && wait "$carol" &&
+	as carol release "$(sed -n 's/^\(sim-0[12]\) reserved until.*/\1/p' "$TMP/carol.out")" >/dev/null
+}
+test_expect_success 'labctl queue counts waiting reservations; submit --follow says what the job waits for' \
+	t_what_waits
 
 t_no_job_on_held() {
 	wait_for '[ "$(board_field sim-02 "[\"state\"]")" = idle ]' 10 &&

@@ -161,9 +161,9 @@ t_boot_refused() {
 	test_must_fail as alice boot sim-01 --kernel notaurl --no-console 2>"$TMP/err" &&
 	grep -q "^boot.json:[0-9]*: actions\[0\].deploy.kernel: unsupported URL 'notaurl'" "$TMP/err" &&
 	expect_rc 2 as alice boot sim-01 --kernel "file://$ART/nope" --no-console >"$TMP/out" &&
-	grep -q "incomplete (job): file URL 'file://$ART/nope': no such file" "$TMP/out" &&
+	grep -q "incomplete (job): artifact URL check before the board was powered: kernel 'file://$ART/nope': no such file" "$TMP/out" &&
 	expect_rc 2 as alice boot sim-01 --kernel "file:///etc/passwd" --no-console >"$TMP/out" &&
-	grep -q "is not below the lab's artifact directory" "$TMP/out" &&
+	grep -q "kernel 'file:///etc/passwd': not below the lab's artifact directory" "$TMP/out" &&
 	printf 'job_name: x\nactions: []\n' >"$TMP/bad.yaml" &&
 	test_must_fail as alice boot sim-01 --job "$TMP/bad.yaml" --no-console 2>"$TMP/err" &&
 	grep -q '^labctl: invalid job' "$TMP/err" &&

@@ -146,8 +146,8 @@ test_expect_success 'labctl devices and device show' t_devices
 
 t_set_state() {
 	lc 0 device set-state sim-01 maintenance --reason "new cable" &&
-	out_has "^sim-01: maintenance: new cable$" &&
-	lc 0 devices && out_has "^sim-01 .* maintenance .* new cable$" &&
+	out_has "^sim-01: maintenance: new cable (set by anonymous)$" &&
+	lc 0 devices && out_has "^sim-01 .* maintenance .* new cable (set by anonymous)$" &&
 	lc 1 device set-state nope idle && err_has "no board 'nope'"
 }
 test_expect_success 'labctl device set-state maintenance --reason' t_set_state
@@ -156,7 +156,7 @@ t_check() {
 	lc 0 check "$TMP/queued.yaml" && out_has "^$TMP/queued.yaml: ok$" &&
 	! grep -q "schema only" "$TMP/err" &&
 	lc 1 check "$TMP/unknown-type.yaml" &&
-	out_has "^$TMP/unknown-type.yaml: unknown device type 'no-such-type' in this lab$" &&
+	out_has "^$TMP/unknown-type.yaml: unknown device type 'no-such-type' in this lab (its boards are of type sim-uboot)$" &&
 	lc 1 check "$TOP/tests/data/jobs/bad-keys.yaml" "$TMP/queued.yaml" &&
 	out_has "bad-keys.yaml:10: unknown key 'colour'" && out_has "queued.yaml: ok" &&
 	lc 3 check "$TMP/missing.yaml" && err_has "cannot open '$TMP/missing.yaml'"
@@ -200,7 +200,7 @@ t_follow_complete() {
 	  curl -sN "$LABD_URL/api/v1/jobs/3/log?follow=1&labd=1" >"$TMP/followed"; } &
 	timeout 90 "$LABCTL_BIN" --url "$LABD_URL" submit --follow "$TMP/boot.yaml" >"$TMP/out" 2>"$TMP/err" &&
 	wait $! &&
-	err_has "job 3 queued; following its log" &&
+	err_has "job 3 submitted; following its log" &&
 	out_has "^# labd: .* job complete" && out_has "^sim login: " &&
 	[ "$(tail -1 "$TMP/out")" = "job 3: complete, 1 passed, 0 failed, 0 skipped" ] &&
 	labd_lines_between_console_lines "$TMP/followed" "$LAB/state/jobs/3/console.log"
@@ -278,7 +278,8 @@ t_canceled() {
 	wait_for "'$LABCTL_BIN' --url $LABD_URL jobs --state queued | grep -q 'stays queued'" 10 &&
 	id=$("$LABCTL_BIN" --url "$LABD_URL" jobs --state queued | sed -n '2s/ .*//p') &&
 	lc 0 cancel "$id" && { wait $p || rc=$?; } && [ "$rc" = 2 ] &&
-	grep -q "^job $id: canceled: canceled by anonymous$" "$TMP/c.out"
+	grep -q "^job $id: canceled by anonymous$" "$TMP/c.out" &&
+	lc 0 show "$id" && out_has "^reason: *canceled by anonymous$" && ! grep -q "^error:" "$TMP/out"
 }
 test_expect_success 'submit --follow of a job canceled meanwhile exits 2' t_canceled
 

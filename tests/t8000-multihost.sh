@@ -14,16 +14,6 @@ if ! pg_start >"$TMP/pg-start.log" 2>&1; then
 	exit
 fi
 
-# host_lab NAME PREFIX N [EXTRA STORE KEYS]: $TMP/NAME, N simulated boards PREFIX-01.., store on PG.
-host_lab() {
-	LAB=$TMP/$1
-	sim_start "$3"
-	write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"$1\"; host_lease = 3; timeout = 5; ${4:-} };"
-	for i in $(seq 0 $(($3 - 1))); do
-		sim_device "$(printf '%s-%02d' "$2" $((i + 1)))" "$i"
-	done
-}
-
 # host_start NAME: labd of $TMP/NAME in the background; its URL in URL_<NAME>.
 host_start() {
 	local port
@@ -38,8 +28,8 @@ host_start() {
 host_wait() { wait_for "curl -sf $(eval echo \$URL_$1)/api/v1/health" 30; }
 jobs_of() { curl -sf "$1/api/v1/jobs?limit=50" | $PY -c 'import json,sys; print(" ".join("%s:%s" % (j["id"], j["state"]) for j in json.load(sys.stdin)))'; }
 
-host_lab hA a 2
-host_lab hB b 2
+pg_host_lab hA a 2
+pg_host_lab hB b 2
 write_job "$TMP/j.yaml" <<JOB
 job_name: shared queue
 device_type: sim-uboot
@@ -79,7 +69,7 @@ test_expect_success 'every host shows the same queue' '
 '
 
 test_expect_success 'a board name another host has is refused, with its host' '
-	host_lab hC c 1
+	pg_host_lab hC c 1
 	sim_device a-01 0
 	rc=0; "$LABD" -c "$TMP/hC/labd.conf" --listen 127.0.0.1:$(free_port) \
 		>"$TMP/hC/labd.log" 2>&1 || rc=$?
@@ -93,7 +83,7 @@ test_expect_success 'a board name another host has is refused, with its host' '
 '
 
 test_expect_success 'a second labd with the same host name is refused' '
-	host_lab hA2 x 1 "host = \"hA\";"
+	pg_host_lab hA2 x 1 "host = \"hA\";"
 	sed -i "s/host = \"hA2\"; //" "$TMP/hA2/labd.conf"
 	grep -q "host = \"hA\"" "$TMP/hA2/labd.conf"
 	rc=0; "$LABD" -c "$TMP/hA2/labd.conf" --listen 127.0.0.1:$(free_port) \
@@ -136,7 +126,7 @@ name_locks() {
 # A labd restarted at once finds its name held a moment more by its old
 # connection's server process: it waits for it, a while, instead of refusing.
 test_expect_success 'a host name its old connection lets go a moment later is taken, not refused' '
-	host_lab hD d 1
+	pg_host_lab hD d 1
 	n=$(name_locks)
 	pg_sql "SELECT pg_advisory_lock(1818321509, hashtext(\$\$hD\$\$)), pg_sleep(1.5)" >/dev/null &
 	holder=$!

@@ -15,27 +15,10 @@ if ! pg_start >"$TMP/pg-start.log" 2>&1; then
 fi
 CONSOLE_CLIENT="$PY $TOP/tests/helper/console-client.py"
 
-# host_lab NAME PREFIX TYPE: $TMP/NAME, one simulated board PREFIX-01 of TYPE, store on PG.
-host_lab() {
-	LAB=$TMP/$1
-	sim_start 1 --baud 0
-	write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"$1\"; host_lease = 5; timeout = 5; };"
-	sim_device "$2-01" 0 "$3"
-}
-host_start() {
-	local port
-	port=$(free_port)
-	"$LABD" -c "$TMP/$1/labd.conf" --listen "127.0.0.1:$port" >>"$TMP/$1/labd.log" 2>&1 </dev/null &
-	echo "$!" >>"$TMP/labd.pids"
-	at_exit "kill -9 $!"
-	eval "URL_$1=http://127.0.0.1:$port PORT_$1=$port"
-	wait_for "curl -sf http://127.0.0.1:$port/api/v1/health" 30
-}
-
-host_lab hA a sim-minimal
-host_lab hB b sim-uboot
-host_start hA
-host_start hB
+pg_host_lab --type sim-minimal --sim '--baud 0' --lease 5 hA a 1
+pg_host_lab --type sim-uboot --sim '--baud 0' --lease 5 hB b 1
+pg_host_start hA
+pg_host_start hB
 write_job "$TMP/j.yaml" <<JOB
 job_name: a job of host B
 device_type: sim-uboot
@@ -249,7 +232,7 @@ test_expect_success 'a telnet port through host A: refused as host B refuses it,
 	[ "$code" = 2 ]
 '
 # host B again, for what follows (test bodies run in subshells)
-kill -0 "$(sed -n 2p "$TMP/labd.pids")" 2>/dev/null || host_start hB
+kill -0 "$(sed -n 2p "$TMP/labd.pids")" 2>/dev/null || pg_host_start hB
 
 test_expect_success 'a telnet port and consoles through host A: closed, their clients told, once host B stopped is reaped' '
 	# still held since the last case (host B came back within its lease)
@@ -285,7 +268,7 @@ test_expect_success 'host B goes on: fenced, it stops' '
 	grep -q "was reaped by another host" "$TMP/hB/labd.log"
 	if grep -E "LeakSanitizer|AddressSanitizer|runtime error" "$TMP/hB/labd.log"; then exit 1; fi
 '
-kill -0 "$(tail -1 "$TMP/labd.pids")" 2>/dev/null || host_start hB
+kill -0 "$(tail -1 "$TMP/labd.pids")" 2>/dev/null || pg_host_start hB
 
 test_expect_success 'host B started again takes its board back, held again through host A' '
 	wait_for "[ \"\$(pg_sql \"SELECT state FROM devices WHERE name = \\\$\\\$b-01\\\$\\\$\")\" = idle ]" 30
@@ -310,7 +293,7 @@ test_expect_success 'host B stops while host A relays its telnet port: the clien
 	tail -3 "$TMP/hB/labd.log"
 	if grep -E "LeakSanitizer|AddressSanitizer|runtime error" "$TMP/hB/labd.log"; then exit 1; fi
 '
-kill -0 "$(tail -1 "$TMP/labd.pids")" 2>/dev/null || host_start hB
+kill -0 "$(tail -1 "$TMP/labd.pids")" 2>/dev/null || pg_host_start hB
 
 test_expect_success 'host A stops while it forwards a followed log and a console, and a followed job waits: cleanly' '
 	"$LABCTL_BIN" --url "$URL_hB" release b-01 >/dev/null

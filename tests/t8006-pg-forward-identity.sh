@@ -14,13 +14,10 @@ pg_require 'identities forwarded between hosts'
 # host_lab NAME PREFIX TYPE: $TMP/NAME, one board PREFIX-01 of TYPE, users (alice
 # is uid 0 on the Unix socket $TMP/NAME/labd.sock), tokens required on TCP.
 host_lab() {
-	LAB=$TMP/$1
-	sim_start 1 --baud 0
-	write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"$1\"; host_lease = 5; timeout = 5; };
-http = { require_token = true; unix_socket = \"$LAB/labd.sock\"; };"
+	pg_host_lab --type "$3" --sim '--baud 0' --lease 5 \
+		--conf "http = { require_token = true; unix_socket = \"$TMP/$1/labd.sock\"; };" "$1" "$2" 1
 	add_users
 	sed -i '/name = "alice"/s/ },$/ uids = [ 0 ]; },/' "$LAB/labd.conf"
-	sim_device "$2-01" 0 "$3"
 }
 # tok USER HOST ARGS...: labctl as USER (token) on HOST's TCP API.
 tok() {

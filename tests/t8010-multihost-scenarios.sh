@@ -21,15 +21,6 @@ if ! pg_start >"$TMP/pg-start.log" 2>&1; then
 fi
 
 BOARDS=4
-# host_lab NAME PREFIX TYPE: $TMP/NAME with BOARDS simulated boards PREFIX-01.. of TYPE.
-host_lab() {
-	LAB=$TMP/$1
-	sim_start $BOARDS --mode no-autoboot --baud 0
-	write_lab_conf "store = { driver = \"postgresql\"; conninfo = \"$PG_CONNINFO\"; host = \"$1\"; host_lease = 3; timeout = 5; };"
-	for i in $(seq 0 $((BOARDS - 1))); do
-		sim_device "$(printf '%s-%02d' "$2" $((i + 1)))" "$i" "$3"
-	done
-}
 # host_start NAME [PORT]: its labd; URL_<NAME>, PORT_<NAME>.
 host_start() {
 	local port=${2:-$(free_port)}
@@ -51,9 +42,10 @@ set_boards() {
 }
 pgq() { pg_sql "$1" | tr '\n' ' ' | sed 's/ $//'; }
 
-host_lab hA a sim-uboot
-host_lab hB b sim-uboot
-host_lab hC c sim-minimal
+SIM_ARGS='--mode no-autoboot --baud 0'
+pg_host_lab --type sim-uboot --sim "$SIM_ARGS" hA a $BOARDS
+pg_host_lab --type sim-uboot --sim "$SIM_ARGS" hB b $BOARDS
+pg_host_lab --type sim-minimal --sim "$SIM_ARGS" hC c $BOARDS
 host_start hA
 host_start hB
 host_start hC

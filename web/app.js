@@ -88,6 +88,27 @@ function seconds(a, b) {
 	return (s / 3600).toFixed(1) + ' h';
 }
 
+// An element showing the time since @iso, kept current by the ticker below.
+function since(iso, cls) {
+	return el('span', { class: 'since ' + (cls || ''), 'data-since': iso, text: seconds(iso) });
+}
+
+setInterval(() => {
+	for (const e of document.querySelectorAll('[data-since]')) e.textContent = seconds(e.dataset.since);
+}, 1000);
+
+// "complete", "complete, 3 failed" (not green: tests failed), "incomplete"
+function healthText(j) {
+	if (j.state !== 'finished') return '';
+	const fail = (j.results && j.results.fail) || 0;
+	return j.health === 'complete' && fail ? `complete, ${fail} failed` : j.health;
+}
+
+function healthClass(j) {
+	const fail = (j.results && j.results.fail) || 0;
+	return 'health ' + (j.health === 'complete' && fail ? 'failed' : j.health);
+}
+
 function debounce(fn, ms) {
 	let t = null;
 	return (...args) => { clearTimeout(t); t = setTimeout(() => fn(...args), ms); };
@@ -210,6 +231,7 @@ function route() {
 	showError('');
 	if (path === '/') state.page = pageBoards(main);
 	else if (path === '/jobs') state.page = pageJobs(main);
+	else if (path === '/reservations') state.page = pageReservations(main);
 	else if ((m = path.match(/^\/jobs\/(\d+)$/))) state.page = pageJob(main, +m[1]);
 	else if ((m = path.match(/^\/boards\/([^/]+)\/console$/))) state.page = pageConsole(main, decodeURIComponent(m[1]));
 	else if ((m = path.match(/^\/boards\/([^/]+)$/))) state.page = pageBoard(main, decodeURIComponent(m[1]));
@@ -220,45 +242,86 @@ function fail(e) { showError(e.message || String(e)); }
 
 // ---- boards and queues ----
 
+// What the job on a board does: "job 23 boot smoke by gitlab", "1 min · boot-u-boot (2/3)".
+function runningLines(run) {
+	const action = run.action ? `${run.action} (${run.action_index}/${run.actions})` : 'finishing';
+	return [el('div', { class: 'meta what' }, link('/jobs/' + run.id, 'job ' + run.id), ' ',
+			el('span', { class: 'job-name', text: run.name || '' }),
+			run.submitter ? el('span', { class: 'submitter', text: ' by ' + run.submitter }) : ''),
+		el('div', { class: 'meta doing' }, since(run.started, 'elapsed'), ' · ',
+			el('span', { class: 'action', text: action }))];
+}
+
 function boardCard(b) {
 	const strip = el('div', { class: 'strip', title: 'last jobs, newest first' },
 		(b.recent || []).map((j) => el('a', { href: '/jobs/' + j.id, 'data-nav': true,
-			class: j.health, title: 'job ' + j.id + ': ' + j.health })));
-	const what = b.job ? link('/jobs/' + b.job, 'job ' + b.job)
-		: b.holder ? 'held by ' + b.holder : (b.reason || '');
+			class: j.health === 'complete' && j.fail ? 'failed' : j.health,
+			title: `job ${j.id}: ${j.health}${j.fail ? ', ' + j.fail + ' failed' : ''}` })));
+	const what = b.running ? runningLines(b.running)
+		: b.job ? [el('div', { class: 'meta what' }, link('/jobs/' + b.job, 'job ' + b.job))]
+		: [el('div', { class: 'meta what', text: b.holder ? 'held by ' + b.holder : (b.reason || '') })];
 	return el('div', { class: 'board ' + b.state, 'data-name': b.name },
 		el('div', {}, link('/boards/' + encodeURIComponent(b.name), b.name, 'name'), ' ',
 			el('span', { class: 'state ' + b.state, text: b.state })),
 		el('div', { class: 'meta' }, b.type, ' · console ', el('span', { class: 'console', text: b.console_up ? 'up' : 'down' }),
 			' · power ', b.power ? 'controlled' : 'none'),
-		el('div', { class: 'meta what' }, what),
-		strip);
+		what, strip);
 }
 
 function queueTable(rows) {
 	return el('table', { id: 'queue' },
-		el('tr', {}, ['device type', 'queued', 'oldest wait', 'free', 'busy', 'bad'].map((h) => el('th', { text: h }))),
+		el('tr', {}, ['device type', 'queued jobs', 'reservations', 'oldest wait', 'free', 'busy', 'bad'].map((h) => el('th', { text: h }))),
 		rows.map((q) => el('tr', { 'data-type': q.device_type },
 			el('td', {}, link('/jobs?device_type=' + encodeURIComponent(q.device_type), q.device_type)),
-			el('td', { text: q.queued }), el('td', { text: q.oldest ? seconds(q.oldest) : '' }),
+			el('td', { class: 'queued', text: q.queued }), el('td', { class: 'reservations', text: q.reservations }),
+			el('td', {}, q.oldest ? since(q.oldest) : ''),
 			el('td', { text: q.free }), el('td', { text: q.busy }), el('td', { text: q.bad }))));
+}
+
+// Everything that waits for a board, oldest first: queued jobs and waiting reservations.
+function waitingTable(jobs, reservations) {
+	const rows = jobs.map((j) => ({ at: j.submitted, row: el('tr', { 'data-job': j.id },
+		el('td', { text: 'job' }), el('td', {}, link('/jobs/' + j.id, j.id)),
+		el('td', { text: j.name }), el('td', { text: j.submitter || '' }), el('td', { text: j.device_type }),
+		el('td', { text: (j.tags || []).join(', ') }), el('td', { text: '' }),
+		el('td', {}, since(j.submitted))) }));
+	for (const r of reservations.filter((x) => x.state === 'waiting'))
+		rows.push({ at: r.submitted, row: el('tr', { 'data-reservation': r.id },
+			el('td', { text: 'reservation' }), el('td', {}, link('/reservations', r.id)),
+			el('td', { text: r.board ? 'board ' + r.board : 'any ' + r.device_type }),
+			el('td', { text: r.holder }), el('td', { text: r.device_type }),
+			el('td', { text: (r.tags || []).join(', ') }),
+			el('td', { class: 'position', text: r.position || '' }), el('td', {}, since(r.submitted))) });
+	rows.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+	if (!rows.length) return el('p', { class: 'notice', id: 'waiting', text: 'Nothing waits for a board.' });
+	return el('table', { id: 'waiting' },
+		el('tr', {}, ['what', 'id', 'name', 'by', 'device type', 'tags', 'position', 'waiting'].map((h) => el('th', { text: h }))),
+		...rows.map((r) => r.row));
 }
 
 function pageBoards(main) {
 	const boards = new Map();
 	const grid = el('div', { class: 'grid', id: 'boards' });
-	const queue = el('div', {});
-	main.append(el('h1', { text: 'Boards' }), grid, el('h2', { text: 'Queue per device type' }), queue);
+	const queue = el('div', {}), waiting = el('div', {});
+	main.append(el('h1', { text: 'Boards' }), grid, el('h2', { text: 'Queue per device type' }), queue,
+		el('h2', { text: 'Waiting for a board' }), waiting);
 	const draw = (b) => {
 		const card = boardCard(b), old = grid.querySelector(`.board[data-name="${CSS.escape(b.name)}"]`);
 		if (old) old.replaceWith(card); else grid.append(card);
 	};
 	const loadQueue = async () => {
-		try { queue.replaceChildren(queueTable(await api('/queue'))); } catch (e) { fail(e); }
+		try {
+			const [q, jobs, res] = await Promise.all([api('/queue'), api('/jobs?state=queued&limit=100'),
+				api('/reservations')]);
+			queue.replaceChildren(queueTable(q));
+			waiting.replaceChildren(waitingTable(jobs.reverse(), res));
+			queue.dataset.loaded = '1';
+		} catch (e) { fail(e); }
 	};
 	const reloadQueue = debounce(loadQueue, 500);
 	onLive((event, doc) => {
 		if (event === 'boards') {
+			reloadQueue();	/* a reservation granted, a board back: what waits changed */
 			for (const b of doc) {
 				b.recent = (boards.get(b.name) || {}).recent || [];
 				boards.set(b.name, b);
@@ -267,9 +330,17 @@ function pageBoards(main) {
 		} else if (event === 'job') {
 			if (doc.kind === 'finished' && doc.data && doc.data.device && boards.has(doc.data.device)) {
 				const b = boards.get(doc.data.device);
-				b.recent = [{ id: doc.job, health: doc.data.health }].concat(b.recent).slice(0, 20);
+				b.recent = [{ id: doc.job, health: doc.data.health, fail: doc.data.results_fail || 0 }]
+					.concat(b.recent).slice(0, 20);
 				draw(b);
 			}
+			if (doc.kind === 'action')	/* the card of the job's board says what it does now */
+				for (const b of boards.values())
+					if (b.running && b.running.id === doc.job) {
+						b.running.action = doc.data.name;
+						b.running.action_index = doc.data.index;
+						draw(b);
+					}
 			reloadQueue();
 		}
 	});
@@ -283,7 +354,41 @@ function pageBoards(main) {
 		} catch (e) { fail(e); }
 		loadQueue();
 	})();
-	return {};
+	const poll = setInterval(loadQueue, 10000);	/* a reservation asked for is no event */
+	return { leave: () => clearInterval(poll) };
+}
+
+// ---- reservations ----
+
+function reservationRow(r) {
+	return el('tr', { 'data-id': r.id, 'data-state': r.state },
+		el('td', { text: r.id }), el('td', { class: 'rstate', text: r.state }), el('td', { text: r.holder }),
+		el('td', {}, r.device ? link('/boards/' + encodeURIComponent(r.device), r.device)
+			: r.board ? 'board ' + r.board : 'any ' + r.device_type),
+		el('td', { text: r.device_type }), el('td', { class: 'position', text: r.position || '' }),
+		el('td', { text: when(r.submitted) }),
+		el('td', {}, r.state === 'active' ? 'until ' + when(r.until) : r.state === 'waiting' ? since(r.submitted) : ''),
+		el('td', { text: r.end_reason || '' }));
+}
+
+function pageReservations(main) {
+	const box = el('div', {}), past = el('div', {});
+	main.append(el('h1', { text: 'Reservations' }), box, el('h2', { text: 'Recent' }), past);
+	const head = () => el('tr', {}, ['id', 'state', 'holder', 'board', 'device type', 'position', 'asked', 'time', 'ended'].map((h) => el('th', { text: h })));
+	const load = async () => {
+		try {
+			const [now, all] = await Promise.all([api('/reservations'), api('/reservations?all=1')]);
+			box.replaceChildren(now.length ? el('table', { id: 'reservations' }, head(), ...now.map(reservationRow))
+				: el('p', { class: 'notice', id: 'reservations', text: 'No reservation is active or waiting.' }));
+			past.replaceChildren(el('table', { id: 'past-reservations' }, head(),
+				...all.filter((r) => r.state !== 'active' && r.state !== 'waiting').slice(0, 50).map(reservationRow)));
+			box.dataset.loaded = '1';
+		} catch (e) { fail(e); }
+	};
+	onLive((event) => { if (event === 'boards') load(); });
+	load();
+	const poll = setInterval(load, 10000);
+	return { leave: () => clearInterval(poll) };
 }
 
 // ---- the job list ----
@@ -294,7 +399,7 @@ function jobRow(j) {
 		el('td', { text: j.device_type }),
 		el('td', {}, j.device ? link('/boards/' + encodeURIComponent(j.device), j.device) : ''),
 		el('td', { class: 'jstate', text: j.state }),
-		el('td', { class: 'health ' + j.health, text: j.state === 'finished' ? j.health : '' }),
+		el('td', { class: healthClass(j), text: healthText(j) }),
 		el('td', { text: j.submitter || '' }), el('td', { text: when(j.submitted) }),
 		el('td', { text: j.started ? seconds(j.started, j.ended) : '' }),
 		el('td', { text: `${j.results.pass}/${j.results.fail}/${j.results.skip}` }));
@@ -326,7 +431,8 @@ function pageJobs(main) {
 			const jobs = await api('/jobs?' + q);
 			table.replaceChildren(el('tr', {}, ['id', 'name', 'device type', 'board', 'state', 'health',
 				'submitter', 'submitted', 'duration', 'pass/fail/skip'].map((h) => el('th', { text: h }))),
-				jobs.map(jobRow));
+				...jobs.map(jobRow));
+			table.dataset.loaded = '1';
 			pager.replaceChildren();
 			if (params.get('before')) {
 				const newer = new URLSearchParams(params);
@@ -376,7 +482,8 @@ function lineEl(n, text) {
 // The log of job @id in @box: the tail (or the page around '#L<n>') first,
 // earlier pages on demand, then followed live until the job ends.
 function logView(box, id, done) {
-	const v = { first: 0, next: 0, partial: '', ctl: new AbortController(), pending: [], timer: null };
+	const v = { first: 0, next: 0, partial: '', ctl: new AbortController(), pending: [], timer: null,
+		    labd: [], labdNext: 0, labdBusy: false };
 	const more = el('div', { class: 'more', text: '… load earlier lines' });
 	const scrolledDown = () => box.scrollTop + box.clientHeight >= box.scrollHeight - 20;
 
@@ -405,8 +512,37 @@ function logView(box, id, done) {
 		more.hidden = v.first <= 1;
 		box.scrollTop += box.scrollHeight - h;
 	};
-	more.addEventListener('click', () => loadEarlier().catch(fail));
-	box.addEventListener('scroll', () => { if (box.scrollTop === 0 && !more.hidden) loadEarlier().catch(fail); });
+	// labd's own lines (actions, errors, results) go after the console line they
+	// were written at, unnumbered: line numbers stay the console log's.
+	const placeLabd = () => {
+		for (const l of v.labd) {
+			if (l.el.isConnected || l.line < v.first - 1) continue;
+			const anchor = l.line < v.first ? more : document.getElementById('L' + l.line);
+			/* a line still being printed is redrawn: wait for its end (or the log's) */
+			if (!anchor || (anchor.classList.contains('open') && !v.ended)) continue;
+			let after = anchor;
+			while (after.nextElementSibling && after.nextElementSibling.classList.contains('labd')
+			       && after.nextElementSibling.dataset.seq < l.seq) after = after.nextElementSibling;
+			after.after(l.el);
+		}
+	};
+	const loadLabd = async () => {
+		if (v.labdBusy) return;
+		v.labdBusy = true;
+		try {
+			const r = await api(`/jobs/${id}/labd?after=${v.labdNext}`);
+			for (const l of r.lines) {
+				l.seq = v.labd.length;
+				l.el = el('div', { class: 'line labd ' + l.kind, 'data-seq': l.seq },
+					el('span', { class: 'n', text: '' }), `labd ${l.kind}: ${l.text}`);
+				v.labd.push(l);
+			}
+			v.labdNext = r.next;
+			placeLabd();
+		} finally { v.labdBusy = false; }
+	};
+	more.addEventListener('click', () => loadEarlier().then(placeLabd).catch(fail));
+	box.addEventListener('scroll', () => { if (box.scrollTop === 0 && !more.hidden) loadEarlier().then(placeLabd).catch(fail); });
 
 	const flush = () => {
 		v.timer = null;
@@ -421,10 +557,11 @@ function logView(box, id, done) {
 		if (v.partial) { const p = lineEl(v.next++, v.partial); p.classList.add('open'); els.push(p); }
 		box.append(...els);
 		while (box.childElementCount > LOG_MAX_DOM) {	// forget the top: it can be loaded again
+			if (!more.nextElementSibling.classList.contains('labd')) v.first++;
 			more.nextElementSibling.remove();
-			v.first++;
 			more.hidden = false;
 		}
+		placeLabd();
 		if (follow) box.scrollTop = box.scrollHeight;
 	};
 	const follow = async (offset) => {
@@ -438,7 +575,9 @@ function logView(box, id, done) {
 			v.pending.push(dec.decode(value, { stream: true }));
 			if (!v.timer) v.timer = requestAnimationFrame(flush);
 		}
+		v.ended = true;
 		flush();
+		await loadLabd().catch(() => {});
 		box.dataset.complete = '1';
 		if (done) done();
 	};
@@ -458,24 +597,31 @@ function logView(box, id, done) {
 		const endsNl = r.text.endsWith('\n') || !r.text;
 		if (!endsNl) { lines[lines.length - 1].remove(); v.next--; }
 		const offset = r.size - (endsNl ? 0 : new TextEncoder().encode(r.text.slice(r.text.lastIndexOf('\n') + 1)).length);
+		await loadLabd().catch(() => {});
 		box.dataset.loaded = '1';
 		await follow(offset);
 	})().catch((e) => { if (!v.ctl.signal.aborted) fail(e); });
-	return { leave: () => v.ctl.abort() };
+	return { leave: () => v.ctl.abort(), labd: () => loadLabd().catch(() => {}) };
 }
 
+const PHASE_COLORS = ['#1f6feb', '#2e8b57', '#8250df', '#9a6700', '#cf222e', '#0598bc', '#bf3989'];
+
+// The boot phases as a bar (a segment per phase, to scale) and a legend that
+// names each one in full with its time from power-on.
 function timeline(phases) {
-	const bar = el('div', { class: 'timeline', id: 'timeline' });
 	if (!phases || !phases.length) return el('p', { class: 'notice', text: 'No boot phases recorded.' });
+	const bar = el('div', { class: 'timeline', id: 'timeline' });
+	const legend = el('div', { class: 'timeline-legend', id: 'timeline-legend' });
 	const end = phases[phases.length - 1].t || 1;
-	const colors = ['#1f6feb', '#2e8b57', '#8250df', '#9a6700', '#cf222e', '#0598bc', '#bf3989'];
 	phases.forEach((p, i) => {
 		const next = i + 1 < phases.length ? phases[i + 1].t : end;
-		const d = Math.max(next - p.t, 0);
-		bar.append(el('div', { style: `flex: ${Math.max(d, end / 50)} 0 0; background: ${colors[i % colors.length]}`,
-			title: `${p.phase}: from ${p.t.toFixed(2)} s`, text: p.phase }));
+		const d = Math.max(next - p.t, 0), color = PHASE_COLORS[i % PHASE_COLORS.length];
+		bar.append(el('div', { style: `flex: ${Math.max(d, end / 50)} 0 0; background: ${color}`,
+			title: `${p.phase}: from ${p.t.toFixed(2)} s` }));
+		legend.append(el('span', { class: 'phase' }, el('i', { style: `background: ${color}` }),
+			el('span', { class: 'phase-name', text: p.phase }), ` ${p.t.toFixed(2)} s`));
 	});
-	return bar;
+	return el('div', {}, bar, legend);
 }
 
 function resultsTable(results) {
@@ -487,6 +633,15 @@ function resultsTable(results) {
 			el('td', { class: 'result ' + r.result, text: r.result }),
 			el('td', { text: r.measurement === null ? '' : r.measurement + ' ' + (r.units || '') }),
 			el('td', {}, r.log_start ? el('a', { href: '#L' + r.log_start, text: 'L' + r.log_start }) : ''))));
+}
+
+// What the job does now: its place in the queue, or the action running.
+function jobNow(job) {
+	if (job.state === 'queued' && job.waiting) return el('td', { id: 'job-waiting', text: job.waiting.text });
+	if (job.state === 'running' && job.action)
+		return el('td', { id: 'job-action' }, `${job.action.name} (${job.action.index}/${job.action.of}) · running for `,
+			since(job.started));
+	return el('td', {});
 }
 
 function pageJob(main, id) {
@@ -503,11 +658,17 @@ function pageJob(main, id) {
 			actions.append(el('button', { id: 'cancel', text: 'Cancel', onclick: () => cancel().catch(fail) }));
 		if (may('ci') && job.definition)
 			actions.append(el('button', { id: 'resubmit', text: 'Resubmit', onclick: () => resubmit().catch(fail) }));
+		const res = job.results || {};
 		head.replaceChildren(el('h1', {}, `Job ${job.id}: ${job.name || ''} `),
 			el('table', { class: 'kv', id: 'job-info' },
 				el('tr', {}, el('td', { text: 'state' }), el('td', { id: 'job-state', text: job.state })),
-				el('tr', {}, el('td', { text: 'health' }), el('td', { id: 'job-health', class: 'health ' + job.health, text: job.state === 'finished' ? job.health : '' })),
-				el('tr', {}, el('td', { text: 'error' }), el('td', { text: job.error_msg ? `${job.error_type}: ${job.error_msg}` : '' })),
+				el('tr', {}, el('td', { text: 'health' }), el('td', { id: 'job-health', class: healthClass(job), text: healthText(job) })),
+				el('tr', {}, el('td', { text: 'results' }), el('td', { id: 'job-results', class: res.fail ? 'counts failed' : 'counts' },
+					`${res.pass || 0} passed, ${res.fail || 0} failed, ${res.skip || 0} skipped` + (res.unknown ? `, ${res.unknown} unknown` : ''))),
+				job.state === 'queued' || job.state === 'running' ? el('tr', {}, el('td', { text: 'now' }), jobNow(job)) : null,
+				el('tr', {}, el('td', { text: job.health === 'canceled' ? 'reason' : 'error' }),
+					el('td', { id: 'job-error', text: !job.error_msg ? '' : job.health === 'canceled' ? job.error_msg
+						: `${job.error_type}: ${job.error_msg}` })),
 				el('tr', {}, el('td', { text: 'board' }), el('td', {}, job.device ? link('/boards/' + encodeURIComponent(job.device), job.device) : '')),
 				el('tr', {}, el('td', { text: 'device type' }), el('td', { text: job.device_type })),
 				el('tr', {}, el('td', { text: 'submitter' }), el('td', { text: job.submitter || '' })),
@@ -527,13 +688,15 @@ function pageJob(main, id) {
 		navigate('/jobs/' + j.id);
 	};
 	const reload = debounce(() => load().catch(fail), 300);
+	let log = null;
 	onLive((event, doc) => {
 		if (event !== 'job' || doc.job !== id) return;
 		if (doc.kind === 'result' || doc.kind === 'finished') loadResults().catch(fail);
-		if (doc.kind !== 'result') reload();
+		if (log && doc.kind !== 'result') log.labd();	/* labd wrote a line about it */
+		reload();
 	});
 	load().then(loadResults).catch(fail);
-	const log = logView(box, id, () => load().then(loadResults).catch(fail));
+	log = logView(box, id, () => load().then(loadResults).catch(fail));
 	return { leave: log.leave };
 }
 
@@ -553,14 +716,20 @@ async function phaseChart(canvas, name) {
 			return +(ph[k + 1].t - ph[k].t).toFixed(3);
 		}),
 	}));
+	// a job that did not complete, or whose tests failed, is marked under its bar
+	const bad = details.map((j) => j.health !== 'complete' || (j.results && j.results.fail > 0));
 	canvas.dataset.jobs = details.length;
+	canvas.dataset.failed = bad.filter((x) => x).length;
 	if (typeof Chart === 'undefined') throw new Error('Chart.js is not installed (make deps)');
-	return new Chart(canvas, {
+	const chart = new Chart(canvas, {
 		type: 'bar',
-		data: { labels: details.map((j) => '#' + j.id), datasets },
-		options: { animation: false, responsive: true, plugins: { title: { display: true, text: 'Boot phase durations (s) of recent jobs' } },
-			   scales: { x: { stacked: true }, y: { stacked: true, title: { display: true, text: 'seconds' } } } },
+		data: { labels: details.map((j, i) => '#' + j.id + (bad[i] ? ' ✗ ' + healthText(j) : '')), datasets },
+		options: { animation: false, responsive: true, plugins: { title: { display: true, text: 'Boot phase durations (s) of recent jobs; ✗ marks a job that failed' } },
+			   scales: { x: { stacked: true, ticks: { color: (c) => bad[c.index] ? '#cf222e' : '#6b7280' } },
+				     y: { stacked: true, title: { display: true, text: 'seconds' } } } },
 	});
+	window.labdChart = chart;	/* for the browser tests */
+	return chart;
 }
 
 function pageBoard(main, name) {
@@ -582,16 +751,20 @@ function pageBoard(main, name) {
 		info.replaceChildren(el('h1', {}, 'Board ', name, ' ', el('span', { class: 'state ' + b.state, id: 'board-state', text: b.state })),
 			el('table', { class: 'kv' },
 				el('tr', {}, el('td', { text: 'device type' }), el('td', { text: b.type })),
-				el('tr', {}, el('td', { text: 'job' }), el('td', {}, b.job ? link('/jobs/' + b.job, b.job) : '')),
+				el('tr', {}, el('td', { text: 'job' }), el('td', {}, b.running ? runningLines(b.running)
+					: b.job ? link('/jobs/' + b.job, b.job) : '')),
 				el('tr', {}, el('td', { text: 'holder' }), el('td', { text: b.holder ? `${b.holder} until ${when(b.hold_until)}` : '' })),
 				el('tr', {}, el('td', { text: 'console' }), el('td', { text: (b.console_up ? 'up' : 'down') + `, ${b.viewers} viewer(s)` })),
 				el('tr', {}, el('td', { text: 'reason' }), el('td', { text: b.reason || '' }))),
 			actions);
 		const jobs = await api(`/jobs?device=${encodeURIComponent(name)}&limit=20`);
-		$('#board-jobs').replaceChildren(el('tr', {}, ['id', 'name', 'state', 'health', 'submitted'].map((h) => el('th', { text: h }))),
-			jobs.map((j) => el('tr', {}, el('td', {}, link('/jobs/' + j.id, j.id)), el('td', { text: j.name }),
-				el('td', { text: j.state }), el('td', { class: 'health ' + j.health, text: j.state === 'finished' ? j.health : '' }),
+		const table = $('#board-jobs');
+		table.replaceChildren(el('tr', {}, ['id', 'name', 'state', 'health', 'pass/fail/skip', 'submitted'].map((h) => el('th', { text: h }))),
+			...jobs.map((j) => el('tr', { 'data-id': j.id }, el('td', {}, link('/jobs/' + j.id, j.id)), el('td', { text: j.name }),
+				el('td', { text: j.state }), el('td', { class: healthClass(j), text: healthText(j) }),
+				el('td', { text: `${j.results.pass}/${j.results.fail}/${j.results.skip}` }),
 				el('td', { text: when(j.submitted) }))));
+		table.dataset.loaded = '1';
 	};
 	const drawChart = async () => {
 		if (chart) chart.destroy();

@@ -5,6 +5,8 @@
 # server, and labd.  Submits jobs/sim-uboot.yaml, follows its console live and
 # prints the outcome.  Everything runs as the current user on loopback and is
 # stopped at the end; the state stays in $DEMO (default /tmp/labd-demo).
+# KEEP=1 (`make demo KEEP=1`) leaves the lab running to explore (the dashboard,
+# labctl, lavacli) until Ctrl-C.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -89,4 +91,20 @@ echo "== the board is off again:"
 "$BUILD/labctl" devices
 echo
 echo "demo finished with status $status (0 = complete). State, logs and database: $DEMO/state"
+if [ -n "${KEEP:-}" ] && [ "$KEEP" != 0 ]; then
+	cat <<EXPLORE
+
+== the lab stays up (KEEP=$KEEP); Ctrl-C stops it
+   dashboard:  $LABD_URL/  (no token needed on loopback)
+   labctl:     export LABD_URL=$LABD_URL
+               $BUILD/labctl devices
+               $BUILD/labctl submit $top/jobs/sim-uboot.yaml --follow
+               $BUILD/labctl reserve sim-01 && $BUILD/labctl console sim-01
+   lavacli:    lavacli --uri $LABD_URL/RPC2 devices list
+   labd's log: $DEMO/labd.log
+EXPLORE
+	trap 'echo; echo "== stopping the demo lab"; exit $status' INT TERM
+	wait "${pids[2]}" || true
+	echo "labd stopped"
+fi
 exit $status

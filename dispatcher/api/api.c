@@ -64,6 +64,7 @@ static const struct api_route routes[] = {
 	{ "GET", "/health", USER_ROLE_NONE, api_health, "ask" },
 	{ "GET", "/whoami", USER_ROLE_NONE, api_whoami, "ask" },
 	{ "POST", "/tokens", USER_ROLE_ADMIN, api_tokens_create, "make tokens" },
+	{ "POST", "/reload", USER_ROLE_ADMIN, api_reload, "reload the lab's configuration" },
 	{ "GET", "/queue", USER_ROLE_READER, api_queue_get, "read the queue" },
 	{ "GET", "/device-types", USER_ROLE_READER, api_device_types, "list device types" },
 	{ "GET", "/stream", USER_ROLE_READER, api_stream_get, "watch the lab" },
@@ -73,6 +74,7 @@ static const struct api_route routes[] = {
 	{ "GET", "/jobs/*", USER_ROLE_READER, api_jobs_show, "read job %s" },
 	{ "POST", "/jobs/*/cancel", USER_ROLE_CI, api_jobs_cancel, "cancel job %s" },
 	{ "GET", "/jobs/*/log", USER_ROLE_READER, api_log_get, "read the log of job %s" },
+	{ "GET", "/jobs/*/labd", USER_ROLE_READER, api_log_labd, "read the log of job %s" },
 	{ "GET", "/jobs/*/events", USER_ROLE_READER, api_jobs_events, "read the events of job %s" },
 	{ "GET", "/jobs/*/results", USER_ROLE_READER, api_jobs_results,
 	  "read the results of job %s" },
@@ -117,8 +119,9 @@ static const struct {
 } route_queries[] = {
 	{ "GET", "/stream", "job" },
 	{ "GET", "/jobs", "state health device device_type submitter limit before after" },
-	{ "POST", "/jobs", "filename dry_run" },
+	{ "POST", "/jobs", "filename dry_run strict" },
 	{ "GET", "/jobs/*/log", "offset timestamps labd follow tail lines" },
+	{ "GET", "/jobs/*/labd", "after" },
 	{ "GET", "/jobs/*/events", "after" },
 	{ "GET", "/devices", "recent" },
 	{ "GET", "/devices/*/console", "replay" },
@@ -640,20 +643,25 @@ enum MHD_Result api_health(struct api_request *r)
 {
 	const struct api_deps *d = api_deps_of(r);
 	const struct lab_config *c = lab_current_config(d->lab);
+	const char *refused = lab_refused_reload(d->lab);
 	int64_t running = 0, canceling = 0, queued = 0;
 	size_t n_boards;
+	json_t *o;
 
 	lab_boards(d->lab, &n_boards);
 	if (store_job_count(d->store, JOB_STATE_RUNNING, &running) < 0 ||
 	    store_job_count(d->store, JOB_STATE_CANCELING, &canceling) < 0 ||
 	    store_job_count(d->store, JOB_STATE_QUEUED, &queued) < 0)
 		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the queue");
-	return api_reply_json(r, MHD_HTTP_OK,
-			      json_pack("{s:s, s:s, s:o, s:I, s:I, s:I}", "status", "ok",
-					"version", LABD_VERSION, "lab", api_json_str(c->lab_name),
-					"boards", (json_int_t)n_boards,
-					"running", (json_int_t)(running + canceling),
-					"queued", (json_int_t)queued));
+	/* a refused reload leaves the lab running what the files no longer say: degraded */
+	o = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I}", "status", refused ? "degraded" : "ok",
+		      "version", LABD_VERSION, "lab", api_json_str(c->lab_name), "boards",
+		      (json_int_t)n_boards, "running", (json_int_t)(running + canceling), "queued",
+		      (json_int_t)queued);
+	if (refused)
+		json_object_set_new(o, "reasons", json_pack("[s+]", "the last reload was refused: ",
+							    refused));
+	return api_reply_json(r, MHD_HTTP_OK, o);
 }
 
 /* ---- routing ---- */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* api_devices.c -- the board endpoints: list, show, and the admin's state changes */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "api/api_internal.h"
@@ -9,11 +10,26 @@
 #include "config/config.h"
 #include "core/log.h"
 #include "core/strv.h"
+#include "sched/sched.h"
 #include "session/reservations.h"
 #include "session/viewer.h"
 #include "store/store.h"
 
 #define API_MAX_REASON 512
+
+/* What the job running on a board of this host does now, or null. */
+static json_t *running_json(const struct api_deps *d, int64_t job)
+{
+	struct sched_run_info info;
+
+	if (!job || sched_run_info(d->sched, job, &info) < 0)
+		return json_null();
+	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:I, s:I}", "id", (json_int_t)job,
+			 "name", api_json_str(info.name), "submitter", api_json_str(info.submitter),
+			 "started", api_time_json(info.started), "action", api_json_str(info.action),
+			 "action_index", (json_int_t)info.action_index,
+			 "actions", (json_int_t)info.n_actions);
+}
 
 json_t *api_board_json(const struct api_deps *d, const struct board *b)
 {
@@ -32,6 +48,7 @@ json_t *api_board_json(const struct api_deps *d, const struct board *b)
 	json_object_set_new(o, "state", json_string(device_state_name(board_state(b))));
 	json_object_set_new(o, "reason", api_json_str(board_state_reason(b)));
 	json_object_set_new(o, "job", job ? json_integer(job) : json_null());
+	json_object_set_new(o, "running", running_json(d, job));
 	json_object_set_new(o, "holder", api_json_str(board_holder(b)));
 	json_object_set_new(o, "hold_until", api_time_json(board_hold_until(b)));
 	json_object_set_new(o, "reservation",
@@ -61,6 +78,7 @@ static json_t *remote_board_json(const struct device_record *rec)
 	json_object_set_new(o, "state", json_string(device_state_name(rec->state)));
 	json_object_set_new(o, "reason", api_json_str(rec->reason));
 	json_object_set_new(o, "job", rec->job_id ? json_integer(rec->job_id) : json_null());
+	json_object_set_new(o, "running", json_null());
 	json_object_set_new(o, "holder", api_json_str(rec->holder));
 	json_object_set_new(o, "hold_until", api_time_json(rec->hold_until));
 	json_object_set_new(o, "reservation", json_null());
@@ -194,6 +212,24 @@ err_doc:
 	return -EINVAL;
 }
 
+int api_board_set_state(struct api_request *r, struct board *b, enum device_state s,
+			const char *reason)
+{
+	char why[API_MAX_REASON + API_IDENTITY_MAX + 16];
+	int err;
+
+	if (reason && !*reason)
+		reason = NULL;
+	/* who took the board out is part of the reason the lab sees */
+	snprintf(why, sizeof(why), "%s%sset by %s%s", reason ? reason : "", reason ? " (" : "",
+		 r->who.name, reason ? ")" : "");
+	err = board_set_admin_state(b, s, s == DEVICE_STATE_IDLE ? reason : why);
+	if (!err)
+		log_info("board '%s' set to %s by %s%s%s", board_name(b), device_state_name(s),
+			 r->who.name, reason ? ": " : "", reason ? reason : "");
+	return err;
+}
+
 enum MHD_Result api_devices_set_state(struct api_request *r)
 {
 	const struct api_deps *d = api_deps_of(r);
@@ -208,12 +244,7 @@ enum MHD_Result api_devices_set_state(struct api_request *r)
 		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no board '%s'", r->params[0]);
 	if (parse_state(r, &s, &reason, &doc, &ret) < 0)
 		return ret;
-	if (reason && !*reason)
-		reason = NULL;
-	err = board_set_admin_state(b, s, reason);
-	if (!err)
-		log_info("board '%s' set to %s%s%s", board_name(b), device_state_name(s),
-			 reason ? ": " : "", reason ? reason : "");
+	err = api_board_set_state(r, b, s, reason);
 	json_decref(doc);
 	if (err == -EINVAL)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid state for board '%s'",

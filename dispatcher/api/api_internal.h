@@ -409,6 +409,8 @@ void api_resume(struct api_request *r);
 /* ---- handlers ---- */
 
 enum MHD_Result api_health(struct api_request *r);
+/* api_reload.c */
+enum MHD_Result api_reload(struct api_request *r);
 
 /* api_jobs.c */
 enum MHD_Result api_jobs_submit(struct api_request *r);
@@ -440,6 +442,12 @@ json_t *api_board_json(const struct api_deps *d, const struct board *b);
 enum MHD_Result api_devices_list(struct api_request *r);
 enum MHD_Result api_devices_show(struct api_request *r);
 enum MHD_Result api_devices_set_state(struct api_request *r);
+/**
+ * api_board_set_state() - r->who takes board @b out (maintenance) or puts it
+ * back (idle); the reason says who: 0, or -EINVAL (another state).
+ */
+int api_board_set_state(struct api_request *r, struct board *b, enum device_state s,
+			const char *reason);
 
 /* api_reservations.c: reservations, release and renew */
 enum MHD_Result api_reservations_list(struct api_request *r);
@@ -693,6 +701,7 @@ struct api_forwards *api_forwards_of(const struct api_request *r);
 /* ---- api_log.c: console logs, whole or followed live ---- */
 
 enum MHD_Result api_log_get(struct api_request *r);
+enum MHD_Result api_log_labd(struct api_request *r);
 
 /** api_logs_new() - start watching job logs and events for followers. */
 int api_logs_new(const struct api_deps *d, struct api_logs **ret);
@@ -721,6 +730,8 @@ struct api_type_stat {
 	size_t console_down;
 	int64_t queued;			/* jobs waiting for a board of the type */
 	uint64_t oldest;		/* submission time (realtime usec) of the oldest, or 0 */
+	int64_t reservations;		/* reservations waiting for one */
+	uint64_t oldest_reservation;	/* ... the oldest's submission time, or 0 */
 };
 
 struct api_type_stats {
@@ -734,9 +745,15 @@ void api_type_stats_release(struct api_type_stats *s);
 
 #define API_MAX_RECENT 100	/* GET /devices?recent=N */
 
-/** api_board_recent() - the last @n finished jobs of board @name: [{"id", "health"}...]. */
+/** api_board_recent() - the last @n finished jobs of board @name: [{"id", "health", "fail"}...]. */
 json_t *api_board_recent(const struct api_deps *d, const char *name, unsigned n);
 
+/**
+ * api_job_waiting() - what queued job @rec waits for: {"position", "boards":
+ * [{"name", "state", "job", "holder", "reason"}] (those of its type and
+ * tags), "text": "position 2 in the 'sim-uboot' queue; sim-01 runs job 31"}
+ */
+json_t *api_job_waiting(const struct api_deps *d, const struct job_record *rec);
 enum MHD_Result api_queue_get(struct api_request *r);
 enum MHD_Result api_device_types(struct api_request *r);
 enum MHD_Result api_whoami(struct api_request *r);

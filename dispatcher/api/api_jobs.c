@@ -8,6 +8,7 @@
 
 #include "api/api_internal.h"
 #include "core/diag.h"
+#include "core/strv.h"
 #include "run/run.h"
 #include "sched/sched.h"
 #include "store/store.h"
@@ -116,6 +117,31 @@ static enum MHD_Result reply_submit_error(struct api_request *r, int err, const 
 			       strerror(-err));
 }
 
+/* dry_run: the checks of a submission and the job's warnings and notes; strict: warnings refuse. */
+static enum MHD_Result check_only(struct api_request *r, const char *filename, enum job_format fmt)
+{
+	struct diag diag = DIAG_INIT;
+	enum MHD_Result ret;
+	char **notices = NULL;
+	json_t *list;
+	int err;
+
+	err = sched_check_job(api_deps_of(r)->sched, r->body.buf, r->body.len, filename, fmt,
+			      api_query_bool(r, "strict"), &diag, &notices);
+	if (err) {
+		ret = reply_submit_error(r, err, &diag);
+	} else {
+		list = json_array();
+		STRV_FOREACH(n, notices)
+			json_array_append_new(list, json_string(*n));
+		ret = api_reply_json(r, MHD_HTTP_OK,
+				     json_pack("{s:b, s:o*}", "valid", 1, "notices", list));
+	}
+	strv_free(notices);
+	diag_release(&diag);
+	return ret;
+}
+
 enum MHD_Result api_jobs_submit(struct api_request *r)
 {
 	const struct api_deps *d = api_deps_of(r);
@@ -134,13 +160,8 @@ enum MHD_Result api_jobs_submit(struct api_request *r)
 	if (!r->body.len)
 		return api_reply_error(r, MHD_HTTP_BAD_REQUEST,
 				       "empty request body: send the job as YAML or JSON");
-	if (api_query_bool(r, "dry_run")) {
-		err = sched_check_job(d->sched, r->body.buf, r->body.len, filename, fmt, &diag);
-		ret = err ? reply_submit_error(r, err, &diag) :
-			    api_reply_json(r, MHD_HTTP_OK, json_pack("{s:b}", "valid", 1));
-		diag_release(&diag);
-		return ret;
-	}
+	if (api_query_bool(r, "dry_run"))
+		return check_only(r, filename, fmt);
 	err = sched_submit(d->sched, r->body.buf, r->body.len, filename, fmt, r->who.name, &id,
 			   &diag);
 	if (err) {
@@ -253,6 +274,18 @@ static json_t *job_phases(const struct api_deps *d, const struct job_record *rec
 	return phases;
 }
 
+/* The action a job running here runs now: {"index", "of", "name"}, or null. */
+static json_t *job_action(const struct api_deps *d, const struct job_record *rec)
+{
+	struct sched_run_info info;
+
+	if (rec->state != JOB_STATE_RUNNING || sched_run_info(d->sched, rec->id, &info) < 0 ||
+	    !info.action)
+		return json_null();
+	return json_pack("{s:I, s:I, s:s}", "index", (json_int_t)info.action_index, "of",
+			 (json_int_t)info.n_actions, "name", info.action);
+}
+
 enum MHD_Result api_jobs_show(struct api_request *r)
 {
 	const struct api_deps *d = api_deps_of(r);
@@ -273,6 +306,9 @@ enum MHD_Result api_jobs_show(struct api_request *r)
 	json_object_set_new(o, "filename", api_json_str(rec.filename));
 	json_object_set_new(o, "format", api_json_str(rec.format));
 	json_object_set_new(o, "phases", job_phases(d, &rec));
+	json_object_set_new(o, "waiting", rec.state == JOB_STATE_QUEUED ?
+			    api_job_waiting(d, &rec) : json_null());
+	json_object_set_new(o, "action", job_action(d, &rec));
 	json_object_set_new(o, "definition", api_json_str(rec.definition));
 	base = api_base_url(r);
 	if (base)

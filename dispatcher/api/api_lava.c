@@ -11,6 +11,7 @@
 #include "core/diag.h"
 #include "core/loop.h"
 #include "core/strv.h"
+#include "board/board.h"
 #include "board/lab.h"
 #include "config/config.h"
 #include "journal/joblog.h"
@@ -72,7 +73,8 @@ int api_lava_check(struct api_request *r, const char *def, size_t len, char **wh
 	int err;
 
 	*why = NULL;
-	err = sched_check_job(api_deps_of(r)->sched, def, len, "job.yaml", JOB_FORMAT_AUTO, &diag);
+	err = sched_check_job(api_deps_of(r)->sched, def, len, "job.yaml", JOB_FORMAT_AUTO, false,
+			      &diag, NULL);
 	if (err)
 		*why = diag_text(&diag, strerror(-err));
 	diag_release(&diag);
@@ -159,6 +161,37 @@ json_t *api_lava_tags(const struct job_record *rec)
 struct board **api_lava_boards(struct api_request *r, size_t *ret_n)
 {
 	return lab_boards(api_deps_of(r)->lab, ret_n);
+}
+
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **api_lava_tag_names(struct api_request *r)
+{
+	struct board **boards;
+	char **names = NULL;
+	size_t n, i;
+
+	boards = api_lava_boards(r, &n);
+	for (i = 0; i < n; i++)
+		STRV_FOREACH(t, board_device(boards[i])->tags)
+			if (!strv_contains(names, *t) && strv_push(&names, *t) < 0)
+				return strv_free(names);
+	if (names)
+		qsort(names, strv_length(names), sizeof(*names), by_text);
+	return names;
+}
+
+int api_lava_tag_id(char *const *names, const char *tag)
+{
+	int i;
+
+	for (i = 0; names && names[i]; i++)
+		if (!strcmp(names[i], tag))
+			return i + 1;
+	return 0;
 }
 
 struct store *api_lava_store(struct api_request *r)

@@ -81,6 +81,16 @@ json_t *api_lava_tags(const struct job_record *rec);
 /** api_lava_boards() - every board of the lab (borrowed). */
 struct board **api_lava_boards(struct api_request *r, size_t *ret_n);
 
+/**
+ * api_lava_tag_names() - the tags of the lab's boards, each once, in name
+ * order (strv, caller frees): LAVA's tags, whose REST ids are their places
+ * in it from 1 (api_lava_tag_id()).
+ */
+char **api_lava_tag_names(struct api_request *r);
+
+/** api_lava_tag_id() - the id of @tag in @names, or 0. */
+int api_lava_tag_id(char *const *names, const char *tag);
+
 /** api_lava_store() - the store the API reads. */
 struct store *api_lava_store(struct api_request *r);
 

@@ -690,16 +690,20 @@ static enum MHD_Result tests_list(struct api_request *r)
 
 /* ---- devices, device types, workers ---- */
 
-static json_t *device_json(struct board *b)
+/* A board as LAVA's DeviceSerializer has a device; its tags as ids of @tags. */
+static json_t *device_json(struct board *b, char *const *tags)
 {
 	const struct device *dev = board_device(b);
 	int64_t job = board_job(b);
+	json_t *ids = json_array();
 
-	return json_pack("{s:o, s:o, s:n, s:n, s:n, s:o, s:[], s:s, s:s, s:o, s:s, s:b}",
+	STRV_FOREACH(t, dev->tags)
+		json_array_append_new(ids, json_integer(api_lava_tag_id(tags, *t)));
+	return json_pack("{s:o, s:o, s:n, s:n, s:n, s:o, s:o, s:s, s:s, s:o, s:s, s:b}",
 			 "hostname", api_json_str(board_name(b)), "device_type",
 			 api_json_str(dev->type_name), "device_version", "physical_owner",
 			 "physical_group", "description", api_json_str(dev->description), "tags",
-			 "state", lava_device_state_name(board_state(b)), "health",
+			 ids, "state", lava_device_state_name(board_state(b)), "health",
 			 lava_device_health_name(board_state(b)), "current_job",
 			 job ? json_integer(job) : json_null(), "worker_host", api_lava_worker(),
 			 "is_synced", 1);
@@ -727,29 +731,39 @@ static enum MHD_Result devices_list(struct api_request *r)
 	struct page p;
 	size_t nb, i;
 
+	char **tags;
+
 	if (get_page(r, &p, &ret) < 0)
 		return ret;
 	boards = api_lava_boards(r, &nb);
+	tags = api_lava_tag_names(r);
 	list = json_array();
 	for (i = 0; i < nb; i++) {
 		if (!device_matches(r, boards[i]))
 			continue;
 		if (n >= p.offset && n < p.offset + p.limit)
-			json_array_append_new(list, device_json(boards[i]));
+			json_array_append_new(list, device_json(boards[i], tags));
 		n++;
 	}
+	strv_free(tags);
 	return reply_page(r, &p, n, list);
 }
 
 static enum MHD_Result devices_show(struct api_request *r)
 {
 	struct board **boards;
+	enum MHD_Result ret;
+	char **tags;
 	size_t n, i;
 
 	boards = api_lava_boards(r, &n);
 	for (i = 0; i < n; i++)
-		if (!strcmp(board_name(boards[i]), r->params[0]))
-			return api_reply_json(r, MHD_HTTP_OK, device_json(boards[i]));
+		if (!strcmp(board_name(boards[i]), r->params[0])) {
+			tags = api_lava_tag_names(r);
+			ret = api_reply_json(r, MHD_HTTP_OK, device_json(boards[i], tags));
+			strv_free(tags);
+			return ret;
+		}
 	return api_reply_error(r, MHD_HTTP_NOT_FOUND, "Not found.");
 }
 
@@ -815,6 +829,47 @@ static enum MHD_Result workers_list(struct api_request *r)
 				    "version", LABD_VERSION));
 }
 
+/* ---- tags: those of the lab's boards, numbered in name order ---- */
+
+static json_t *tag_json(char *const *tags, size_t i)
+{
+	return json_pack("{s:I, s:s, s:n}", "id", (json_int_t)i + 1, "name", tags[i],
+			 "description");
+}
+
+static enum MHD_Result tags_list(struct api_request *r)
+{
+	char **tags = api_lava_tag_names(r);
+	enum MHD_Result ret;
+	json_t *list;
+	struct page p;
+	size_t i, n = strv_length(tags);
+
+	if (get_page(r, &p, &ret) < 0) {
+		strv_free(tags);
+		return ret;
+	}
+	list = json_array();
+	for (i = (size_t)p.offset; i < n && i < (size_t)(p.offset + p.limit); i++)
+		json_array_append_new(list, tag_json(tags, i));
+	strv_free(tags);
+	return reply_page(r, &p, (int64_t)n, list);
+}
+
+static enum MHD_Result tags_show(struct api_request *r)
+{
+	char **tags = api_lava_tag_names(r), *end;
+	long id = strtol(r->params[0], &end, 10);
+	enum MHD_Result ret;
+
+	if (*end || id < 1 || (size_t)id > strv_length(tags))
+		ret = api_reply_error(r, MHD_HTTP_NOT_FOUND, "Not found.");
+	else
+		ret = api_reply_json(r, MHD_HTTP_OK, tag_json(tags, (size_t)id - 1));
+	strv_free(tags);
+	return ret;
+}
+
 const struct api_route api_lava_rest_routes[] = {
 	{ "GET", "/system/version", USER_ROLE_NONE, system_version, "ask" },
 	{ "GET", "/system/whoami", USER_ROLE_NONE, system_whoami, "ask" },
@@ -837,5 +892,7 @@ const struct api_route api_lava_rest_routes[] = {
 	{ "GET", "/devices/*", USER_ROLE_READER, devices_show, "read board '%s'" },
 	{ "GET", "/devicetypes", USER_ROLE_READER, devicetypes_list, "list device types" },
 	{ "GET", "/workers", USER_ROLE_READER, workers_list, "list workers" },
+	{ "GET", "/tags", USER_ROLE_READER, tags_list, "list tags" },
+	{ "GET", "/tags/*", USER_ROLE_READER, tags_show, "read tag %s" },
 	{ NULL, NULL, 0, NULL, NULL },
 };

@@ -26,7 +26,7 @@
 #include <xmlrpc-c/base.h>
 #include <xmlrpc-c/server.h>
 
-#include "api/api_lava.h"
+#include "api/api_lava_rpc.h"
 #include "board/board.h"
 #include "config/config.h"
 #include "core/http_client.h"
@@ -41,17 +41,10 @@ struct api_rpc {
 	xmlrpc_registry *registry;
 };
 
-struct rpc_method {
-	const char *name;
-	enum user_role role;
-	const char *what;	/* for "may not ..." */
-	xmlrpc_value *(*fn)(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r);
-};
-
 /* ---- values ---- */
 
 /* A string as XML 1.0 allows it (what is not becomes U+FFFD); NULL is nil. */
-static xmlrpc_value *str_value(xmlrpc_env *env, const char *s)
+xmlrpc_value *rpc_str(xmlrpc_env *env, const char *s)
 {
 	struct strbuf clean = STRBUF_INIT;
 	xmlrpc_value *v;
@@ -67,13 +60,13 @@ static xmlrpc_value *str_value(xmlrpc_env *env, const char *s)
 	return v;
 }
 
-static xmlrpc_value *time_value(xmlrpc_env *env, uint64_t usec)
+xmlrpc_value *rpc_time(xmlrpc_env *env, uint64_t usec)
 {
 	return usec ? xmlrpc_datetime_new_sec(env, (time_t)(usec / 1000000)) : xmlrpc_nil_new(env);
 }
 
 /* @st[@key] = @v, the reference to @v given up. */
-static void put(xmlrpc_env *env, xmlrpc_value *st, const char *key, xmlrpc_value *v)
+void rpc_put(xmlrpc_env *env, xmlrpc_value *st, const char *key, xmlrpc_value *v)
 {
 	if (!env->fault_occurred && v)
 		xmlrpc_struct_set_value(env, st, key, v);
@@ -82,7 +75,7 @@ static void put(xmlrpc_env *env, xmlrpc_value *st, const char *key, xmlrpc_value
 }
 
 /* The value, or NULL and no fault-less leak: what methods return. */
-static xmlrpc_value *done(xmlrpc_env *env, xmlrpc_value *v)
+xmlrpc_value *rpc_done(xmlrpc_env *env, xmlrpc_value *v)
 {
 	if (env->fault_occurred && v) {
 		xmlrpc_DECREF(v);
@@ -94,7 +87,7 @@ static xmlrpc_value *done(xmlrpc_env *env, xmlrpc_value *v)
 /* ---- parameters ---- */
 
 /* Parameter @i: a new reference, or NULL when absent or nil. */
-static xmlrpc_value *param(xmlrpc_env *env, xmlrpc_value *params, int i)
+xmlrpc_value *rpc_param(xmlrpc_env *env, xmlrpc_value *params, int i)
 {
 	xmlrpc_value *v = NULL;
 
@@ -109,9 +102,9 @@ static xmlrpc_value *param(xmlrpc_env *env, xmlrpc_value *params, int i)
 }
 
 /* Parameter @i as an integer (sent as one, or as its text): 1, 0 when absent, or -EINVAL. */
-static int param_int(xmlrpc_env *env, xmlrpc_value *params, int i, int64_t *ret)
+int rpc_param_int(xmlrpc_env *env, xmlrpc_value *params, int i, int64_t *ret)
 {
-	xmlrpc_value *v = param(env, params, i);
+	xmlrpc_value *v = rpc_param(env, params, i);
 	const char *text = NULL;
 	int n = 0, err = -EINVAL;
 
@@ -135,10 +128,10 @@ static int param_int(xmlrpc_env *env, xmlrpc_value *params, int i, int64_t *ret)
 }
 
 /* Parameter @i as a string (caller frees): 0, or a fault 400. */
-static int param_str(xmlrpc_env *env, xmlrpc_value *params, int i, const char *name,
+int rpc_param_str(xmlrpc_env *env, xmlrpc_value *params, int i, const char *name,
 		     char **ret, size_t *ret_len)
 {
-	xmlrpc_value *v = param(env, params, i);
+	xmlrpc_value *v = rpc_param(env, params, i);
 	const char *s = NULL;
 	size_t len = 0;
 
@@ -157,12 +150,50 @@ static int param_str(xmlrpc_env *env, xmlrpc_value *params, int i, const char *n
 	return 0;
 }
 
+int rpc_param_opt_str(xmlrpc_env *env, xmlrpc_value *params, int i, const char *name,
+		      char **ret)
+{
+	xmlrpc_value *v = rpc_param(env, params, i);
+
+	*ret = NULL;
+	if (!v)
+		return env->fault_occurred ? -EINVAL : 0;
+	xmlrpc_DECREF(v);
+	return rpc_param_str(env, params, i, name, ret, NULL);
+}
+
+bool rpc_param_bool(xmlrpc_env *env, xmlrpc_value *params, int i)
+{
+	xmlrpc_value *v = rpc_param(env, params, i);
+	xmlrpc_bool b = 0;
+
+	if (v && xmlrpc_value_type(v) == XMLRPC_TYPE_BOOL)
+		xmlrpc_read_bool(env, v, &b);
+	else if (v && xmlrpc_value_type(v) == XMLRPC_TYPE_INT) {
+		int n = 0;
+
+		xmlrpc_read_int(env, v, &n);
+		b = n != 0;
+	}
+	if (v)
+		xmlrpc_DECREF(v);
+	return b;
+}
+
+void rpc_append(xmlrpc_env *env, xmlrpc_value *a, xmlrpc_value *v)
+{
+	if (!env->fault_occurred && v)
+		xmlrpc_array_append_item(env, a, v);
+	if (v)
+		xmlrpc_DECREF(v);
+}
+
 /* The job named by parameter @i: 0, or a fault (400 not an id, 404 no such job). */
-static int param_job(xmlrpc_env *env, xmlrpc_value *params, int i, struct api_request *r,
+int rpc_param_job(xmlrpc_env *env, xmlrpc_value *params, int i, struct api_request *r,
 		     struct job_record *rec)
 {
 	int64_t id = 0;
-	int err = param_int(env, params, i, &id);
+	int err = rpc_param_int(env, params, i, &id);
 
 	if (err <= 0 || id < 1) {
 		if (!env->fault_occurred)
@@ -189,7 +220,7 @@ static xmlrpc_value *system_version(xmlrpc_env *env, xmlrpc_value *params,
 
 static xmlrpc_value *system_whoami(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
 {
-	return r->who.is_user ? str_value(env, r->who.name) : xmlrpc_nil_new(env);
+	return r->who.is_user ? rpc_str(env, r->who.name) : xmlrpc_nil_new(env);
 }
 
 /* ---- jobs ---- */
@@ -201,7 +232,7 @@ static xmlrpc_value *jobs_submit(xmlrpc_env *env, xmlrpc_value *params, struct a
 	size_t len;
 	int err;
 
-	if (param_str(env, params, 0, "definition", &def, &len) < 0)
+	if (rpc_param_str(env, params, 0, "definition", &def, &len) < 0)
 		return NULL;
 	err = api_lava_submit(r, def, len, &id, &why);
 	free(def);
@@ -224,17 +255,17 @@ static xmlrpc_value *jobs_validate(xmlrpc_env *env, xmlrpc_value *params,
 	size_t len;
 	int err;
 
-	if (param_str(env, params, 0, "definition", &def, &len) < 0)
+	if (rpc_param_str(env, params, 0, "definition", &def, &len) < 0)
 		return NULL;
 	err = api_lava_check(r, def, len, &why);
 	free(def);
 	st = xmlrpc_struct_new(env);
 	if (err) {
-		put(env, st, "path", xmlrpc_string_new(env, ""));
-		put(env, st, "msg", str_value(env, why ? why : strerror(-err)));
+		rpc_put(env, st, "path", xmlrpc_string_new(env, ""));
+		rpc_put(env, st, "msg", rpc_str(env, why ? why : strerror(-err)));
 	}
 	free(why);
-	return done(env, st);
+	return rpc_done(env, st);
 }
 
 static xmlrpc_value *tags_value(xmlrpc_env *env, const struct job_record *rec)
@@ -244,7 +275,7 @@ static xmlrpc_value *tags_value(xmlrpc_env *env, const struct job_record *rec)
 	size_t i;
 
 	json_array_foreach(tags, i, t) {
-		v = str_value(env, json_string_value(t));
+		v = rpc_str(env, json_string_value(t));
 		if (v && !env->fault_occurred)
 			xmlrpc_array_append_item(env, a, v);
 		if (v)
@@ -260,17 +291,17 @@ static void job_common(xmlrpc_env *env, xmlrpc_value *st, const struct job_recor
 	const char *type = rec->health == JOB_HEALTH_CANCELED ? "Canceled" :
 			   lava_error_type_name(rec->error_type);
 
-	put(env, st, "id", xmlrpc_int_new(env, (int)rec->id));
-	put(env, st, "description", str_value(env, rec->name));
-	put(env, st, "health_check", xmlrpc_bool_new(env, 0));
-	put(env, st, "state", xmlrpc_string_new(env, lava_job_state_name(rec->state)));
-	put(env, st, "health", xmlrpc_string_new(env, lava_job_health_name(rec->health)));
-	put(env, st, "submit_time", time_value(env, rec->submitted));
-	put(env, st, "start_time", time_value(env, rec->started));
-	put(env, st, "end_time", time_value(env, rec->ended));
-	put(env, st, "failure_comment", str_value(env, rec->error_msg));
-	put(env, st, "error_msg", str_value(env, rec->error_msg));
-	put(env, st, "error_type", str_value(env, type));
+	rpc_put(env, st, "id", xmlrpc_int_new(env, (int)rec->id));
+	rpc_put(env, st, "description", rpc_str(env, rec->name));
+	rpc_put(env, st, "health_check", xmlrpc_bool_new(env, 0));
+	rpc_put(env, st, "state", xmlrpc_string_new(env, lava_job_state_name(rec->state)));
+	rpc_put(env, st, "health", xmlrpc_string_new(env, lava_job_health_name(rec->health)));
+	rpc_put(env, st, "submit_time", rpc_time(env, rec->submitted));
+	rpc_put(env, st, "start_time", rpc_time(env, rec->started));
+	rpc_put(env, st, "end_time", rpc_time(env, rec->ended));
+	rpc_put(env, st, "failure_comment", rpc_str(env, rec->error_msg));
+	rpc_put(env, st, "error_msg", rpc_str(env, rec->error_msg));
+	rpc_put(env, st, "error_type", rpc_str(env, type));
 }
 
 /* Every key lavacli's `jobs show` prints. */
@@ -279,18 +310,18 @@ static xmlrpc_value *jobs_show(xmlrpc_env *env, xmlrpc_value *params, struct api
 	struct job_record rec = { 0 };
 	xmlrpc_value *st;
 
-	if (param_job(env, params, 0, r, &rec) < 0)
+	if (rpc_param_job(env, params, 0, r, &rec) < 0)
 		return NULL;
 	st = xmlrpc_struct_new(env);
 	job_common(env, st, &rec);
-	put(env, st, "device", str_value(env, rec.device));
-	put(env, st, "device_type", str_value(env, rec.device_type));
-	put(env, st, "pipeline", xmlrpc_bool_new(env, 1));
-	put(env, st, "submitter", str_value(env, rec.submitter));
-	put(env, st, "tags", tags_value(env, &rec));
-	put(env, st, "visibility", xmlrpc_string_new(env, "Public"));
+	rpc_put(env, st, "device", rpc_str(env, rec.device));
+	rpc_put(env, st, "device_type", rpc_str(env, rec.device_type));
+	rpc_put(env, st, "pipeline", xmlrpc_bool_new(env, 1));
+	rpc_put(env, st, "submitter", rpc_str(env, rec.submitter));
+	rpc_put(env, st, "tags", tags_value(env, &rec));
+	rpc_put(env, st, "visibility", xmlrpc_string_new(env, "Public"));
 	job_record_release(&rec);
-	return done(env, st);
+	return rpc_done(env, st);
 }
 
 /* The legacy TestJob dict squad reads: status, start_time, end_time, definition. */
@@ -300,24 +331,24 @@ static xmlrpc_value *job_details(xmlrpc_env *env, xmlrpc_value *params, struct a
 	xmlrpc_value *st;
 	char url[64];
 
-	if (param_job(env, params, 0, r, &rec) < 0)
+	if (rpc_param_job(env, params, 0, r, &rec) < 0)
 		return NULL;
 	snprintf(url, sizeof(url), "/scheduler/job/%lld", (long long)rec.id);
 	st = xmlrpc_struct_new(env);
 	job_common(env, st, &rec);
-	put(env, st, "status", xmlrpc_string_new(env, lava_job_status_name(
+	rpc_put(env, st, "status", xmlrpc_string_new(env, lava_job_status_name(
 							       lava_job_status(rec.state, rec.health))));
-	put(env, st, "submitter_username", str_value(env, rec.submitter));
-	put(env, st, "absolute_url", xmlrpc_string_new(env, url));
-	put(env, st, "is_pipeline", xmlrpc_bool_new(env, 1));
-	put(env, st, "definition", str_value(env, rec.definition));
-	put(env, st, "original_definition", str_value(env, rec.definition));
-	put(env, st, "multinode_definition", xmlrpc_string_new(env, ""));
-	put(env, st, "requested_device_type_id", str_value(env, rec.device_type));
-	put(env, st, "actual_device_id", str_value(env, rec.device));
-	put(env, st, "priority", xmlrpc_int_new(env, rec.priority));
+	rpc_put(env, st, "submitter_username", rpc_str(env, rec.submitter));
+	rpc_put(env, st, "absolute_url", xmlrpc_string_new(env, url));
+	rpc_put(env, st, "is_pipeline", xmlrpc_bool_new(env, 1));
+	rpc_put(env, st, "definition", rpc_str(env, rec.definition));
+	rpc_put(env, st, "original_definition", rpc_str(env, rec.definition));
+	rpc_put(env, st, "multinode_definition", xmlrpc_string_new(env, ""));
+	rpc_put(env, st, "requested_device_type_id", rpc_str(env, rec.device_type));
+	rpc_put(env, st, "actual_device_id", rpc_str(env, rec.device));
+	rpc_put(env, st, "priority", xmlrpc_int_new(env, rec.priority));
 	job_record_release(&rec);
-	return done(env, st);
+	return rpc_done(env, st);
 }
 
 static xmlrpc_value *jobs_definition(xmlrpc_env *env, xmlrpc_value *params,
@@ -326,9 +357,9 @@ static xmlrpc_value *jobs_definition(xmlrpc_env *env, xmlrpc_value *params,
 	struct job_record rec = { 0 };
 	xmlrpc_value *v;
 
-	if (param_job(env, params, 0, r, &rec) < 0)
+	if (rpc_param_job(env, params, 0, r, &rec) < 0)
 		return NULL;
-	v = str_value(env, rec.definition);
+	v = rpc_str(env, rec.definition);
 	job_record_release(&rec);
 	return v;
 }
@@ -338,7 +369,7 @@ static xmlrpc_value *job_state(xmlrpc_env *env, xmlrpc_value *params, struct api
 	struct job_record rec = { 0 };
 	xmlrpc_value *v;
 
-	if (param_job(env, params, 0, r, &rec) < 0)
+	if (rpc_param_job(env, params, 0, r, &rec) < 0)
 		return NULL;
 	v = xmlrpc_build_value(env, "{s:i,s:s}", "job_id", (int)rec.id, "job_state",
 			       lava_job_state_name(rec.state));
@@ -351,7 +382,7 @@ static xmlrpc_value *job_health(xmlrpc_env *env, xmlrpc_value *params, struct ap
 	struct job_record rec = { 0 };
 	xmlrpc_value *v;
 
-	if (param_job(env, params, 0, r, &rec) < 0)
+	if (rpc_param_job(env, params, 0, r, &rec) < 0)
 		return NULL;
 	v = xmlrpc_build_value(env, "{s:i,s:s}", "job_id", (int)rec.id, "job_health",
 			       lava_job_health_name(rec.health));
@@ -444,7 +475,7 @@ static xmlrpc_value *jobs_cancel(xmlrpc_env *env, xmlrpc_value *params, struct a
 	struct api_denial d;
 	int err;
 
-	if (param_job(env, params, 0, r, &rec) < 0)
+	if (rpc_param_job(env, params, 0, r, &rec) < 0)
 		return NULL;
 	err = api_lava_cancel(r, &rec, &d);
 	if (err == -EREMOTE)
@@ -497,9 +528,9 @@ static xmlrpc_value *jobs_logs(xmlrpc_env *env, xmlrpc_value *params, struct api
 	char gone[256];
 	int err;
 
-	if (param_job(env, params, 0, r, &rec) < 0)
+	if (rpc_param_job(env, params, 0, r, &rec) < 0)
 		return NULL;
-	if (param_int(env, params, 1, &start) < 0 || param_int(env, params, 2, &end) < 0) {
+	if (rpc_param_int(env, params, 1, &start) < 0 || rpc_param_int(env, params, 2, &end) < 0) {
 		xmlrpc_env_set_fault(env, 400, "'start' and 'end' must be line numbers");
 		goto out;
 	}
@@ -519,66 +550,6 @@ out:
 	return v;
 }
 
-/* ---- devices ---- */
-
-/* scheduler.devices.list(all=False): hostname, type, health, state, current_job, pipeline */
-static xmlrpc_value *devices_list(xmlrpc_env *env, xmlrpc_value *params, struct api_request *r)
-{
-	xmlrpc_value *list = xmlrpc_array_new(env), *st;
-	struct board **boards;
-	size_t n, i;
-
-	boards = api_lava_boards(r, &n);
-	for (i = 0; i < n && !env->fault_occurred; i++) {
-		int64_t job = board_job(boards[i]);
-
-		st = xmlrpc_struct_new(env);
-		put(env, st, "hostname", str_value(env, board_name(boards[i])));
-		put(env, st, "type", str_value(env, board_device(boards[i])->type_name));
-		put(env, st, "health", xmlrpc_string_new(env, lava_device_health_name(
-								      board_state(boards[i]))));
-		put(env, st, "state", xmlrpc_string_new(env, lava_device_state_name(
-								     board_state(boards[i]))));
-		put(env, st, "current_job", job ? xmlrpc_int_new(env, (int)job) :
-						  xmlrpc_nil_new(env));
-		put(env, st, "pipeline", xmlrpc_bool_new(env, 1));
-		if (!env->fault_occurred)
-			xmlrpc_array_append_item(env, list, st);
-		xmlrpc_DECREF(st);
-	}
-	return done(env, list);
-}
-
-/* scheduler.device_types.list(all=False): name, devices (count), installed, template */
-static xmlrpc_value *device_types_list(xmlrpc_env *env, xmlrpc_value *params,
-				       struct api_request *r)
-{
-	xmlrpc_value *list = xmlrpc_array_new(env), *st;
-	char **types = NULL;
-	struct board **boards;
-	size_t n, i, j;
-	int count;
-
-	boards = api_lava_boards(r, &n);
-	for (i = 0; i < n; i++)
-		if (!strv_contains(types, board_device(boards[i])->type_name))
-			strv_push(&types, board_device(boards[i])->type_name);
-	STRV_FOREACH(t, types) {
-		for (j = 0, count = 0; j < n; j++)
-			count += !strcmp(*t, board_device(boards[j])->type_name);
-		st = xmlrpc_struct_new(env);
-		put(env, st, "name", str_value(env, *t));
-		put(env, st, "devices", xmlrpc_int_new(env, count));
-		put(env, st, "installed", xmlrpc_bool_new(env, 1));
-		put(env, st, "template", xmlrpc_bool_new(env, 1));
-		if (!env->fault_occurred)
-			xmlrpc_array_append_item(env, list, st);
-		xmlrpc_DECREF(st);
-	}
-	strv_free(types);
-	return done(env, list);
-}
-
 /* ---- results ---- */
 
 /* The results of the job of parameter 0; or a fault. */
@@ -591,7 +562,7 @@ static struct lava_results *results_of(xmlrpc_env *env, xmlrpc_value *params,
 
 	char gone[256];
 
-	if (param_job(env, params, 0, r, &rec) < 0)
+	if (rpc_param_job(env, params, 0, r, &rec) < 0)
 		return NULL;
 	if (api_gone_text(&rec, API_GONE_HISTORY, gone, sizeof(gone))) {
 		xmlrpc_env_set_fault(env, MHD_HTTP_GONE, gone);
@@ -656,9 +627,9 @@ static xmlrpc_value *testsuite_results(xmlrpc_env *env, xmlrpc_value *params,
 	long s;
 	int err;
 
-	if (param_str(env, params, 1, "suite", &suite, NULL) < 0)
+	if (rpc_param_str(env, params, 1, "suite", &suite, NULL) < 0)
 		return NULL;
-	if (param_int(env, params, 2, &limit) < 0 || param_int(env, params, 3, &offset) < 0) {
+	if (rpc_param_int(env, params, 2, &limit) < 0 || rpc_param_int(env, params, 3, &offset) < 0) {
 		free(suite);
 		xmlrpc_env_set_fault(env, 400, "'limit' and 'offset' must be counts");
 		return NULL;
@@ -677,6 +648,38 @@ static xmlrpc_value *testsuite_results(xmlrpc_env *env, xmlrpc_value *params,
 	return yaml_value(env, err, &yaml);
 }
 
+/* get_testcase_results_yaml(id, suite, case): the cases of that name in the suite. */
+static xmlrpc_value *testcase_results(xmlrpc_env *env, xmlrpc_value *params,
+				      struct api_request *r)
+{
+	struct strbuf yaml = STRBUF_INIT;
+	struct lava_results *lr = NULL;
+	char *suite = NULL, *name = NULL;
+	long s = -1;
+	int err = 0;
+
+	if (rpc_param_str(env, params, 1, "suite", &suite, NULL) < 0 ||
+	    rpc_param_str(env, params, 2, "case", &name, NULL) < 0)
+		goto out;
+	lr = results_of(env, params, r);
+	s = lr ? lava_results_suite(lr, suite) : -1;
+	if (lr && s < 0)
+		xmlrpc_env_set_fault_formatted(env, 404, "Suite '%s' was not found.", suite);
+	if (s < 0)
+		goto out;
+	err = lava_results_case_yaml(lr, s, name, &yaml);
+	if (err == -ENOENT) {
+		xmlrpc_env_set_fault_formatted(env, 404, "Test case '%s' was not found in suite '%s'.",
+					       name, suite);
+		strbuf_release(&yaml);
+	}
+out:
+	free(suite);
+	free(name);
+	lava_results_free(lr);
+	return env->fault_occurred ? NULL : yaml_value(env, err, &yaml);
+}
+
 /* ---- the registry ---- */
 
 static const struct rpc_method methods[] = {
@@ -693,15 +696,14 @@ static const struct rpc_method methods[] = {
 	{ "scheduler.jobs.logs", USER_ROLE_READER, "read logs", jobs_logs },
 	{ "scheduler.jobs.cancel", USER_ROLE_CI, "cancel jobs", jobs_cancel },
 	{ "scheduler.cancel_job", USER_ROLE_CI, "cancel jobs", jobs_cancel },
-	{ "scheduler.devices.list", USER_ROLE_READER, "list boards", devices_list },
-	{ "scheduler.device_types.list", USER_ROLE_READER, "list device types",
-	  device_types_list },
 	{ "results.get_testjob_results_yaml", USER_ROLE_READER, "read results",
 	  testjob_results },
 	{ "results.get_testjob_suites_list_yaml", USER_ROLE_READER, "read results",
 	  testjob_suites },
 	{ "results.get_testsuite_results_yaml", USER_ROLE_READER, "read results",
 	  testsuite_results },
+	{ "results.get_testcase_results_yaml", USER_ROLE_READER, "read results",
+	  testcase_results },
 };
 
 /* Every method: the role check, then the method. */
@@ -719,11 +721,49 @@ static xmlrpc_value *dispatch(xmlrpc_env *env, xmlrpc_value *params, void *serve
 	return m->fn(env, params, r);
 }
 
+/* Add the methods of @table to @registry. */
+static void add_methods(xmlrpc_env *env, xmlrpc_registry *registry,
+			const struct rpc_method *table, size_t n)
+{
+	size_t i;
+
+	for (i = 0; !env->fault_occurred && i < n; i++) {
+		struct xmlrpc_method_info3 info = {
+			.methodName = table[i].name,
+			.methodFunction = dispatch,
+			.serverInfo = (void *)&table[i],
+		};
+
+		xmlrpc_registry_add_method3(env, registry, &info);
+	}
+}
+
+/* The entry of method @name in the tables, or NULL (xmlrpc-c's own: system.listMethods ...). */
+static const struct rpc_method *find_method(const char *name)
+{
+	static const struct {
+		const struct rpc_method *table;
+		const size_t *n;
+	} tables[] = {
+		{ api_rpc_lab_methods, &api_rpc_lab_n_methods },
+		{ api_rpc_jobs_methods, &api_rpc_jobs_n_methods },
+	};
+	size_t i, t;
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!strcmp(methods[i].name, name))
+			return &methods[i];
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (i = 0; i < *tables[t].n; i++)
+			if (!strcmp(tables[t].table[i].name, name))
+				return &tables[t].table[i];
+	return NULL;
+}
+
 int api_rpc_new(struct api_rpc **ret)
 {
 	struct api_rpc *rpc = calloc(1, sizeof(*rpc));
 	xmlrpc_env env;
-	size_t i;
 
 	if (!rpc)
 		return -ENOMEM;
@@ -731,15 +771,9 @@ int api_rpc_new(struct api_rpc **ret)
 	/* the HTTP server already bounds the body: let the parser take all of it */
 	xmlrpc_limit_set(XMLRPC_XML_SIZE_LIMIT_ID, API_MAX_BODY);
 	rpc->registry = xmlrpc_registry_new(&env);
-	for (i = 0; !env.fault_occurred && i < sizeof(methods) / sizeof(methods[0]); i++) {
-		struct xmlrpc_method_info3 info = {
-			.methodName = methods[i].name,
-			.methodFunction = dispatch,
-			.serverInfo = (void *)&methods[i],
-		};
-
-		xmlrpc_registry_add_method3(&env, rpc->registry, &info);
-	}
+	add_methods(&env, rpc->registry, methods, sizeof(methods) / sizeof(methods[0]));
+	add_methods(&env, rpc->registry, api_rpc_lab_methods, api_rpc_lab_n_methods);
+	add_methods(&env, rpc->registry, api_rpc_jobs_methods, api_rpc_jobs_n_methods);
 	if (env.fault_occurred) {
 		xmlrpc_env_clean(&env);
 		api_rpc_free(rpc);
@@ -951,11 +985,10 @@ static xmlrpc_value *call_registry(xmlrpc_env *env, struct api_request *r, const
 static xmlrpc_value *call_one(xmlrpc_env *env, struct api_request *r, const char *name,
 			      xmlrpc_value *params)
 {
-	size_t i;
+	const struct rpc_method *m = find_method(name);
 
-	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (!strcmp(methods[i].name, name))
-			return dispatch(env, params, (void *)&methods[i], r);
+	if (m)
+		return dispatch(env, params, (void *)m, r);
 	return call_registry(env, r, name, params);
 }
 

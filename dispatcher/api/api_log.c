@@ -23,6 +23,7 @@
 #define LOG_LINES_HEADER "X-Log-Lines"		/* ?tail= and ?lines=: lines in the log */
 #define LOG_FIRST_HEADER "X-Log-First-Line"	/* the number of the first line sent */
 #define LOG_MAX_LINES 100000			/* of one ?tail= or ?lines= answer */
+#define LOG_MAX_LABD (1024 * 1024)		/* bytes of labd.log in one /labd answer */
 #define START_POLL (1 * USEC_PER_SEC)	/* a followed job no host started yet: asked again */
 #define RECENT_ENDS 1024		/* jobs whose end a follower may have just missed */
 
@@ -568,6 +569,77 @@ enum MHD_Result api_log_get(struct api_request *r)
 	free(dir);
 	job_record_release(&rec);
 	return ret;
+}
+
+/* ---- labd's own lines, for the dashboard ---- */
+
+/* Complete lines of labd.log in @text (from byte @offset of the file) as JSON into @list. */
+static uint64_t labd_lines_json(const struct strbuf *text, uint64_t offset, json_t *list)
+{
+	struct joblog_labd_line l;
+	struct strbuf msg = STRBUF_INIT;
+	const char *p = text->buf, *nl;
+	char ts[32];
+
+	while (p && (nl = memchr(p, '\n', text->len - (size_t)(p - text->buf)))) {
+		strbuf_reset(&msg);
+		if (joblog_parse_labd(p, (size_t)(nl - p), &l, &msg) == 0) {
+			joblog_format_time(l.ts, ts, sizeof(ts));
+			json_array_append_new(list, json_pack("{s:s, s:s, s:I, s:o}", "ts", ts,
+				"kind", l.kind, "line", (json_int_t)l.line, "text",
+				api_json_str(msg.buf ? msg.buf : "")));
+		}
+		p = nl + 1;
+	}
+	strbuf_release(&msg);
+	return offset + (uint64_t)(p ? p - text->buf : 0);
+}
+
+/*
+ * GET /jobs/{id}/labd[?after=OFFSET]: labd's lines about the job (actions,
+ * errors, results), parsed: {"lines": [{"ts", "kind", "line", "text"}...],
+ * "next": the offset to ask from next}.  "line" is the number of console
+ * lines started when labd wrote it: it goes after that console line.
+ */
+enum MHD_Result api_log_labd(struct api_request *r)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct job_record rec = { 0 };
+	json_t *list;
+	int64_t id, after = 0;
+	uint64_t next;
+	enum MHD_Result ret;
+	char *dir;
+	int err;
+
+	if (api_forwarding(r))
+		return api_forward_answer(r);
+	if (api_param_id(r, 0, &id) < 0)
+		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid job id '%s'",
+				       r->params[0]);
+	if (api_query_int(r, "after", 0, INT64_MAX, &after) < 0)
+		return api_reply_error(r, MHD_HTTP_BAD_REQUEST, "'after' must be a byte offset");
+	if (store_job_get(api_deps_of(r)->store, id, &rec) < 0)
+		return api_reply_error(r, MHD_HTTP_NOT_FOUND, "no job %lld", (long long)id);
+	if (api_reply_gone(r, &rec, API_GONE_LOG, &ret) || api_elsewhere(r, rec.host, &ret)) {
+		job_record_release(&rec);
+		return ret;
+	}
+	job_record_release(&rec);
+	dir = joblog_job_dir(lab_current_config(api_deps_of(r)->lab)->state_dir, id);
+	err = dir ? joblog_read(dir, JOBLOG_LABD, (uint64_t)after, LOG_MAX_LABD, &text) : -ENOMEM;
+	free(dir);
+	if (err < 0) {
+		strbuf_release(&text);
+		return api_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				       "cannot read labd's lines of job %lld: %s", (long long)id,
+				       strerror(-err));
+	}
+	list = json_array();
+	next = labd_lines_json(&text, (uint64_t)after, list);
+	strbuf_release(&text);
+	return api_reply_json(r, MHD_HTTP_OK, json_pack("{s:o, s:I}", "lines", list, "next",
+							(json_int_t)next));
 }
 
 /* ---- life cycle ---- */

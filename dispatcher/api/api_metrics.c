@@ -5,7 +5,10 @@
  * Gauges are read when scraped (boards, queue, spools, file descriptors);
  * counters and histograms are kept here from job events, answered requests
  * and a loop-lag probe.  Counters start at zero with each labd process, as
- * Prometheus expects of a restarted target.  Names follow Prometheus'
+ * Prometheus expects of a restarted target.  Labels stay bounded by the lab:
+ * finished jobs are counted per board (and its device type) that ran one,
+ * at most METRICS_MAX_BOARDS boards (others as board="other"); boot phases
+ * per device type and phase name, at most METRICS_MAX_PHASES pairs.  Names follow Prometheus'
  * conventions: labd_ prefix, _total for counters, base units (_seconds,
  * _bytes).  doc/metrics.md lists every metric.
  */
@@ -25,12 +28,17 @@
 #include "journal/events.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "job/job.h"
+#include "run/run.h"
+#include "sched/sched.h"
 #include "store/store.h"
 #include "core/version.h"
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define METRICS_MAX_ROUTES 128	/* (route, status) pairs counted; more go to "other" */
-#define METRICS_MAX_PHASES 16	/* boot phase names with a histogram */
+#define METRICS_MAX_PHASES 256	/* (device type, boot phase) pairs with a histogram */
+#define METRICS_MAX_BOARDS 8192	/* boards whose finished jobs are counted by name */
+#define METRICS_NAME_MAX 64	/* of a board or device type name in a label */
 #define METRICS_LAG_PERIOD (1000 * 1000ULL)	/* usec between loop-lag probes */
 #define HEALTH_COUNT (JOB_HEALTH_CANCELED + 1)
 #define ERROR_TYPE_COUNT (ERROR_BUG + 1)
@@ -53,7 +61,15 @@ struct route_count {
 
 struct phase_hist {
 	char name[32];
+	char type[METRICS_NAME_MAX];	/* the device type of the boards that reached it */
 	struct histogram h;
+};
+
+/* The jobs a board finished, by health and error type. */
+struct board_count {
+	char board[METRICS_NAME_MAX];
+	char type[METRICS_NAME_MAX];
+	uint64_t finished[HEALTH_COUNT][ERROR_TYPE_COUNT];
 };
 
 struct api_metrics {
@@ -61,7 +77,8 @@ struct api_metrics {
 	struct events_listener *events;
 	struct loop_source *lag_timer;
 	uint64_t lag_due;
-	uint64_t finished[HEALTH_COUNT][ERROR_TYPE_COUNT];
+	struct board_count *boards;	/* by the order they first finished a job */
+	size_t n_boards;
 	struct histogram job_seconds;
 	struct histogram lag_seconds;
 	struct phase_hist phases[METRICS_MAX_PHASES];
@@ -113,9 +130,42 @@ static void observe_duration(void *userdata)
 	job_record_release(&rec);
 }
 
+/* The counts of board @name (of device type @type): found, added, or "other". */
+static struct board_count *board_count(struct api_metrics *m, const char *name, const char *type)
+{
+	struct board_count *grown;
+	size_t i;
+
+	if (!name || strlen(name) >= METRICS_NAME_MAX || strlen(type) >= METRICS_NAME_MAX)
+		name = "other";
+	for (i = 0; i < m->n_boards; i++)
+		if (!strcmp(m->boards[i].board, name))
+			return &m->boards[i];
+	if (m->n_boards == METRICS_MAX_BOARDS)
+		return board_count(m, "other", "");
+	grown = realloc(m->boards, (m->n_boards + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	m->boards = grown;
+	memset(&grown[m->n_boards], 0, sizeof(*grown));
+	snprintf(grown[m->n_boards].board, METRICS_NAME_MAX, "%s", name);
+	snprintf(grown[m->n_boards].type, METRICS_NAME_MAX, "%s", type);
+	return &grown[m->n_boards++];
+}
+
+/* The device type of board @name as configured now, or "" (a board gone by a reload). */
+static const char *type_of_board(struct api_metrics *m, const char *name)
+{
+	struct board *b = name ? lab_board(m->d->lab, name) : NULL;
+
+	return b ? board_device(b)->type_name : "";
+}
+
 static void count_finished(struct api_metrics *m, const struct event *ev)
 {
+	const char *board = json_string_value(json_object_get(ev->data, "device"));
 	struct duration_due *d = malloc(sizeof(*d));
+	struct board_count *c = board_count(m, board, type_of_board(m, board));
 	enum job_health h;
 	enum error_type t;
 
@@ -124,7 +174,8 @@ static void count_finished(struct api_metrics *m, const struct event *ev)
 	if (error_type_from_name(json_string_value(json_object_get(ev->data, "error_type")),
 				 &t) < 0)
 		t = ERROR_NONE;
-	m->finished[h][t]++;
+	if (c)
+		c->finished[h][t]++;
 	if (!d || !m->d->store) {
 		free(d);	/* out of memory (or no store): its duration is not counted */
 		return;
@@ -133,21 +184,36 @@ static void count_finished(struct api_metrics *m, const struct event *ev)
 	store_read_later(m->d->store, m, observe_duration, free, d);
 }
 
-/* A boot phase was reached @t seconds after power-on: the histogram of its name. */
+/* The device type of job @id while it runs here, or "". */
+static const char *type_of_job(struct api_metrics *m, int64_t id)
+{
+	struct run *r = m->d->sched ? sched_run_of(m->d->sched, id) : NULL;
+
+	return r && run_job(r)->device_type ? run_job(r)->device_type : "";
+}
+
+/*
+ * A boot phase was reached @t seconds after power-on: the histogram of its
+ * name and the job's device type (a type's boot getting slower is seen).
+ */
 static void count_phase(struct api_metrics *m, const struct event *ev)
 {
 	const char *name = json_string_value(json_object_get(ev->data, "phase"));
+	const char *type = type_of_job(m, ev->job_id);
 	json_t *t = json_object_get(ev->data, "t");
 	size_t i;
 
 	if (!name || !json_is_number(t))
 		return;
-	for (i = 0; i < m->n_phases && strcmp(m->phases[i].name, name); i++)
-		;
+	for (i = 0; i < m->n_phases; i++)
+		if (!strcmp(m->phases[i].name, name) && !strcmp(m->phases[i].type, type))
+			break;
 	if (i == m->n_phases) {
-		if (m->n_phases == METRICS_MAX_PHASES || strlen(name) >= sizeof(m->phases[i].name))
+		if (m->n_phases == METRICS_MAX_PHASES || strlen(name) >= sizeof(m->phases[i].name) ||
+		    strlen(type) >= sizeof(m->phases[i].type))
 			return;
 		snprintf(m->phases[i].name, sizeof(m->phases[i].name), "%s", name);
+		snprintf(m->phases[i].type, sizeof(m->phases[i].type), "%s", type);
 		hist_init(&m->phases[i].h, phase_bounds, ARRAY_SIZE(phase_bounds));
 		m->n_phases++;
 	}
@@ -264,6 +330,13 @@ static void add_boards(struct strbuf *out, const struct api_type_stats *s, uint6
 		add_label(out, s->types[i].name);
 		strbuf_addf(out, "\"} %lld\n", (long long)s->types[i].queued);
 	}
+	add_help(out, "labd_queue_reservations", "gauge",
+		 "Reservations waiting for a board, by device type.");
+	for (i = 0; i < s->n; i++) {
+		strbuf_addstr(out, "labd_queue_reservations{device_type=\"");
+		add_label(out, s->types[i].name);
+		strbuf_addf(out, "\"} %lld\n", (long long)s->types[i].reservations);
+	}
 	add_help(out, "labd_queue_oldest_wait_seconds", "gauge",
 		 "How long the oldest queued job of a device type has waited (0: none).");
 	for (i = 0; i < s->n; i++) {
@@ -275,28 +348,57 @@ static void add_boards(struct strbuf *out, const struct api_type_stats *s, uint6
 	}
 }
 
-static void add_jobs(struct strbuf *out, struct api_metrics *m)
+/* Whether a job can end so: complete and canceled have no error type, incomplete has one. */
+static bool outcome_exists(unsigned h, unsigned t)
+{
+	return h == JOB_HEALTH_INCOMPLETE ? t != ERROR_NONE : t == ERROR_NONE;
+}
+
+/*
+ * Every outcome of each board that finished a job, zeros too: a series that
+ * appears with its first increment would hide that increment from rate().
+ */
+static void add_finished(struct strbuf *out, const struct api_metrics *m)
 {
 	unsigned h, t;
 	size_t i;
-	char labels[64];
 
 	add_help(out, "labd_jobs_finished_total", "counter",
-		 "Jobs finished since labd started, by health and error type.");
-	for (h = JOB_HEALTH_COMPLETE; h < HEALTH_COUNT; h++)
-		for (t = 0; t < ERROR_TYPE_COUNT; t++)
-			strbuf_addf(out, "labd_jobs_finished_total{health=\"%s\",error_type=\"%s\"} %llu\n",
-				    job_health_name(h), error_type_name(t),
-				    (unsigned long long)m->finished[h][t]);
+		 "Jobs finished since labd started, by device type, board, health and error type.");
+	for (i = 0; i < m->n_boards; i++)
+		for (h = JOB_HEALTH_COMPLETE; h < HEALTH_COUNT; h++)
+			for (t = 0; t < ERROR_TYPE_COUNT; t++) {
+				if (!outcome_exists(h, t))
+					continue;
+				strbuf_addstr(out, "labd_jobs_finished_total{device_type=\"");
+				add_label(out, m->boards[i].type);
+				strbuf_addstr(out, "\",board=\"");
+				add_label(out, m->boards[i].board);
+				strbuf_addf(out, "\",health=\"%s\",error_type=\"%s\"} %llu\n",
+					    job_health_name(h), error_type_name(t),
+					    (unsigned long long)m->boards[i].finished[h][t]);
+			}
+}
+
+static void add_jobs(struct strbuf *out, struct api_metrics *m)
+{
+	struct strbuf labels = STRBUF_INIT;
+	size_t i;
+
+	add_finished(out, m);
 	add_help(out, "labd_job_duration_seconds", "histogram",
 		 "Time from a job's start to its end, of jobs finished since labd started.");
 	add_histogram(out, "labd_job_duration_seconds", "", &m->job_seconds);
 	add_help(out, "labd_boot_phase_seconds", "histogram",
-		 "Seconds from power-on until a boot phase was reached.");
+		 "Seconds from power-on until a boot phase was reached, by device type and phase.");
 	for (i = 0; i < m->n_phases; i++) {
-		snprintf(labels, sizeof(labels), "phase=\"%s\",", m->phases[i].name);
-		add_histogram(out, "labd_boot_phase_seconds", labels, &m->phases[i].h);
+		strbuf_reset(&labels);
+		strbuf_addstr(&labels, "device_type=\"");
+		add_label(&labels, m->phases[i].type);
+		strbuf_addf(&labels, "\",phase=\"%s\",", m->phases[i].name);
+		add_histogram(out, "labd_boot_phase_seconds", labels.buf, &m->phases[i].h);
 	}
+	strbuf_release(&labels);
 }
 
 static void add_consoles(struct strbuf *out, const struct api_deps *d)
@@ -414,6 +516,10 @@ static void add_process(struct strbuf *out, struct api_metrics *m)
 	strbuf_addf(out, "labd_info{version=\"%s\",lab=\"", LABD_VERSION);
 	add_label(out, lab_current_config(m->d->lab)->lab_name);
 	strbuf_addstr(out, "\"} 1\n");
+	add_help(out, "labd_config_last_reload_successful", "gauge",
+		 "0 while the last reload stands refused (the lab runs an older configuration).");
+	strbuf_addf(out, "labd_config_last_reload_successful %d\n",
+		    !lab_refused_reload(m->d->lab));
 }
 
 enum MHD_Result api_metrics_get(struct api_request *r)
@@ -486,6 +592,7 @@ struct api_metrics *api_metrics_free(struct api_metrics *m)
 	events_unlisten(m->events);
 	store_read_later_forget(m->d->store, m);
 	loop_source_free(m->lag_timer);
+	free(m->boards);
 	free(m);
 	return NULL;
 }

@@ -41,6 +41,8 @@ static int count_queued(const struct queue_record *rec, void *ud)
 	if (t) {
 		t->queued = rec->queued;
 		t->oldest = rec->oldest;
+		t->reservations = rec->reservations;
+		t->oldest_reservation = rec->oldest_reservation;
 	}
 	return 0;
 }
@@ -98,18 +100,40 @@ static json_t *boards_json(const struct api_type_stat *t)
 	return o;
 }
 
-/* One device type's queue: depth, the oldest job's wait, boards free, busy and bad. */
+/* The oldest of two submission times, 0 meaning none. */
+static uint64_t oldest_of(uint64_t a, uint64_t b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/*
+ * One device type's queue: its queued jobs and waiting reservations, the
+ * oldest entry's wait, boards free, busy and bad.
+ */
 static json_t *queue_json(const struct api_deps *d, const struct api_type_stat *t)
 {
-	uint64_t now = loop_realtime(d->loop);
+	uint64_t now = loop_realtime(d->loop), oldest = oldest_of(t->oldest,
+								  t->oldest_reservation);
 	size_t busy = t->boards[DEVICE_STATE_RUNNING] + t->boards[DEVICE_STATE_RESERVED];
 	size_t bad = t->boards[DEVICE_STATE_BAD] + t->boards[DEVICE_STATE_MAINTENANCE];
 
-	return json_pack("{s:s, s:I, s:o, s:f, s:I, s:I, s:I}", "device_type", t->name,
-			 "queued", (json_int_t)t->queued, "oldest", api_time_json(t->oldest),
-			 "oldest_wait", t->oldest && now > t->oldest ? (now - t->oldest) / 1e6 : 0.0,
+	return json_pack("{s:s, s:I, s:I, s:o, s:f, s:I, s:I, s:I}", "device_type", t->name,
+			 "queued", (json_int_t)t->queued, "reservations",
+			 (json_int_t)t->reservations, "oldest", api_time_json(oldest),
+			 "oldest_wait", oldest && now > oldest ? (now - oldest) / 1e6 : 0.0,
 			 "free", (json_int_t)t->boards[DEVICE_STATE_IDLE], "busy", (json_int_t)busy,
 			 "bad", (json_int_t)bad);
+}
+
+/* A device type no board has and nothing waits for (a base type others extend). */
+static bool type_is_empty(const struct api_type_stat *t)
+{
+	unsigned s;
+
+	for (s = 0; s < DEVICE_STATE_COUNT; s++)
+		if (t->boards[s])
+			return false;
+	return !t->queued && !t->reservations;
 }
 
 static enum MHD_Result reply_types(struct api_request *r, bool details)
@@ -128,8 +152,11 @@ static enum MHD_Result reply_types(struct api_request *r, bool details)
 				       "cannot read the queue: %s", strerror(-err));
 	}
 	for (i = 0; i < s.n; i++) {
-		json_t *o = queue_json(d, &s.types[i]);
+		json_t *o;
 
+		if (!details && type_is_empty(&s.types[i]))
+			continue;
+		o = queue_json(d, &s.types[i]);
 		if (details) {
 			const struct device_type *t = config_find_type(c, s.types[i].name);
 
@@ -160,9 +187,11 @@ enum MHD_Result api_device_types(struct api_request *r)
 
 static int add_outcome(const struct job_record *rec, void *ud)
 {
-	return json_array_append_new(ud, json_pack("{s:I, s:s, s:s}", "id", (json_int_t)rec->id,
-						   "health", job_health_name(rec->health),
-						   "error_type", error_type_name(rec->error_type)));
+	return json_array_append_new(ud, json_pack("{s:I, s:s, s:s, s:i}", "id",
+						   (json_int_t)rec->id, "health",
+						   job_health_name(rec->health), "error_type",
+						   error_type_name(rec->error_type), "fail",
+						   rec->results_fail));
 }
 
 json_t *api_board_recent(const struct api_deps *d, const char *name, unsigned n)
@@ -172,6 +201,81 @@ json_t *api_board_recent(const struct api_deps *d, const char *name, unsigned n)
 
 	store_job_list(d->store, &f, add_outcome, list);
 	return list;
+}
+
+/* "sim-01 runs job 31", "sim-02 is held by alice", "sim-03 is in maintenance (cable)" */
+static void describe_board(struct strbuf *sb, const struct board *b)
+{
+	enum device_state s = board_state(b);
+	const char *reason = board_state_reason(b);
+
+	strbuf_addf(sb, "%s", board_name(b));
+	if (s == DEVICE_STATE_RUNNING && board_job(b))
+		strbuf_addf(sb, " runs job %lld", (long long)board_job(b));
+	else if (s == DEVICE_STATE_RESERVED && board_holder(b))
+		strbuf_addf(sb, " is held by %s", board_holder(b));
+	else if (s == DEVICE_STATE_MAINTENANCE)
+		strbuf_addstr(sb, " is in maintenance");
+	else if (s == DEVICE_STATE_IDLE)
+		strbuf_addstr(sb, " is free");
+	else
+		strbuf_addf(sb, " is %s", device_state_name(s));
+	if (reason && (s == DEVICE_STATE_MAINTENANCE || s == DEVICE_STATE_BAD))
+		strbuf_addf(sb, " (%s)", reason);
+}
+
+/* The boards of @rec's type that have its tags, into @boards and @text. */
+static void waiting_boards(const struct api_deps *d, const struct job_record *rec,
+			   json_t *boards, struct strbuf *text)
+{
+	json_t *jtags = rec->tags ? json_loads(rec->tags, JSON_DECODE_ANY, NULL) : NULL, *v;
+	struct board **all;
+	char **tags = NULL;
+	size_t n, i, k = 0;
+
+	json_array_foreach(jtags, i, v)
+		if (json_is_string(v))
+			strv_push(&tags, json_string_value(v));
+	json_decref(jtags);
+	all = lab_boards(d->lab, &n);
+	for (i = 0; i < n; i++) {
+		const struct board *b = all[i];
+
+		if (strcmp(board_device(b)->type_name, rec->device_type) ||
+		    !board_has_tags(b, tags))
+			continue;
+		json_array_append_new(boards, json_pack("{s:s, s:s, s:o, s:o, s:o}", "name",
+			board_name(b), "state", device_state_name(board_state(b)), "job",
+			board_job(b) ? json_integer(board_job(b)) : json_null(), "holder",
+			api_json_str(board_holder(b)), "reason", api_json_str(board_state_reason(b))));
+		strbuf_addstr(text, k++ ? ", " : "; ");
+		describe_board(text, b);
+	}
+	if (!k)
+		strbuf_addstr(text, "; no board of this host has its type and tags");
+	strv_free(tags);
+}
+
+json_t *api_job_waiting(const struct api_deps *d, const struct job_record *rec)
+{
+	struct strbuf text = STRBUF_INIT;
+	json_t *o, *boards = json_array();
+	int64_t pos = 0;
+
+	if (!rec->device_type || store_job_position(d->store, rec->id, &pos) < 0)
+		pos = 0;
+	if (pos)
+		strbuf_addf(&text, "position %lld in the '%s' queue", (long long)pos,
+			    rec->device_type);
+	else
+		strbuf_addf(&text, "waiting for a '%s' board", rec->device_type ? rec->device_type :
+			    "?");
+	if (rec->device_type)
+		waiting_boards(d, rec, boards, &text);
+	o = json_pack("{s:o, s:o, s:s}", "position", pos ? json_integer(pos) : json_null(),
+		      "boards", boards, "text", text.buf ? text.buf : "");
+	strbuf_release(&text);
+	return o;
 }
 
 /* Who the dashboard is talking as: it shows only the actions the role allows. */

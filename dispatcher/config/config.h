@@ -141,6 +141,11 @@ struct qemu_params {
 	char *append_default;	/* kernel command line used when the job gives none */
 	char **allowed_images;	/* labels the job may deploy: kernel, initrd, dtb, ... */
 	bool append_allowed;	/* the job may add to the kernel command line */
+	long long max_memory;	/* MiB a job may ask for (-m, context memory); 0: none */
+	long long max_cpus;	/* CPUs a job may ask for (-smp); 0: none */
+	char **container_images;	/* strv of fnmatch() patterns: the images a job's
+					 * `docker:` may name, this QEMU standing in for theirs */
+	char **arch;		/* strv: the context `arch` values it runs; NULL: unchecked */
 };
 
 struct device_type {

@@ -30,7 +30,8 @@ static const char *const kernel_keys[] = {
 };
 
 static const char *const qemu_keys[] = {
-	"binary", "args", "console", "append", "allowed_images", "append_allowed", NULL
+	"binary", "args", "console", "append", "allowed_images", "append_allowed", "max_memory",
+	"max_cpus", "container_images", "arch", NULL
 };
 
 static const char *const bootx_commands[] = { "booti", "bootz", "bootm", NULL };
@@ -207,7 +208,11 @@ static int parse_qemu(struct device_type *t, const config_setting_t *g, struct d
 	    config_oom(set_choice(&q->console, qg, "console", qemu_consoles, diag)) ||
 	    config_oom(config_set_str(&q->append_default, qg, "append", false, diag)) ||
 	    config_oom(config_set_strv(&q->allowed_images, qg, "allowed_images", false, diag)) ||
-	    config_oom(cfg_get_bool(qg, "append_allowed", false, &q->append_allowed, diag)))
+	    config_oom(cfg_get_bool(qg, "append_allowed", false, &q->append_allowed, diag)) ||
+	    config_oom(cfg_get_int(qg, "max_memory", false, 0, 1 << 30, &q->max_memory, diag)) ||
+	    config_oom(cfg_get_int(qg, "max_cpus", false, 0, 1024, &q->max_cpus, diag)) ||
+	    config_oom(config_set_strv(&q->container_images, qg, "container_images", false, diag)) ||
+	    config_oom(config_set_strv(&q->arch, qg, "arch", false, diag)))
 		return -ENOMEM;
 	return 0;
 }
@@ -307,6 +312,11 @@ static int kernel_copy(struct kernel_params *d, const struct kernel_params *s)
 static int qemu_copy(struct qemu_params *d, const struct qemu_params *s)
 {
 	d->append_allowed = s->append_allowed;
+	d->max_memory = s->max_memory;
+	d->max_cpus = s->max_cpus;
+	if (strv_copy(s->container_images, &d->container_images) < 0 ||
+	    strv_copy(s->arch, &d->arch) < 0)
+		return -ENOMEM;
 	if (copy_str(&d->binary, s->binary) < 0 || strv_copy(s->args, &d->args) < 0 ||
 	    copy_str(&d->console, s->console) < 0 ||
 	    copy_str(&d->append_default, s->append_default) < 0 ||
@@ -497,6 +507,8 @@ static void qemu_release(struct qemu_params *q)
 	free(q->console);
 	free(q->append_default);
 	strv_free(q->allowed_images);
+	strv_free(q->container_images);
+	strv_free(q->arch);
 }
 
 struct device_type *config_type_free(struct device_type *t)

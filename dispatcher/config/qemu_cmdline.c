@@ -150,6 +150,25 @@ static int fixed_args(const struct qemu_cmdline_in *in, char ***argv)
 	return r;
 }
 
+/* The job's own arguments, one per line of QEMU_CMDLINE_JOB_ARGS, after the type's. */
+static int job_args(const struct qemu_cmdline_in *in, char ***argv)
+{
+	const char *v = in->job_vars ? kv_get(in->job_vars, QEMU_CMDLINE_JOB_ARGS) : NULL;
+	const char *nl;
+	char *arg;
+
+	if (!v || !*v)
+		return 0;
+	for (;; v = nl + 1) {
+		nl = strchrnul(v, '\n');
+		arg = strndup(v, (size_t)(nl - v));
+		if (!arg || strv_consume(argv, arg) < 0)
+			return -ENOMEM;
+		if (!*nl)
+			return 0;
+	}
+}
+
 int qemu_cmdline_build(const struct qemu_cmdline_in *in, char ***ret, char *err, size_t errlen)
 {
 	const struct device_type *t = in->dev->type;
@@ -179,6 +198,8 @@ int qemu_cmdline_build(const struct qemu_cmdline_in *in, char ***ret, char *err,
 	}
 	strbuf_release(&arg);
 	free(s.own);
+	if (r >= 0)
+		r = job_args(in, &argv);
 	if (r < 0) {
 		strv_free(argv);
 		return r;

@@ -9,6 +9,7 @@
  *	         -chardev socket,id=labd-serial,fd=<serial_fd>[,logfile=<serial_log>]
  *	         -serial chardev:labd-serial
  *	         <args of the device type's qemu group, each substituted>
+ *	         <the job's own arguments, QEMU_CMDLINE_JOB_ARGS>
  *
  * so the console is always the first serial port (ttyS0, ttyAMA0) and labd's
  * (the qemu group's `console` must be "socket", its default; "pty" is refused).
@@ -26,6 +27,12 @@
  *     {DEVICE} (the board's name);
  *  3. the device's and its type's `parameters` ({MEMORY}, {CPU} ...).
  *
+ * The job's own arguments are the QEMU_CMDLINE_JOB_ARGS job variable, one
+ * argument per line, which labd's qemu boot composes from what the job gave
+ * within the allowed set (job/job_qemu.c): its files (-kernel, -initrd,
+ * -dtb, -drive), memory and CPUs.  No value of the job itself is ever taken
+ * as an argument here.
+ *
  * A name defined nowhere is an error naming the argument.  A job value placed
  * inside a larger element (`file={ROOTFS},if=virtio`) must not hold a comma,
  * which would add QEMU sub-options.  Only {NAME} with NAME in [A-Z0-9_] is a
@@ -41,6 +48,8 @@ struct kv;
 struct lab_config;
 
 #define QEMU_CMDLINE_CHARDEV "labd-serial"
+#define QEMU_CMDLINE_JOB_ARGS "LABD_QEMU_JOB_ARGS"	/* job variable: the job's own
+							 * arguments, one per line */
 
 struct qemu_cmdline_in {
 	const struct lab_config *config;

@@ -8,20 +8,30 @@
 
 #include "core/strbuf.h"
 
-int diag_addv(struct diag *d, const char *file, int line, const char *fmt, va_list ap)
+/* Take @msg (formatted) into @d. */
+static int diag_take(struct diag *d, char *msg)
 {
-	struct strbuf sb = STRBUF_INIT;
-	char *msg;
-
+	if (!msg)
+		return -ENOMEM;
 	if (d->n == d->alloc) {
 		size_t alloc = d->alloc ? d->alloc * 2 : 8;
 		char **m = realloc(d->msgs, alloc * sizeof(*m));
 
-		if (!m)
+		if (!m) {
+			free(msg);
 			return -ENOMEM;
+		}
 		d->msgs = m;
 		d->alloc = alloc;
 	}
+	d->msgs[d->n++] = msg;
+	return -EINVAL;
+}
+
+int diag_addv(struct diag *d, const char *file, int line, const char *fmt, va_list ap)
+{
+	struct strbuf sb = STRBUF_INIT;
+
 	if (line > 0)
 		strbuf_addf(&sb, "%s:%d: ", file ? file : "<input>", line);
 	else
@@ -30,11 +40,12 @@ int diag_addv(struct diag *d, const char *file, int line, const char *fmt, va_li
 		strbuf_release(&sb);
 		return -ENOMEM;
 	}
-	msg = strbuf_detach(&sb, NULL);
-	if (!msg)
-		return -ENOMEM;
-	d->msgs[d->n++] = msg;
-	return -EINVAL;
+	return diag_take(d, strbuf_detach(&sb, NULL));
+}
+
+int diag_add_message(struct diag *d, const char *msg)
+{
+	return diag_take(d, strdup(msg));
 }
 
 int diag_add(struct diag *d, const char *file, int line, const char *fmt, ...)

@@ -28,6 +28,9 @@ int diag_add(struct diag *d, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 int diag_addv(struct diag *d, const char *file, int line, const char *fmt, va_list ap);
 
+/** diag_add_message() - append a copy of @msg, already "FILE:LINE: CAUSE"; as diag_add(). */
+int diag_add_message(struct diag *d, const char *msg);
+
 /** diag_has_errors() - whether anything was reported. */
 static inline int diag_has_errors(const struct diag *d)
 {

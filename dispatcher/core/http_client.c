@@ -407,7 +407,9 @@ static int request_setup(struct http_request *r, const struct http_request_opts 
 	}
 	if (o->body && set_body(r, o->body, o->body_len) < 0)
 		return -ENOMEM;
-	if (o->method)
+	if (o->no_body)
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	else if (o->method)
 		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, o->method);
 	curl_easy_setopt(e, CURLOPT_URL, o->url);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);

@@ -71,6 +71,8 @@ struct http_request_opts {
 	 * (its machine down, the network cut) ends the connection in minutes
 	 */
 	bool connect_only;
+	/** a HEAD request: the answer's status and headers, no body (method ignored) */
+	bool no_body;
 };
 
 #define HTTP_KEEPALIVE_IDLE 30L		/* seconds idle before the first probe */

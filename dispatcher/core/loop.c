@@ -70,6 +70,7 @@ struct loop {
 	uint64_t now;
 	uint64_t realtime;
 	uint64_t timerfd_armed;	/* deadline the timerfd is set to, USEC_INFINITY if none */
+	bool test_clock;	/* loop_set_test_clock(): now and realtime move by hand */
 	struct loop_source **heap;
 	size_t heap_len, heap_cap;
 	struct loop_source *defer_head, *defer_tail;
@@ -101,6 +102,8 @@ uint64_t now_realtime(void)
 
 static void loop_update_clock(struct loop *l)
 {
+	if (l->test_clock)
+		return;
 	l->now = now_monotonic();
 	l->realtime = now_realtime();
 }
@@ -113,6 +116,26 @@ uint64_t loop_now(struct loop *l)
 uint64_t loop_realtime(struct loop *l)
 {
 	return l->realtime;
+}
+
+void loop_set_test_clock(struct loop *l, uint64_t now)
+{
+	struct itimerspec off = { 0 };
+
+	if (!l->test_clock) {
+		l->test_clock = true;
+		timerfd_settime(l->timerfd, 0, &off, NULL);
+		l->timerfd_armed = USEC_INFINITY;
+	}
+	if (now > l->now) {
+		l->realtime += now - l->now;
+		l->now = now;
+	}
+}
+
+uint64_t loop_next_timer(const struct loop *l)
+{
+	return l->heap_len ? l->heap[0]->when : USEC_INFINITY;
 }
 
 int loop_new(struct loop **ret)
@@ -230,10 +253,10 @@ static void heap_remove(struct loop *l, struct loop_source *s)
 /* Point the timerfd at the earliest deadline, if it changed. */
 static void timerfd_rearm(struct loop *l)
 {
-	uint64_t next = l->heap_len ? l->heap[0]->when : USEC_INFINITY;
+	uint64_t next = loop_next_timer(l);
 	struct itimerspec its = { 0 };
 
-	if (next == l->timerfd_armed)
+	if (next == l->timerfd_armed || l->test_clock)
 		return;
 	l->timerfd_armed = next;
 	if (next != USEC_INFINITY) {
@@ -652,14 +675,18 @@ static void source_report_error(struct loop_source *s, int r)
 
 /* ---- dispatch ---- */
 
-static void dispatch_timers(struct loop *l)
+/* Whether a timer is due now. */
+static bool timer_due(const struct loop *l)
 {
-	uint64_t exp;
+	return l->heap_len && l->heap[0]->when <= l->now;
+}
 
-	if (read(l->timerfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
-		log_error("loop: timerfd read: %m");
-	l->timerfd_armed = USEC_INFINITY;	/* expired: force the next rearm */
-	while (l->heap_len && l->heap[0]->when <= l->now) {
+/* Fire the due timers; returns how many. */
+static int dispatch_due_timers(struct loop *l)
+{
+	int n = 0;
+
+	while (timer_due(l)) {
 		struct loop_source *s = l->heap[0];
 		int r;
 
@@ -670,8 +697,20 @@ static void dispatch_timers(struct loop *l)
 			source_report_error(s, r);
 		if (s->floating && !s->dead && !loop_timer_is_armed(s))
 			source_destroy(s);
+		n++;
 	}
 	timerfd_rearm(l);
+	return n;
+}
+
+static void dispatch_timers(struct loop *l)
+{
+	uint64_t exp;
+
+	if (read(l->timerfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
+		log_error("loop: timerfd read: %m");
+	l->timerfd_armed = USEC_INFINITY;	/* expired: force the next rearm */
+	dispatch_due_timers(l);
 }
 
 static void dispatch_signals(struct loop *l)
@@ -812,7 +851,7 @@ int loop_run_once(struct loop *l, uint64_t timeout)
 	l->dispatching--;
 	release_dead(l);
 
-	if (l->defer_head || l->exiting)
+	if (l->defer_head || l->exiting || (l->test_clock && timer_due(l)))
 		ms = 0;
 	else if (timeout == USEC_INFINITY)
 		ms = -1;
@@ -825,6 +864,8 @@ int loop_run_once(struct loop *l, uint64_t timeout)
 
 	loop_update_clock(l);
 	l->dispatching++;
+	if (l->test_clock)	/* no timerfd: the timers the test's clock reached */
+		dispatched += dispatch_due_timers(l);
 	for (i = 0; i < n; i++)
 		if (!is_bulk(&events[i]))
 			dispatch_one(l, &events[i]);

@@ -83,6 +83,24 @@ uint64_t loop_now(struct loop *l);
 uint64_t loop_realtime(struct loop *l);
 
 /**
+ * loop_set_test_clock() - move the loop's time by hand (unit tests only)
+ * @now: the monotonic time from now on, in usec; an earlier one than
+ *       loop_now() is taken as loop_now() (time never goes back)
+ *
+ * From the first call on the loop reads no clock and its timerfd is left
+ * disarmed: loop_now() is @now until the next call, loop_realtime() moves as
+ * far as loop_now() did, and loop_run_once() fires every timer whose deadline
+ * is <= @now (without waiting for events when one is).  Everything else (io,
+ * signals, children, defers) is dispatched as usual, so a test steps the loop
+ * with loop_run_once() and jumps over waits of minutes at once
+ * (loop_next_timer() says where the next one ends).  labd itself never calls it.
+ */
+void loop_set_test_clock(struct loop *l, uint64_t now);
+
+/** loop_next_timer() - the deadline of the earliest armed timer, USEC_INFINITY if none. */
+uint64_t loop_next_timer(const struct loop *l);
+
+/**
  * loop_add_io() - watch a file descriptor
  * @events: EPOLLIN and/or EPOLLOUT (level-triggered)
  *

@@ -2,6 +2,7 @@
 /* lava_device.c -- LAVA device dictionaries (jinja2 or rendered YAML) as labd board files */
 #include "import/lava_device.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "core/diag.h"
 #include "core/strbuf.h"
+#include "job/job_doc.h"
 #include "job/testdef.h"
 
 #define MAX_FILE (1024 * 1024)
@@ -33,6 +35,9 @@ struct import {
 	json_t *yaml;		/* YAML: the rendered dictionary */
 	json_t *commands;	/* LAVA's `commands`: connect, connections, power ... */
 	char *type;		/* the board's device type */
+	json_t *params;		/* the board's parameters: LAVA_MAC ... (name -> string) */
+	bool extra_args;	/* {EXTRA_KERNEL_ARGS} went into a kernel command line */
+	bool qemu;		/* the type boots with QEMU: the board's console and power are QEMU's */
 	config_t cfg;
 };
 
@@ -320,6 +325,17 @@ static void device_leftovers(struct import *im)
 	}
 }
 
+static void device_params(struct import *im, config_setting_t *dev)
+{
+	config_setting_t *g = json_object_size(im->params) ?
+			      add(dev, "parameters", CONFIG_TYPE_GROUP) : NULL;
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(im->params, key, v)
+		add_str(g, key, json_string_value(v));
+}
+
 static void add_device(struct import *im, const char *name)
 {
 	config_setting_t *dev = add(config_root_setting(&im->cfg), "device", CONFIG_TYPE_GROUP);
@@ -330,19 +346,33 @@ static void add_device(struct import *im, const char *name)
 	add_str(dev, "type", im->type);
 	snprintf(desc, sizeof(desc), "imported from LAVA's %s", im->file);
 	add_str(dev, "description", desc);
+	if (!connect && im->qemu) {	/* labd runs QEMU: its serial port and its power */
+		add_str(add(dev, "console", CONFIG_TYPE_GROUP), "driver", "qemu");
+		add_str(add(dev, "power", CONFIG_TYPE_GROUP), "driver", "qemu");
+		device_leftovers(im);
+		return;
+	}
 	if (!connect)
 		note(im, "console: the dictionary has no connection command");
 	else if (console_of(dev, connect) < 0)
 		note(im, "console '%s': labd's consoles are a tty, telnet (ser2net), TCP or a Unix "
 			 "socket", connect);
+	device_params(im, dev);
+	add_str(json_string_length(json_object_get(im->yaml, "fastboot_serial_number")) ?
+		add(dev, "fastboot", CONFIG_TYPE_GROUP) : NULL, "serial",
+		json_string_value(json_object_get(im->yaml, "fastboot_serial_number")));
 	device_power(im, dev);
 	device_leftovers(im);
 }
 
 /* ---- the device type of a rendered dictionary ---- */
 
-/* Whether every {VAR} of @cmd is one labd gives (or @optional, then *ret_optional). */
-static bool vars_known(const char *cmd, const char **ret_var, bool *ret_optional)
+/*
+ * Whether every {VAR} of @cmd is one labd gives, or one of @params (the
+ * board's parameters), or @optional (then *ret_optional).
+ */
+static bool vars_known(const char *cmd, const json_t *params, const char **ret_var,
+		       bool *ret_optional)
 {
 	const char *p = cmd, *close;
 	char var[64];
@@ -363,7 +393,7 @@ static bool vars_known(const char *cmd, const char **ret_var, bool *ret_optional
 		p = close;
 		for (i = 0; known_vars[i] && strcmp(known_vars[i], var); i++)
 			;
-		if (known_vars[i])
+		if (known_vars[i] || json_object_get(params, var))
 			continue;
 		for (i = 0; optional_vars[i] && strcmp(optional_vars[i], var); i++)
 			;
@@ -374,11 +404,59 @@ static bool vars_known(const char *cmd, const char **ret_var, bool *ret_optional
 	return true;
 }
 
-/* A LAVA command set as labd's: lines with TEE/DTBO left out, sets needing NBD ... refused. */
-static void uboot_commands(struct import *im, config_setting_t *cmds, const char *set,
-			   const json_t *lines)
+/* Where a command set gives the kernel its command line: the line's index, or -1. */
+static long cmdline_index(const json_t *lines)
 {
-	json_t *kept = json_array(), *line;
+	static const char *const starts[] = { "setenv bootargs", "set extraargs",
+					      "global linux.bootargs", "linux ", "linuxefi ",
+					      "kernel " };
+	const json_t *line;
+	size_t i, k;
+
+	for (k = 0; k < sizeof(starts) / sizeof(starts[0]); k++)
+		json_array_foreach(lines, i, line)
+			if (json_is_string(line) &&
+			    !strncmp(json_string_value(line), starts[k], strlen(starts[k])))
+				return (long)i;
+	return -1;
+}
+
+/*
+ * @lines with {EXTRA_KERNEL_ARGS} at the end of their kernel command line,
+ * inside its quotes (LAVA renders a job's `context: extra_kernel_args` there:
+ * labd substitutes it at each job).  A new reference.
+ */
+static json_t *with_extra_args(struct import *im, const char *method, const char *set,
+			       json_t *lines)
+{
+	long i = cmdline_index(lines);
+	const char *line = i < 0 ? NULL : json_string_value(json_array_get(lines, (size_t)i));
+	size_t end;
+	char *text;
+
+	if (!line) {
+		note(im, "%s commands '%s': no kernel command line to add the job's extra_kernel_args to",
+		     method, set);
+		return json_incref(lines);
+	}
+	if (strstr(line, "{EXTRA_KERNEL_ARGS}"))
+		return json_incref(lines);
+	for (end = strlen(line); end && strchr("'\"", line[end - 1]); end--)
+		;
+	if (asprintf(&text, "%.*s {EXTRA_KERNEL_ARGS}%s", (int)end, line, line + end) < 0)
+		return json_incref(lines);
+	lines = json_deep_copy(lines);
+	json_array_set_new(lines, (size_t)i, json_string(text));
+	free(text);
+	im->extra_args = true;
+	return lines;
+}
+
+/* A LAVA command set as labd's: lines with TEE/DTBO left out, sets needing NBD ... refused. */
+static void bootloader_commands(struct import *im, config_setting_t *cmds, const char *method,
+				const char *set, const json_t *lines)
+{
+	json_t *kept = json_array(), *line, *with;
 	const char *var = NULL;
 	bool optional;
 	size_t i;
@@ -388,58 +466,236 @@ static void uboot_commands(struct import *im, config_setting_t *cmds, const char
 
 		if (!cmd)
 			continue;
-		if (vars_known(cmd, &var, &optional)) {
+		if (vars_known(cmd, im->params, &var, &optional)) {
 			json_array_append(kept, line);
 		} else if (!optional) {
-			note(im, "u-boot commands '%s': '%s' needs {%.*s}, which labd does not provide",
-			     set, cmd, (int)strcspn(var, "}"), var);
+			note(im, "%s commands '%s': '%s' needs {%.*s}, which labd does not provide",
+			     method, set, cmd, (int)strcspn(var, "}"), var);
 			json_decref(kept);
 			return;
 		}
 	}
 	if (json_array_size(kept) < json_array_size(lines))
-		note(im, "u-boot commands '%s': the TEE/DTBO lines (labd deploys neither)", set);
-	add_strings(cmds, set, kept);
+		note(im, "%s commands '%s': the TEE/DTBO lines (labd deploys neither)", method, set);
+	with = with_extra_args(im, method, set, kept);
+	add_strings(cmds, set, with);
+	json_decref(with);
 	json_decref(kept);
 }
 
-/* The u-boot group: prompts and messages (constants, method parameters), command sets. */
-static void type_uboot(struct import *im, config_setting_t *type, const json_t *method)
+/* A uefi-menu set: LAVA's list of {select: {items: [...]}} as the entries to choose. */
+static void menu_entries(struct import *im, config_setting_t *cmds, const char *set,
+			 const json_t *steps)
 {
-	const json_t *c = json_object_get(json_object_get(im->yaml, "constants"), "u-boot");
-	const json_t *p = json_object_get(method, "parameters"), *v;
-	config_setting_t *u = add(type, "u-boot", CONFIG_TYPE_GROUP), *cmds;
-	json_t *delay = json_object_get(json_object_get(im->yaml, "character_delays"), "boot");
-	const char *key, *first = NULL;
+	json_t *entries = json_array(), *step, *sel, *item;
+	size_t i, k;
 
-	add_str(u, "interrupt_prompt", json_string_value(json_object_get(p, "interrupt_prompt")) ?:
-		json_string_value(json_object_get(c, "interrupt-prompt")));
-	v = json_object_get(p, "interrupt_char");
+	json_array_foreach(steps, i, step) {
+		sel = json_object_get(step, "select");
+		json_array_foreach(json_object_get(sel, "items"), k, item)
+			json_array_append(entries, item);
+		if (json_object_size(sel) > 1 || json_object_size(step) > 1)
+			note(im, "uefi-menu commands '%s': step %zu: only its items are chosen (labd "
+				 "moves the highlight to each; its 'enter', 'wait' are not taken)",
+			     set, i + 1);
+	}
+	if (json_array_size(entries))
+		add_strings(cmds, set, entries);
+	json_decref(entries);
+}
+
+/*
+ * A method's parameters that are the board's own (LAVA's `lava_mac`, which
+ * its commands use as {LAVA_MAC}): the board's parameters, upper case.
+ */
+static void board_params(struct import *im, const json_t *p)
+{
+	static const char *const own[] = { "lava_mac" };
+	char name[32];
+	size_t i, k;
+
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		if (!json_is_string(json_object_get(p, own[i])))
+			continue;
+		for (k = 0; own[i][k] && k < sizeof(name) - 1; k++)
+			name[k] = (char)toupper((unsigned char)own[i][k]);
+		name[k] = '\0';
+		json_object_set(im->params, name, json_object_get(p, own[i]));
+	}
+}
+
+/* LAVA's constants of bootloader @method (grub-efi's default to grub's). */
+static const json_t *method_constants(struct import *im, const char *method)
+{
+	const json_t *all = json_object_get(im->yaml, "constants");
+	const json_t *c = json_object_get(all, method);
+
+	return c || strcmp(method, "grub-efi") ? c : json_object_get(all, "grub");
+}
+
+/* The keys that stop the autoboot: the method's, the constants', or Ctrl-X of a ctrl list. */
+static void interrupt_keys(config_setting_t *g, const json_t *p, const json_t *c)
+{
+	const json_t *v = json_object_get(p, "interrupt_char");
+	const json_t *ctrl = json_object_get(c, "interrupt_ctrl_list");
+	const char *letter = json_string_value(json_array_get(ctrl, 0));
+	char keys[2] = "";
+
+	if (!json_string_length(v))
+		v = json_object_get(p, "interrupt_string");
 	if (!json_string_length(v))
 		v = json_object_get(c, "interrupt-character");
-	add_str(u, "interrupt_char", json_string_value(v));
+	if (json_string_length(v)) {
+		add_str(g, "interrupt_char", json_string_value(v));
+	} else if (letter && *letter >= 'a' && *letter <= 'z') {
+		keys[0] = (char)(*letter - 'a' + 1);	/* Ctrl-B: "\x02" */
+		add_str(g, "interrupt_char", keys);
+	}
+}
+
+/* The prompts, keys and messages of a bootloader group (constants, method parameters). */
+static void bootloader_settings(struct import *im, config_setting_t *g, const char *method,
+				const json_t *p, const json_t *c)
+{
+	json_t *delay = json_object_get(json_object_get(im->yaml, "character_delays"), "boot");
+
+	add_str(g, "interrupt_prompt", json_string_value(json_object_get(p, "interrupt_prompt")) ?:
+		json_string_value(json_object_get(c, "interrupt-prompt")));
+	interrupt_keys(g, p, c);
 	if (json_is_boolean(json_object_get(c, "interrupt-newline")))
-		config_setting_set_bool(add(u, "interrupt_newline", CONFIG_TYPE_BOOL),
+		config_setting_set_bool(add(g, "interrupt_newline", CONFIG_TYPE_BOOL),
 					json_is_true(json_object_get(c, "interrupt-newline")));
 	if (json_is_boolean(json_object_get(p, "needs_interrupt")))
-		config_setting_set_bool(add(u, "needs_interrupt", CONFIG_TYPE_BOOL),
+		config_setting_set_bool(add(g, "needs_interrupt", CONFIG_TYPE_BOOL),
 					json_is_true(json_object_get(p, "needs_interrupt")));
-	add_str(u, "bootloader_prompt", json_string_value(json_object_get(p, "bootloader_prompt")));
-	add_str(u, "final_message", json_string_value(json_object_get(c, "final-message")));
+	if (strcmp(method, "uefi-menu"))	/* a menu's prompt is its highlighted entry */
+		add_str(g, "bootloader_prompt",
+			json_string_value(json_object_get(p, "bootloader_prompt")));
+	else if (json_object_get(p, "bootloader_prompt"))
+		note(im, "uefi-menu: LAVA types item numbers at '%s'; labd moves the highlight "
+			 "(menu_item, menu_down: labd's defaults)",
+		     json_string_value(json_object_get(p, "bootloader_prompt")));
+	add_str(g, "final_message", json_string_value(json_object_get(c, "final-message")));
 	if (json_is_array(json_object_get(c, "error-messages")))
-		add_strings(u, "error_messages", json_object_get(c, "error-messages"));
+		add_strings(g, "error_messages", json_object_get(c, "error-messages"));
 	if (json_is_integer(delay))
-		config_setting_set_float(add(u, "char_delay", CONFIG_TYPE_FLOAT),
+		config_setting_set_float(add(g, "char_delay", CONFIG_TYPE_FLOAT),
 					 (double)json_integer_value(delay) / 1000);
-	cmds = add(u, "commands", CONFIG_TYPE_GROUP);
-	json_object_foreach((json_t *)method, key, v) {
-		if (!json_is_array(json_object_get(v, "commands")))
-			continue;
-		uboot_commands(im, cmds, key, json_object_get(v, "commands"));
-		if (config_setting_get_member(cmds, key) && (!first || !strcmp(key, "ramdisk")))
-			first = config_setting_get_member(cmds, key)->name;
+}
+
+/*
+ * The group of bootloader @method: its settings and its command sets (the
+ * method's keys holding `commands`, or uefi-menu's lists of choices).
+ * false when there is no set to boot with: labd needs one.
+ */
+static bool type_bootloader(struct import *im, config_setting_t *type, const char *method,
+			    const json_t *m)
+{
+	const json_t *p = json_object_get(m, "parameters"), *v;
+	const char *key, *menu = json_string_value(json_object_get(m, "menu_options"));
+	config_setting_t *g = add(type, method, CONFIG_TYPE_GROUP), *cmds, *first = NULL;
+	bool is_menu = !strcmp(method, "uefi-menu");
+
+	bootloader_settings(im, g, method, p, method_constants(im, method));
+	board_params(im, p);
+	cmds = add(g, "commands", CONFIG_TYPE_GROUP);
+	json_object_foreach((json_t *)m, key, v) {
+		if (is_menu && json_is_array(v))
+			menu_entries(im, cmds, key, v);
+		else if (!is_menu && json_is_array(json_object_get(v, "commands")))
+			bootloader_commands(im, cmds, method, key, json_object_get(v, "commands"));
+		if (!first || !strcmp(key, "ramdisk") || (menu && !strcmp(key, menu)))
+			first = config_setting_get_member(cmds, key) ?: first;
 	}
-	add_str(u, "default_commands", first);
+	if (!config_setting_length(cmds)) {
+		config_setting_remove(type, method);
+		note(im, "boot method '%s': the dictionary has no command set labd could take "
+			 "(jobs of LAVA give their own commands): add one to the device type", method);
+		return false;
+	}
+	add_str(g, "default_commands", config_setting_name(first));
+	return true;
+}
+
+/* ---- qemu and fastboot ---- */
+
+/* LAVA's QEMU options as labd's arguments: one word each, without what labd sets itself. */
+static void qemu_args(struct import *im, config_setting_t *q, const json_t *p)
+{
+	static const char *const labds[] = { "-nographic", "-monitor", "-serial", "-display" };
+	config_setting_t *args = add(q, "args", CONFIG_TYPE_ARRAY);
+	const char *order = json_string_value(json_object_get(json_object_get(p, "boot_options"),
+							      "boot_order"));
+	json_t *opt;
+	size_t i, k;
+	wordexp_t we;
+
+	json_array_foreach(json_object_get(p, "options"), i, opt) {
+		if (!json_is_string(opt) || wordexp(json_string_value(opt), &we, WRDE_NOCMD))
+			continue;
+		for (k = 0; k < sizeof(labds) / sizeof(labds[0]) && we.we_wordc &&
+		     strcmp(we.we_wordv[0], labds[k]); k++)
+			;
+		if (k < sizeof(labds) / sizeof(labds[0]))
+			note(im, "qemu option '%s': labd sets the display, monitor and serial port",
+			     json_string_value(opt));
+		for (size_t w = 0; k == sizeof(labds) / sizeof(labds[0]) && w < we.we_wordc; w++)
+			config_setting_set_string_elem(args, -1, we.we_wordv[w]);
+		wordfree(&we);
+	}
+	if (order) {
+		config_setting_set_string_elem(args, -1, "-boot");
+		config_setting_set_string_elem(args, -1, order);
+	}
+	for (i = 0; i < 6; i++)
+		config_setting_set_string_elem(args, -1, (const char *[]){ "-kernel", "{KERNEL}",
+			"-initrd", "{RAMDISK}", "-append", "{APPEND}" }[i]);
+}
+
+/* The qemu group: the binary, its arguments, the kernel command line. */
+static bool type_qemu(struct import *im, config_setting_t *type, const json_t *m)
+{
+	const json_t *p = json_object_get(m, "parameters");
+	const json_t *bo = json_object_get(p, "boot_options");
+	const char *binary = json_string_value(json_object_get(p, "command"));
+	config_setting_t *q;
+	struct strbuf append = STRBUF_INIT;
+	json_t *images = json_pack("[sss]", "kernel", "ramdisk", "initrd");
+
+	if (!binary) {
+		note(im, "boot method 'qemu': no 'command' (the QEMU binary)");
+		json_decref(images);
+		return false;
+	}
+	q = add(type, "qemu", CONFIG_TYPE_GROUP);
+	add_str(q, "binary", binary);
+	qemu_args(im, q, p);
+	if (json_string_value(json_object_get(bo, "root")))
+		strbuf_addf(&append, "root=%s", json_string_value(json_object_get(bo, "root")));
+	if (json_string_value(json_object_get(bo, "console")))
+		strbuf_addf(&append, "%sconsole=%s", append.len ? " " : "",
+			    json_string_value(json_object_get(bo, "console")));
+	add_str(q, "append", append.buf);
+	add_strings(q, "allowed_images", images);
+	config_setting_set_bool(add(q, "append_allowed", CONFIG_TYPE_BOOL), 1);
+	note(im, "boot method 'qemu': LAVA's jobs give each image's QEMU argument (image_arg); "
+		 "labd's type passes {KERNEL}, {RAMDISK} and {APPEND}: add a disk's to 'args'");
+	strbuf_release(&append);
+	json_decref(images);
+	im->qemu = true;
+	im->extra_args = true;
+	return true;
+}
+
+/* The boot method fastboot: the board's fastboot serial number is its device's. */
+static bool type_fastboot(struct import *im, const json_t *m)
+{
+	if (json_array_size(m))
+		note(im, "boot method 'fastboot': LAVA's options %s are not labd's",
+		     json_string_value(json_array_get(m, 0)));
+	if (!json_string_length(json_object_get(im->yaml, "fastboot_serial_number")))
+		note(im, "fastboot: no fastboot_serial_number: set the board's fastboot = { serial = ...; }");
+	return true;
 }
 
 /* bootx from LAVA's load addresses (parameters.booti/bootz/bootm). */
@@ -463,7 +719,29 @@ static void type_bootx(struct import *im, config_setting_t *type)
 	}
 }
 
-/* Method names of `actions.<what>.methods` labd also has, as a libconfig list. */
+/* The group of boot method @name of @m, when it has one: false when it could not be made. */
+static bool type_boot_method(struct import *im, config_setting_t *type, const char *name,
+			     const json_t *m)
+{
+	static const char *const bootloaders[] = { "u-boot", "barebox", "grub", "grub-efi",
+						   "ipxe", "depthcharge", "uefi-menu" };
+	size_t i;
+
+	for (i = 0; i < sizeof(bootloaders) / sizeof(bootloaders[0]); i++)
+		if (!strcmp(name, bootloaders[i]))
+			return type_bootloader(im, type, name, m);
+	if (!strcmp(name, "qemu"))
+		return type_qemu(im, type, m);
+	if (!strcmp(name, "fastboot"))
+		return type_fastboot(im, m);
+	return true;	/* minimal: nothing more */
+}
+
+/*
+ * `actions.<what>.methods` as labd's list @key: the methods labd has (@ours,
+ * its default first, always there), each with its group when it needs one;
+ * the others are named in the notes.
+ */
 static void type_methods(struct import *im, config_setting_t *type, const char *what,
 			 const char *key, const char *const *ours)
 {
@@ -478,33 +756,35 @@ static void type_methods(struct import *im, config_setting_t *type, const char *
 	json_object_foreach((json_t *)methods, name, v) {
 		for (i = 0; ours[i] && strcmp(ours[i], name); i++)
 			;
-		if (i == 0)
-			continue;
-		if (ours[i])
-			config_setting_set_string_elem(list, -1, name);
-		else
+		if (!ours[i])
 			note(im, "%s method '%s': labd has no such method", what, name);
+		else if (i && (strcmp(what, "boot") || type_boot_method(im, type, name, v)))
+			config_setting_set_string_elem(list, -1, name);
 	}
 }
 
 static void add_type(struct import *im)
 {
 	/* the first is always there (labd's default) */
-	static const char *const boots[] = { "minimal", "u-boot", NULL };
-	static const char *const deploys[] = { "none", "tftp", "tmpfs", "nfs", NULL };
+	static const char *const boots[] = { "minimal", "u-boot", "barebox", "grub", "grub-efi",
+					     "ipxe", "depthcharge", "uefi-menu", "qemu",
+					     "fastboot", NULL };
+	static const char *const deploys[] = { "none", "tftp", "tmpfs", "nfs", "fastboot", NULL };
 	config_setting_t *type = add(config_root_setting(&im->cfg), "device_type",
 				     CONFIG_TYPE_GROUP), *k;
-	const json_t *methods = json_object_get(json_object_get(json_object_get(
-		im->yaml, "actions"), "boot"), "methods");
 	const char *start = json_string_value(json_object_get(
 		json_object_get(im->yaml, "constants"), "kernel-start-message"));
+	json_t *ctx;
 
 	add_str(type, "name", im->type);
 	type_methods(im, type, "boot", "boot_methods", boots);
 	type_methods(im, type, "deploy", "deploy_methods", deploys);
 	type_bootx(im, type);
-	if (json_object_get(methods, "u-boot"))
-		type_uboot(im, type, json_object_get(methods, "u-boot"));
+	if (im->extra_args) {	/* jobs' `context: extra_kernel_args`, as LAVA renders them */
+		ctx = json_pack("[s]", "extra_kernel_args");
+		add_strings(type, "context_allowed", ctx);
+		json_decref(ctx);
+	}
 	if (start) {
 		k = add(type, "kernel", CONFIG_TYPE_GROUP);
 		add_str(k, "start_message", start);
@@ -512,6 +792,62 @@ static void add_type(struct import *im)
 }
 
 /* ---- the whole import ---- */
+
+/*
+ * A rendered dictionary: YAML, into im->yaml.  A key given twice is taken
+ * as PyYAML takes it, the last value winning (some of LAVA's templates
+ * render one twice), and noted; any other problem refuses the file.
+ */
+static int read_rendered(struct import *im, const struct strbuf *text)
+{
+	struct diag diag = DIAG_INIT, warnings = DIAG_INIT;
+	struct job_doc doc;
+	size_t i;
+	int r = job_doc_init(&doc, im->file);
+
+	if (r < 0)
+		return r;
+	doc.notices = &warnings;	/* keys rendered twice: "FILE:LINE: warning: ..." */
+	r = job_yaml_load(&doc, text->buf, text->len, false);
+	if (!r)
+		r = job_doc_check_shape(&doc);
+	im->yaml = r ? NULL : json_incref(doc.root);
+	if (job_doc_finish(&doc, &diag) == -ENOMEM)
+		r = -ENOMEM;
+	if (!r && !diag.n && json_is_object(im->yaml)) {
+		for (i = 0; i < warnings.n; i++)
+			diag_add_message(im->notes, warnings.msgs[i]);
+	} else if (r != -ENOMEM) {
+		diag_add(im->notes, diag.n ? NULL : im->file, 0, "%s",
+			 diag.n ? diag.msgs[0] : "not a device dictionary (a YAML mapping)");
+		r = -EINVAL;
+	}
+	diag_release(&diag);
+	diag_release(&warnings);
+	return r;
+}
+
+/*
+ * The board's device type: @type, the one the dictionary names (jinja2:
+ * `extends`; rendered: `devicetype`, as lava-server renders it), else
+ * "<board>-type", which no LAVA job asks for: said.
+ */
+static int type_name(struct import *im, const char *type, const char *board)
+{
+	const char *named = json_string_value(json_object_get(im->yaml, "devicetype"));
+
+	if (type || (named && *named)) {
+		free(im->type);
+		im->type = strdup(type ? type : named);
+		return im->type ? 0 : -ENOMEM;
+	}
+	if (im->type)
+		return 0;
+	note(im, "the dictionary does not name its device type (devicetype is empty): named "
+		 "'%s-type', which LAVA's jobs do not ask for; give --type (LAVA's name, as in "
+		 "the jobs' device_type)", board);
+	return asprintf(&im->type, "%s-type", board) < 0 ? -ENOMEM : 0;
+}
 
 /* The board's name: @name, the dictionary's hostname, or the file's name. */
 static char *board_name(struct import *im, const char *name, const char *path)
@@ -571,13 +907,13 @@ static void note_unused_vars(struct import *im)
 	}
 }
 
-int lava_device_import(const char *path, const char *name, struct strbuf *out,
-		       struct diag *notes)
+int lava_device_import(const char *path, const char *name, const char *type,
+		       struct strbuf *out, struct diag *notes)
 {
-	struct import im = { .file = path, .notes = notes };
+	struct import im = { .file = path, .notes = notes, .params = json_object() };
 	struct strbuf text = STRBUF_INIT;
 	const char *ext = strrchr(path, '.');
-	char err[256] = "", *board = NULL;
+	char *board = NULL;
 	int r;
 
 	config_init(&im.cfg);
@@ -591,25 +927,14 @@ int lava_device_import(const char *path, const char *name, struct strbuf *out,
 		if (!r)
 			r = jinja_commands(&im);
 	} else {
-		r = testdef_parse_yaml(text.buf, text.len, path, &im.yaml, err, sizeof(err));
-		if (r < 0 || !json_is_object(im.yaml)) {
-			/* testdef_parse_yaml()'s reason is "PATH:LINE: cause" */
-			size_t skip = strlen(path);
-			int line = 0, used = 0;
-
-			if (r < 0 && !strncmp(err, path, skip))
-				sscanf(err + skip, ":%d: %n", &line, &used);
-			diag_add(notes, path, line, "%s%s", r < 0 ? err + (used ? skip + used : 0) :
-				 "not a device dictionary", strstr(err, "duplicate key") ?
-				 " (PyYAML keeps the last one, labd refuses the file: remove the others)" : "");
-			r = -EINVAL;
+		r = read_rendered(&im, &text);
+		if (r < 0)
 			goto out;
-		}
 		im.commands = json_incref(json_object_get(im.yaml, "commands"));
 	}
 	board = r ? NULL : board_name(&im, name, path);
-	if (!r && (!board || (!im.type && asprintf(&im.type, "%s-type", board) < 0)))
-		r = -ENOMEM;
+	if (!r)
+		r = board ? type_name(&im, type, board) : -ENOMEM;
 	if (r < 0)
 		goto out;
 	if (im.yaml)
@@ -622,6 +947,7 @@ out:
 	json_decref(im.vars);
 	json_decref(im.yaml);
 	json_decref(im.commands);
+	json_decref(im.params);
 	free(im.type);
 	free(board);
 	strbuf_release(&text);

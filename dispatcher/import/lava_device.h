@@ -16,17 +16,22 @@
  *                 The board gets type TYPE, which labd must also have (import
  *                 a rendered dictionary of that type to get one).
  *   FILE.yaml     a rendered device dictionary (lava-server's
- *                 `lavacli devices dict get --render`): the board and a
- *                 device type "<name>-type" with its U-Boot settings and
- *                 command sets, load addresses and kernel start message.
+ *                 `lavacli devices dict get --render`): the board and its
+ *                 device type, named as the dictionary's `devicetype` (else
+ *                 @type, else "<name>-type", noted), with a group per boot
+ *                 method labd has (the bootloaders' prompts, keys, errors
+ *                 and command sets, qemu's binary and options, fastboot's
+ *                 serial number), load addresses and kernel start message.
+ *                 A key given twice is taken as PyYAML does (the last).
  *
  * What is converted: the console command (telnet HOST PORT, nc HOST PORT,
  * microcom/picocom/screen on a tty: labd's telnet, tcp and tty drivers;
  * the connection tagged "primary" of several), the power commands
  * (power_on/power_off and hard_reset: the command power driver; a list of
- * commands runs as one `a && b`), and from a rendered dictionary the u-boot
- * method.  Every setting that is not converted is named in @notes with the
- * reason, one line each.  The definition is written with libconfig's own
+ * commands runs as one `a && b`), and from a rendered dictionary its boot
+ * methods, each kernel command line with {EXTRA_KERNEL_ARGS} (the jobs'
+ * `context: extra_kernel_args`, as LAVA renders it).  Every setting that is
+ * not converted is named in @notes with the reason, one line each.  The definition is written with libconfig's own
  * writer, as a board file of the devices directory.
  */
 #ifndef LABD_LAVA_DEVICE_H
@@ -39,13 +44,15 @@ struct strbuf;
  * lava_device_import() - convert the dictionary in file @path
  * @name: the board's name, or NULL: the dictionary's hostname, else the
  *	file's name without its extension
+ * @type: its device type's name, or NULL: the dictionary's (jinja2:
+ *	extends; rendered: devicetype), else "<name>-type"
  * @out: gets the board definition (libconfig text) appended
  * @notes: what could not be converted, and why
  *
  * Returns 0, -EINVAL (not a device dictionary: why in @notes), -ENOMEM or
  * another negative errno reading @path.
  */
-int lava_device_import(const char *path, const char *name, struct strbuf *out,
-		       struct diag *notes);
+int lava_device_import(const char *path, const char *name, const char *type,
+		       struct strbuf *out, struct diag *notes);
 
 #endif

@@ -3,6 +3,7 @@
 #include "job/job.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,7 +44,8 @@
  *   action namespace           accepted when every action uses the same one (an
  *                              action without one is in LAVA's 'common'); labd
  *                              runs one board connection per job
- *   context extra_options      rejected     jobs cannot pass arguments to QEMU
+ *   context extra_options      read         QEMU options of job_qemu.c's set, within the
+ *                                           device type's limits (memory too)
  *
  * Per-action keys are listed in job_deploy.c, job_boot.c and job_test.c.
  */
@@ -188,11 +190,13 @@ struct job *job_free(struct job *job)
 	kv_release(&job->stage_timeouts);
 	kv_release(&job->connection_timeouts);
 	json_decref(job->context);
+	job_qemu_release(&job->qemu_context);
 	json_decref(job->metadata);
 	kv_release(&job->secrets);
 	job_notify_release(&job->notify);
 	free(job->visibility);
 	json_decref(job->line_map);
+	strv_free(job->notices);
 	free(job);
 	return NULL;
 }
@@ -299,8 +303,8 @@ static int job_walk_context(struct job_doc *doc, struct job *job)
 		return r;
 	mark = job_doc_enter(doc, "context");
 	json_object_foreach(ctx, key, v) {
-		if (!strcmp(key, "extra_options"))
-			r = job_doc_error(doc, key, "unsupported key 'extra_options': jobs cannot pass arguments to QEMU, the device type decides its command line");
+		if (!strcmp(key, "extra_options") || !strcmp(key, "memory"))
+			r = job_qemu_context(doc, key, v, &job->qemu_context) < 0 ? -EINVAL : r;
 		else if (!strcmp(key, "extra_kernel_args") && !json_is_string(v))
 			r = job_doc_error(doc, key, "'%s' must be a string, not %s", key,
 					  job_doc_type_name(v));
@@ -598,6 +602,7 @@ static void job_load(struct job_doc *doc, struct job *job, const char *text, siz
 int job_parse(const char *text, size_t len, const char *filename, enum job_format fmt,
 	      struct job **ret, struct diag *diag)
 {
+	struct diag notices = DIAG_INIT;
 	struct job_doc doc;
 	struct job *job;
 	int r;
@@ -614,8 +619,13 @@ int job_parse(const char *text, size_t len, const char *filename, enum job_forma
 		job_free(job);
 		return -ENOMEM;
 	}
+	doc.notices = &notices;
 	job_load(&doc, job, text ? text : "", text ? len : 0, fmt);
 	r = job_doc_finish(&doc, diag);
+	job->n_warnings = (unsigned)doc.n_warnings;
+	for (size_t i = 0; !r && i < notices.n; i++)
+		r = strv_push(&job->notices, notices.msgs[i]);
+	diag_release(&notices);
 	if (r < 0) {
 		job_free(job);
 		return r;
@@ -735,6 +745,15 @@ static int job_check_commands(const struct job *job, const struct device_type *t
 	return 0;
 }
 
+/* Whether @image matches one of @patterns ("kernelci/qemu", "kernelci/qemu:*"). */
+static bool job_image_mapped(char *const *patterns, const char *image)
+{
+	STRV_FOREACH(p, patterns)
+		if (!fnmatch(*p, image, 0))
+			return true;
+	return false;
+}
+
 /* The images deployed for a qemu boot must be ones the device type lets jobs choose. */
 static int job_check_qemu_images(const struct job *job, const struct device_type *type,
 				 struct job_doc *doc)
@@ -760,9 +779,57 @@ static int job_check_qemu_images(const struct job *job, const struct device_type
 	return r;
 }
 
+/* What image_arg or extra_options give QEMU (@q, from @where) within the type's limits. */
+static int job_check_qemu_args(const struct device_type *type, struct job_doc *doc,
+			       const char *where, const struct job_qemu_args *q)
+{
+	const struct qemu_params *p = &type->qemu;
+	int r = 0;
+
+	if (q->append && !p->append_allowed)
+		r = job_doc_error_at(doc, q->append_line, "%s: device type '%s' does not let jobs change the kernel command line (-append)",
+				     where, type->name);
+	if (q->memory_mib && !p->max_memory)
+		r = job_doc_error_at(doc, q->memory_line, "%s: device type '%s' does not let jobs choose QEMU's memory (qemu.max_memory)",
+				     where, type->name);
+	else if ((long long)q->memory_mib > p->max_memory)
+		r = job_doc_error_at(doc, q->memory_line, "%s: %llu MiB of memory asked for, device type '%s' lets jobs have up to %lld MiB (qemu.max_memory)",
+				     where, (unsigned long long)q->memory_mib, type->name, p->max_memory);
+	if (q->cpus && !p->max_cpus)
+		r = job_doc_error_at(doc, q->cpus_line, "%s: device type '%s' does not let jobs choose QEMU's CPUs (qemu.max_cpus)",
+				     where, type->name);
+	else if (q->cpus > p->max_cpus)
+		r = job_doc_error_at(doc, q->cpus_line, "%s: %u CPUs asked for, device type '%s' lets jobs have up to %lld (qemu.max_cpus)",
+				     where, q->cpus, type->name, p->max_cpus);
+	return r;
+}
+
+/* docker: {image} on the boot: an image the type maps to its own QEMU; context arch. */
+static int job_check_qemu_runs(const struct job *job, const struct device_type *type,
+			       struct job_doc *doc, const char *path, const struct job_boot *b)
+{
+	const char *arch = json_string_value(json_object_get(job->context, "arch"));
+	int r = 0;
+	char *list;
+
+	if (b->qemu_image && !job_image_mapped(type->qemu.container_images, b->qemu_image))
+		r = job_type_error(job, doc, path, "docker.image",
+				   "device type '%s' does not run QEMU from container image '%s': containers are not supported, and the type maps no such image to its own QEMU (qemu.container_images)",
+				   type->name, b->qemu_image);
+	if (arch && type->qemu.arch && !strv_contains(type->qemu.arch, arch)) {
+		list = strv_join(type->qemu.arch, ", ");
+		r = job_type_error(job, doc, "context", "arch",
+				   "device type '%s' runs arch %s, not '%s' (qemu.arch)", type->name,
+				   list ? list : "?", arch);
+		free(list);
+	}
+	return r;
+}
+
 static int job_check_qemu(const struct job *job, const struct device_type *type,
 			  struct job_doc *doc, const char *path, const struct job_boot *b)
 {
+	char where[48];
 	int r = 0;
 
 	if (!type->has_qemu)
@@ -774,6 +841,17 @@ static int job_check_qemu(const struct job *job, const struct device_type *type,
 				   type->name);
 	if (job_check_qemu_images(job, type, doc) < 0)
 		r = -EINVAL;
+	if (job_check_qemu_args(type, doc, "context", &job->qemu_context) < 0)
+		r = -EINVAL;
+	if (job_check_qemu_runs(job, type, doc, path, b) < 0)
+		r = -EINVAL;
+	for (size_t i = 0; i < job->n_actions; i++) {
+		if (job->actions[i].kind != JOB_ACTION_DEPLOY)
+			continue;
+		snprintf(where, sizeof(where), "actions[%zu].deploy", i);
+		if (job_check_qemu_args(type, doc, where, &job->actions[i].deploy.qemu) < 0)
+			r = -EINVAL;
+	}
 	return r;
 }
 

@@ -108,12 +108,46 @@ struct job_artifact {
 	bool uboot_header;	/* ramdisk only: `header: u-boot` */
 	bool no_overlay;	/* ramdisk, nfsrootfs: `install_overlay: false`, tests not added */
 	bool no_modules;	/* ramdisk, nfsrootfs: `install_modules: false`, modules not added */
+	bool apply_overlay;	/* a tmpfs root image (`apply-overlay: true`, `overlays: {lava:
+				 * true}`): the test overlay and the modules written into
+				 * the job's copy of it (format ext2, ext3 or ext4); on an
+				 * nfsrootfs, LAVA's spelling of what labd does anyway */
+	char *format;		/* "ext4", "qcow2" ...: what the image is, or NULL */
 	char *prefix;		/* nfsrootfs: the archive's directory that is the root, or NULL */
 	char *path;		/* modules, the root's overlays: where in the root file system
 				 * they go ("/" when NULL) */
 	bool into_root;		/* one of nfsrootfs' `overlays`: unpacked into the NFS root,
 				 * not staged for the board (label "nfsrootfs-overlay-<name>") */
+	bool sparse;		/* fastboot: an Android sparse image, flashed as it is */
 	int line;
+};
+
+/** A file of the job attached to its QEMU as a drive (-drive file={label},..., -hda ...). */
+struct job_qemu_drive {
+	char *label;		/* the artifact of the same deploy */
+	char *format;		/* "raw" (default) or "qcow2" */
+	char *interface;	/* "virtio", "ide", "scsi", "sd", or NULL: the machine's */
+	char *media;		/* "disk", "cdrom", or NULL */
+	int index;		/* -1 when not given (-hda is 0, -hdb 1 ... -cdrom 2) */
+	bool readonly;
+	int line;
+};
+
+/**
+ * What a job gives its QEMU, from image_arg and context (extra_options,
+ * memory): only the allowed set (job_qemu.c), each within the limits of the
+ * device type (job_check_device_type()).  Labels are of the deploy's artifacts.
+ */
+struct job_qemu_args {
+	char *append;		/* -append / --append: kernel command line, or NULL */
+	uint64_t memory_mib;	/* -m, context memory; 0: the device type's */
+	unsigned cpus;		/* -smp; 0: the device type's */
+	char *kernel;		/* -kernel {label}: the label, or NULL */
+	char *initrd;		/* -initrd {label} */
+	char *dtb;		/* -dtb {label} */
+	struct job_qemu_drive *drives;
+	size_t n_drives;
+	int append_line, memory_line, cpus_line;	/* where they were given, 0 if not */
 };
 
 struct job_deploy {
@@ -121,6 +155,7 @@ struct job_deploy {
 	struct job_artifact *artifacts;
 	size_t n_artifacts;
 	char *os;		/* "debian", "oe", ...: how test definitions install their deps */
+	struct job_qemu_args qemu;	/* tmpfs: what its images' image_arg give QEMU */
 };
 
 struct job_auto_login {
@@ -143,6 +178,8 @@ struct job_boot {
 	bool ignore_kernel_messages;	/* do not fail on panic patterns */
 	/* qemu method: what the device type allows the job to choose */
 	char *qemu_append;	/* extra kernel command line */
+	char *qemu_image;	/* docker: {image}: the container image LAVA would run QEMU
+				 * from, which the device type maps to its own QEMU */
 	/* bootloader methods */
 	int bootloader;		/* enum bootloader driven (method bootloader: its
 				 * `bootloader` key), -1 for the other methods */
@@ -290,6 +327,7 @@ struct job {
 	unsigned infrastructure_retries;	/* re-runs on another board after an
 						 * infrastructure error (labd) */
 	json_t *context;	/* object; only whitelisted keys (see job.c) */
+	struct job_qemu_args qemu_context;	/* context extra_options and memory */
 	json_t *metadata;	/* object; free-form, copied to results */
 	uint64_t queue_timeout;	/* timeouts.queue: still queued after it, the job is
 				 * canceled; 0 = wait forever */
@@ -300,6 +338,9 @@ struct job {
 	struct job_action *actions;
 	size_t n_actions;
 	json_t *line_map;	/* private: source line of every value, for job_check_device_type() */
+	char **notices;		/* strv: "FILE:LINE: warning: cause" (a duplicate key ...)
+				 * and "FILE:LINE: note: cause" (what labd ignores, why) */
+	unsigned n_warnings;	/* of @notices: `labctl check --strict` refuses them */
 	/* set by labd, never from a job file: a holder's session boot (labctl boot) */
 	bool session;		/* labctl boot: test actions are skipped and the board stays
 				 * as the job leaves it (no final power-off): the shell
@@ -312,6 +353,9 @@ struct job {
  * @filename: used in diagnostics ("job.yaml:12: unknown key 'foo'")
  * @ret: the job on success, to be freed with job_free()
  * @diag: every problem found, in document order
+ *
+ * Warnings and notes of a valid job are in its @notices; those of an invalid
+ * one are in @diag with its errors, in document order.
  *
  * Returns 0, -EINVAL when the document is invalid (see @diag), -E2BIG when
  * larger than JOB_MAX_SIZE, or -ENOMEM.

@@ -20,10 +20,12 @@
  *	  expect_shell: false			(bootloader methods: done when the kernel starts)
  *	  prompts: [regex, ...]			(shell prompts)
  *	  auto_login: {login_prompt, username, password_prompt, password, login_commands}
+ *						(username '': an empty line at the prompt)
  *	  parameters: {kernel-start-message: regex}
  *	  ignore_kernel_messages: false
  *	  reset: true				(minimal: power-cycle the board first)
  *	  media: tmpfs				(qemu: the images of the tmpfs deploy)
+ *	  docker: {image: kernelci/qemu}	(qemu: the type may map it to its own QEMU)
  *	  transfer_overlay: {download_command, unpack_command}
  *
  * transfer_overlay: once the shell is up, the board fetches the test overlay
@@ -57,7 +59,21 @@ static const struct job_doc_key boot_keys[] = {
 	  "the console is the board's, as the lab configured it" },
 	{ "type", JOB_KEY_UNSUPPORTED,
 	  "booti, bootz or bootm follows the kernel 'type' of the deploy action" },
-	{ "docker", JOB_KEY_UNSUPPORTED, "QEMU runs as the device type says, not in a container" },
+	{ "docker", JOB_KEY_KNOWN, NULL },	/* qemu: an image the type maps to its QEMU */
+	/* LAVA's boot from a secondary medium (deploy to usb, sata) */
+	{ "kernel", JOB_KEY_UNSUPPORTED, "booting from a secondary medium (usb, sata) is not supported" },
+	{ "ramdisk", JOB_KEY_UNSUPPORTED, "booting from a secondary medium (usb, sata) is not supported" },
+	{ "dtb", JOB_KEY_UNSUPPORTED, "booting from a secondary medium (usb, sata) is not supported" },
+	{ "root_uuid", JOB_KEY_UNSUPPORTED, "booting from a secondary medium (usb, sata) is not supported" },
+	{ "boot_part", JOB_KEY_UNSUPPORTED, "booting from a secondary medium (usb, sata) is not supported" },
+	{ "kernel_type", JOB_KEY_UNSUPPORTED, "booting from a secondary medium (usb, sata) is not supported" },
+	{ NULL, 0, NULL },
+};
+
+static const struct job_doc_key docker_keys[] = {
+	{ "image", JOB_KEY_KNOWN, NULL },
+	{ "binary", JOB_KEY_IGNORED, "the device type's QEMU binary runs" },
+	{ "local", JOB_KEY_IGNORED, "no image is pulled: the device type's QEMU runs" },
 	{ NULL, 0, NULL },
 };
 
@@ -172,7 +188,12 @@ static int boot_walk_login(struct job_doc *doc, const json_t *obj, struct job_bo
 	r = job_doc_check_keys(doc, al, login_keys, NULL);
 	if (job_doc_get_regex(doc, al, "login_prompt", true, &l->login_prompt) <= 0)
 		r = -EINVAL;
-	if (job_doc_dup_str(doc, al, "username", true, &l->username) <= 0)
+	/* '' answers the login prompt with an empty line (a console that logs in
+	 * as root on Enter, as Mesa's boards do) */
+	if (json_is_string(json_object_get(al, "username")) &&
+	    !json_string_length(json_object_get(al, "username")))
+		r = (l->username = strdup("")) ? r : job_doc_nomem(doc);
+	else if (job_doc_dup_str(doc, al, "username", true, &l->username) <= 0)
 		r = -EINVAL;
 	if (job_doc_get_regex(doc, al, "password_prompt", false, &l->password_prompt) < 0)
 		r = -EINVAL;
@@ -244,6 +265,32 @@ static int boot_walk_parameters(struct job_doc *doc, const json_t *obj, struct j
 	return r;
 }
 
+/*
+ * docker: {image, binary} on a qemu boot: LAVA runs QEMU from that container
+ * image; a device type may map the image to its own QEMU (checked against
+ * the type).  Containers are not run, so on other methods it is refused.
+ */
+static int boot_walk_docker(struct job_doc *doc, const json_t *obj, struct job_boot *b)
+{
+	json_t *d;
+	size_t mark;
+	int r = 0;
+
+	if (!json_object_get(obj, "docker"))
+		return 0;
+	if (b->method != BOOT_METHOD_QEMU)
+		return job_doc_error(doc, "docker", "unsupported key 'docker': %s runs on the lab host; containers are not supported",
+				     b->method == BOOT_METHOD_FASTBOOT ? "fastboot" : "the boot");
+	if (job_doc_get(doc, obj, "docker", JSON_OBJECT, true, &d) <= 0)
+		return -EINVAL;
+	mark = job_doc_enter(doc, "docker");
+	r = job_doc_check_keys(doc, d, docker_keys, NULL);
+	if (job_doc_dup_str(doc, d, "image", true, &b->qemu_image) <= 0)
+		r = -EINVAL;
+	job_doc_leave(doc, mark);
+	return r;
+}
+
 /* qemu: media, and the kernel command line from the job's context */
 static int boot_walk_qemu(struct job_doc *doc, const json_t *obj, const struct job *job,
 			  struct job_boot *b)
@@ -290,7 +337,7 @@ int job_boot_parse(struct job_doc *doc, const json_t *obj, const struct job *job
 		r = -EINVAL;
 	if (boot_walk_parameters(doc, obj, ret) < 0)
 		r = -EINVAL;
-	if (boot_walk_qemu(doc, obj, job, ret) < 0)
+	if (boot_walk_qemu(doc, obj, job, ret) < 0 || boot_walk_docker(doc, obj, ret) < 0)
 		r = -EINVAL;
 	if (job_doc_get_bool(doc, obj, "ignore_kernel_messages", &ret->ignore_kernel_messages) < 0)
 		r = -EINVAL;
@@ -312,6 +359,7 @@ void job_boot_release(struct job_boot *b)
 	strv_free(b->auto_login.login_commands);
 	free(b->kernel_start_message);
 	free(b->qemu_append);
+	free(b->qemu_image);
 	free(b->download_command);
 	free(b->unpack_command);
 	memset(b, 0, sizeof(*b));

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strv.h"
+
 /*
  *	deploy:
  *	  to: tftp | tmpfs | none | sdmux | fastboot | nfs
@@ -15,11 +17,16 @@
  *	  dtb, modules, rootfs, nfsrootfs, tee, initrd: {url: ...}
  *	  dtbo: [{url: ...}, ...]			(dtbo0, dtbo1 ...: {DTBO0} ...)
  *	  images: {LABEL: {url: ...}, ...}		(LAVA's tmpfs style, any label)
+ *	  (each) image_arg: '-hda {rootfs} -m 1024'	(tmpfs: QEMU arguments, job_qemu.c)
+ *	  rootfs: {..., format: ext4, apply-overlay: true}	(tmpfs: tests written in)
+ *	  modules: {..., path: /}			(where in the root they go)
  *	  os: debian				(how test definitions install their deps)
  *
  * The ramdisk (or initrd) gets the deploy's kernel modules and the job's test
  * overlay appended as a second cpio archive (overlay/overlay_build.h), unless
- * `install_modules: false` / `install_overlay: false` say otherwise.
+ * `install_modules: false` / `install_overlay: false` say otherwise.  A root
+ * image of a tmpfs deploy with `apply-overlay: true` (format ext2/3/4) gets
+ * them written into the job's copy of it instead (modules at their `path`).
  *
  * An NFS root (to: tftp or nfs, doc/nfs.md) is unpacked into a tree of the
  * lab's export directory:
@@ -31,8 +38,8 @@
  *
  * Artifacts are otherwise staged exactly as downloaded (after decompression),
  * so every other LAVA key that would have the dispatcher modify, convert or
- * unpack them is unsupported, and so is image_arg: QEMU's command line is the
- * device type's.
+ * unpack them is unsupported.  image_arg, on a tmpfs deploy, gives QEMU what
+ * job_qemu.c allows; on other deploys LAVA ignores it, and labd notes that.
  */
 
 #define DEPLOY_MAX_ARTIFACTS 32
@@ -65,6 +72,8 @@ static const struct job_doc_key deploy_keys[] = {
 	{ "postprocess", JOB_KEY_UNSUPPORTED, "jobs cannot run commands on the lab host" },
 	{ "docker", JOB_KEY_UNSUPPORTED, "deploys do not run in containers on the lab host" },
 	{ "uefi", JOB_KEY_UNSUPPORTED, "the device type chooses the board's firmware" },
+	{ "root_partition", JOB_KEY_IGNORED,
+	  "it names the partition of a disk image that gets the test overlay; this deploy writes none" },
 	{ "type", JOB_KEY_UNSUPPORTED, "deploys are not typed: 'to' says where images go" },
 	{ NULL, 0, NULL },
 };
@@ -80,16 +89,17 @@ static const struct job_doc_key artifact_keys[] = {
 	{ "sha512sum", JOB_KEY_KNOWN, NULL },
 	{ "archive", JOB_KEY_UNSUPPORTED,
 	  "artifacts are staged as downloaded, archives are not unpacked" },
-	{ "format", JOB_KEY_KNOWN, NULL },	/* informational without overlays */
-	{ "overlays", JOB_KEY_KNOWN, NULL },		/* nfsrootfs only */
+	{ "format", JOB_KEY_KNOWN, NULL },	/* informational without apply-overlay */
+	{ "overlays", JOB_KEY_KNOWN, NULL },	/* images: {} or {lava: true}; nfsrootfs: archives */
 	{ "headers", JOB_KEY_UNSUPPORTED, "downloads send no extra HTTP headers" },
 	{ "install_modules", JOB_KEY_KNOWN, NULL },
 	{ "install_overlay", JOB_KEY_KNOWN, NULL },
 	{ "prefix", JOB_KEY_KNOWN, NULL },		/* nfsrootfs only */
 	{ "path", JOB_KEY_KNOWN, NULL },		/* modules only */
 	{ "reboot", JOB_KEY_UNSUPPORTED, "boards are not rebooted between flashed images" },
-	{ "apply-overlay", JOB_KEY_KNOWN, NULL },	/* nfsrootfs only */
-	{ "image_arg", JOB_KEY_KNOWN, NULL },	/* LAVA's standard forms only */
+	{ "apply-overlay", JOB_KEY_KNOWN, NULL },	/* tmpfs root images, nfsrootfs */
+	{ "image_arg", JOB_KEY_KNOWN, NULL },	/* QEMU: job_qemu.c's set */
+	{ "sparse", JOB_KEY_KNOWN, NULL },	/* fastboot */
 	{ NULL, 0, NULL },
 };
 
@@ -147,12 +157,11 @@ static int deploy_walk_sha256(struct job_doc *doc, const json_t *spec, struct jo
 	return r;
 }
 
-/* format: what the image is (qcow2, ext4 ...); with nothing added to it, only information. */
-static int deploy_walk_image_format(struct job_doc *doc, const json_t *spec)
+/* format: what the image is (qcow2, ext4 ...): information, but for apply-overlay. */
+static int deploy_walk_image_format(struct job_doc *doc, const json_t *spec,
+				    struct job_artifact *a)
 {
-	const char *s;
-
-	return job_doc_get_str(doc, spec, "format", false, &s) < 0 ? -EINVAL : 0;
+	return job_doc_dup_str(doc, spec, "format", false, &a->format) < 0 ? -EINVAL : 0;
 }
 
 static bool deploy_is_ramdisk(const char *label)
@@ -215,34 +224,65 @@ static int deploy_walk_format(struct job_doc *doc, const json_t *spec, struct jo
 }
 
 /*
- * LAVA's image_arg: how its QEMU command line attaches the image.  labd's
- * device types decide that themselves, so only LAVA's standard forms, which
- * say no more than the label, are accepted (and not used): LAVA's QEMU jobs
- * then run as they are.  Anything else could smuggle QEMU options in.
+ * LAVA's image_arg: a piece of QEMU's command line for this image.  On a
+ * tmpfs deploy, its options go into the deploy's QEMU arguments (job_qemu.c);
+ * elsewhere LAVA ignores it, and so does labd, with a note.
  */
-static int deploy_walk_image_arg(struct job_doc *doc, const json_t *spec, const char *label)
+static int deploy_walk_image_arg(struct job_doc *doc, const json_t *spec, struct job_deploy *d)
 {
-	static const char *const forms[] = {
-		"-kernel {%s}", "-initrd {%s}", "-dtb {%s}", "-drive format=raw,file={%s}",
-		"-drive format=qcow2,file={%s}", NULL,
-	};
-	char want[DEPLOY_MAX_LABEL + 64];
+	char **words = NULL;
 	const char *arg;
 	int r = job_doc_get_str(doc, spec, "image_arg", false, &arg);
-	size_t i;
 
 	if (r <= 0)
 		return r;
-	for (i = 0; forms[i]; i++) {
-		snprintf(want, sizeof(want), forms[i], label);
-		if (!strcmp(arg, want))
-			return 1;
-	}
-	return job_doc_error(doc, "image_arg",
-			     "unsupported image_arg '%.100s': jobs cannot pass arguments to QEMU, "
-			     "the device type decides how images are attached (LAVA's standard "
-			     "forms such as '-kernel {%s}' are accepted and change nothing)",
-			     arg, label);
+	if (d->to != DEPLOY_TO_TMPFS)
+		return job_doc_note(doc, "image_arg", "'image_arg' ignored: it only tells QEMU how to attach the image, and this deploy is to '%s'",
+				    deploy_to_name(d->to));
+	r = job_qemu_split(doc, "image_arg", arg, &words);
+	if (!r)
+		r = job_qemu_parse(doc, "image_arg", words, &d->qemu, true);
+	strv_free(words);
+	return r;
+}
+
+/* apply-overlay, overlays: {} or {lava: true}: the test overlay goes into this root image. */
+static int deploy_walk_apply(struct job_doc *doc, const json_t *spec, const struct job_deploy *d,
+			     struct job_artifact *a)
+{
+	json_t *ov = json_object_get(spec, "overlays"), *lava = json_object_get(ov, "lava");
+	const char *v;
+	int r;
+
+	if (!strcmp(a->label, "nfsrootfs"))
+		return 0;	/* deploy_walk_nfsroot_keys(), deploy_walk_root_overlays() */
+	r = job_doc_get_bool(doc, spec, "apply-overlay", &a->apply_overlay);
+	if (r < 0)
+		return r;
+	if (ov && (!json_is_object(ov) || json_object_size(ov) > (lava ? 1 : 0) ||
+		   (lava && !json_is_boolean(lava))))
+		return job_doc_error(doc, "overlays", "unsupported 'overlays': only {} and {lava: true} (the test overlay, as apply-overlay) are taken; archives are not added to images");
+	a->apply_overlay |= json_is_true(lava);
+	if (!a->apply_overlay)
+		return 0;
+	if (d->to != DEPLOY_TO_TMPFS)
+		return job_doc_error(doc, "apply-overlay", "unsupported 'apply-overlay' on a deploy to '%s': the test overlay goes into root file system images of tmpfs deploys",
+				     deploy_to_name(d->to));
+	if (job_doc_get_str(doc, spec, "format", false, &v) <= 0 ||
+	    (strcmp(v, "ext4") && strcmp(v, "ext3") && strcmp(v, "ext2")))
+		return job_doc_error(doc, "apply-overlay", "'apply-overlay' needs 'format: ext4' (or ext2, ext3): labd writes the overlay into ext file systems");
+	return 0;
+}
+
+/* sparse: fastboot images. */
+static int deploy_walk_sparse(struct job_doc *doc, const json_t *spec, const struct job_deploy *d,
+			      struct job_artifact *a)
+{
+	if (job_doc_get_bool(doc, spec, "sparse", &a->sparse) < 0)
+		return -EINVAL;
+	if (a->sparse && d->to != DEPLOY_TO_FASTBOOT)
+		return job_doc_error(doc, "sparse", "'sparse: true' only applies to images flashed with fastboot");
+	return 0;
 }
 
 /* A path in an NFS root or an archive: relative or absolute as @absolute says, no "..". */
@@ -288,21 +328,17 @@ static int deploy_walk_nfsroot_keys(struct job_doc *doc, const json_t *spec,
 		else if (!(a->prefix = strdup(s)))
 			r = job_doc_nomem(doc);
 	}
-	if (job_doc_get_bool(doc, spec, "apply-overlay", &apply) > 0 && !nfs)
-		r = job_doc_error(doc, "apply-overlay", "'apply-overlay' only applies to the nfsrootfs: "
-				  "other artifacts are staged as downloaded");
-	if (json_object_get(spec, "overlays") && !nfs)
-		r = job_doc_error(doc, "overlays", "'overlays' only applies to the nfsrootfs: "
-				  "other artifacts are staged as downloaded");
+	if (nfs && job_doc_get_bool(doc, spec, "apply-overlay", &apply) < 0)
+		r = -EINVAL;
 	return r;
 }
 
 /* The artifact @label of the mapping @parent, at the current path. */
 static int deploy_walk_spec(struct job_doc *doc, const json_t *spec, const char *label,
-			    struct job_artifact *a);
+			    struct job_deploy *d, struct job_artifact *a);
 
 static int deploy_walk_artifact(struct job_doc *doc, const json_t *parent, const char *label,
-				struct job_artifact *a)
+				struct job_deploy *d, struct job_artifact *a)
 {
 	json_t *spec;
 	size_t mark;
@@ -315,14 +351,14 @@ static int deploy_walk_artifact(struct job_doc *doc, const json_t *parent, const
 	if (job_doc_get(doc, parent, label, JSON_OBJECT, true, &spec) <= 0)
 		return -EINVAL;
 	mark = job_doc_enter(doc, label);
-	r = deploy_walk_spec(doc, spec, label, a);
+	r = deploy_walk_spec(doc, spec, label, d, a);
 	job_doc_leave(doc, mark);
 	return r;
 }
 
 /* The artifact mapping @spec, at the current path. */
 static int deploy_walk_spec(struct job_doc *doc, const json_t *spec, const char *label,
-			    struct job_artifact *a)
+			    struct job_deploy *d, struct job_artifact *a)
 {
 	int r = job_doc_check_keys(doc, spec, artifact_keys, NULL);
 
@@ -332,9 +368,13 @@ static int deploy_walk_spec(struct job_doc *doc, const json_t *spec, const char 
 		r = -EINVAL;
 	if (deploy_walk_format(doc, spec, a) < 0)
 		r = -EINVAL;
-	if (deploy_walk_image_arg(doc, spec, label) < 0)
+	if (deploy_walk_image_arg(doc, spec, d) < 0)
 		r = -EINVAL;
-	if (deploy_walk_image_format(doc, spec) < 0)
+	if (deploy_walk_image_format(doc, spec, a) < 0)
+		r = -EINVAL;
+	if (deploy_walk_apply(doc, spec, d, a) < 0)
+		r = -EINVAL;
+	if (deploy_walk_sparse(doc, spec, d, a) < 0)
 		r = -EINVAL;
 	if (deploy_walk_nfsroot_keys(doc, spec, a) < 0 || deploy_walk_root_path(doc, spec, a) < 0)
 		r = -EINVAL;
@@ -367,7 +407,7 @@ static int deploy_walk_dtbos(struct job_doc *doc, const json_t *obj, struct job_
 			a->label = strdup(label);
 			if (!a->label)
 				r = job_doc_nomem(doc);
-			else if (deploy_walk_spec(doc, item, label, a) < 0)
+			else if (deploy_walk_spec(doc, item, label, d, a) < 0)
 				r = -EINVAL;
 		}
 		job_doc_leave(doc, m);
@@ -394,7 +434,7 @@ static int deploy_walk_root_overlay(struct job_doc *doc, const json_t *spec, con
 	if (job_doc_get_url(doc, spec, "url", &a->url) <= 0)
 		r = -EINVAL;
 	if (deploy_walk_sha256(doc, spec, a) < 0 || deploy_walk_format(doc, spec, a) < 0 ||
-	    deploy_walk_image_format(doc, spec) < 0 || deploy_walk_root_path(doc, spec, a) < 0)
+	    deploy_walk_image_format(doc, spec, a) < 0 || deploy_walk_root_path(doc, spec, a) < 0)
 		r = -EINVAL;
 	return r;
 }
@@ -416,6 +456,8 @@ static int deploy_walk_root_overlays(struct job_doc *doc, const json_t *parent,
 	json_object_foreach(overlays, name, v) {
 		size_t e;
 
+		if (!strcmp(name, "lava") && json_is_boolean(v))
+			continue;	/* the test overlay: it goes into the root anyway */
 		if (!job_doc_is_name(name, DEPLOY_MAX_LABEL, "-_")) {
 			r = job_doc_error(doc, name, "invalid overlay name '%.100s': use up to %d letters, digits, '-' and '_'",
 					  name, DEPLOY_MAX_LABEL);
@@ -446,7 +488,7 @@ static int deploy_add(struct job_doc *doc, const json_t *parent, const char *lab
 			return job_doc_error(doc, label, "artifact '%s' is deployed twice", label);
 	if (d->n_artifacts == DEPLOY_MAX_ARTIFACTS)
 		return job_doc_error(doc, label, "more than %d artifacts", DEPLOY_MAX_ARTIFACTS);
-	r = deploy_walk_artifact(doc, parent, label, &d->artifacts[d->n_artifacts++]);
+	r = deploy_walk_artifact(doc, parent, label, d, &d->artifacts[d->n_artifacts++]);
 	if (!strcmp(label, "nfsrootfs") && json_is_object(json_object_get(parent, label)) &&
 	    deploy_walk_root_overlays(doc, parent, d) < 0)
 		r = -EINVAL;
@@ -471,6 +513,37 @@ static int deploy_walk_images(struct job_doc *doc, const json_t *obj, struct job
 			r = -EINVAL;
 	}
 	job_doc_leave(doc, mark);
+	return r;
+}
+
+static bool deploy_has(const struct job_deploy *d, const char *label)
+{
+	for (size_t i = 0; i < d->n_artifacts; i++)
+		if (!strcmp(d->artifacts[i].label, label))
+			return true;
+	return false;
+}
+
+/* The images the deploy's image_arg name are its own; one root image takes the overlay. */
+static int deploy_check_qemu(struct job_doc *doc, const struct job_deploy *d)
+{
+	const struct job_qemu_args *q = &d->qemu;
+	const char *files[] = { q->kernel, q->initrd, q->dtb };
+	size_t i, applied = 0;
+	int r = 0;
+
+	for (i = 0; i < 3; i++)
+		if (files[i] && !deploy_has(d, files[i]))
+			r = job_doc_error(doc, NULL, "image_arg names '{%s}', which this deploy does not deploy",
+					  files[i]);
+	for (i = 0; i < q->n_drives; i++)
+		if (q->drives[i].label && !deploy_has(d, q->drives[i].label))
+			r = job_doc_error_at(doc, q->drives[i].line, "%s: image_arg names '{%s}', which this deploy does not deploy",
+					     doc->path.buf, q->drives[i].label);
+	for (i = 0; i < d->n_artifacts; i++)
+		applied += d->artifacts[i].apply_overlay;
+	if (applied > 1)
+		r = job_doc_error(doc, NULL, "'apply-overlay' on %zu images: the test overlay goes into one", applied);
 	return r;
 }
 
@@ -512,7 +585,9 @@ static int deploy_walk_artifacts(struct job_doc *doc, const json_t *obj, struct 
 	if (d->to == DEPLOY_TO_SDMUX && d->n_artifacts > 1)
 		return job_doc_error(doc, "to", "deploy to 'sdmux' writes one image to the card, not %zu",
 				     d->n_artifacts);
-	return deploy_check_nfs(doc, d) < 0 ? -EINVAL : r;
+	if (deploy_check_nfs(doc, d) < 0)
+		r = -EINVAL;
+	return deploy_check_qemu(doc, d) < 0 ? -EINVAL : r;
 }
 
 int job_deploy_parse(struct job_doc *doc, const json_t *obj, struct job_deploy *ret)
@@ -557,11 +632,13 @@ void job_deploy_release(struct job_deploy *d)
 		free(d->artifacts[i].sha512sum);
 		free(d->artifacts[i].compression);
 		free(d->artifacts[i].kernel_type);
+		free(d->artifacts[i].format);
 		free(d->artifacts[i].prefix);
 		free(d->artifacts[i].path);
 	}
 	free(d->artifacts);
 	free(d->os);
+	job_qemu_release(&d->qemu);
 	memset(d, 0, sizeof(*d));
 }
 

@@ -178,7 +178,7 @@ int job_doc_line(const struct job_doc *doc, const char *key)
 
 /* Diagnostics */
 
-static int job_doc_add_msg(struct job_doc *doc, int line, char *text)
+static int job_doc_add_msg(struct job_doc *doc, enum job_doc_level level, int line, char *text)
 {
 	struct job_doc_msg *m;
 	size_t alloc;
@@ -198,21 +198,56 @@ static int job_doc_add_msg(struct job_doc *doc, int line, char *text)
 	m = &doc->msgs[doc->n_msgs];
 	m->line = line;
 	m->seq = doc->n_msgs++;
+	m->level = level;
 	m->text = text;
-	return -EINVAL;
+	doc->n_errors += level == JOB_DOC_ERROR;
+	doc->n_warnings += level == JOB_DOC_WARNING;
+	return level == JOB_DOC_ERROR ? -EINVAL : 0;
+}
+
+/* "PATH: cause" at the line of the current path's @key. */
+static int job_doc_vadd(struct job_doc *doc, enum job_doc_level level, const char *key,
+			const char *fmt, va_list ap)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (doc->path.len)
+		strbuf_addf(&sb, "%s: ", doc->path.buf);
+	strbuf_vaddf(&sb, fmt, ap);
+	return job_doc_add_msg(doc, level, job_doc_line(doc, key), strbuf_detach(&sb, NULL));
 }
 
 int job_doc_error(struct job_doc *doc, const char *key, const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
+	int r;
 
-	if (doc->path.len)
-		strbuf_addf(&sb, "%s: ", doc->path.buf);
 	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
+	r = job_doc_vadd(doc, JOB_DOC_ERROR, key, fmt, ap);
 	va_end(ap);
-	return job_doc_add_msg(doc, job_doc_line(doc, key), strbuf_detach(&sb, NULL));
+	return r;
+}
+
+int job_doc_warn(struct job_doc *doc, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = job_doc_vadd(doc, JOB_DOC_WARNING, key, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int job_doc_note(struct job_doc *doc, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = job_doc_vadd(doc, JOB_DOC_NOTE, key, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 int job_doc_error_at(struct job_doc *doc, int line, const char *fmt, ...)
@@ -223,7 +258,18 @@ int job_doc_error_at(struct job_doc *doc, int line, const char *fmt, ...)
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	return job_doc_add_msg(doc, line, strbuf_detach(&sb, NULL));
+	return job_doc_add_msg(doc, JOB_DOC_ERROR, line, strbuf_detach(&sb, NULL));
+}
+
+int job_doc_warn_at(struct job_doc *doc, int line, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	return job_doc_add_msg(doc, JOB_DOC_WARNING, line, strbuf_detach(&sb, NULL));
 }
 
 static int job_doc_msg_cmp(const void *a, const void *b)
@@ -235,28 +281,39 @@ static int job_doc_msg_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* One message into @d, its level in front of warnings and notes. */
+static int job_doc_put(struct job_doc *doc, struct diag *d, const struct job_doc_msg *m)
+{
+	static const char *const prefix[] = { "", "warning: ", "note: " };
+
+	if (!d)
+		return 0;
+	return diag_add(d, doc->file, m->line, "%s%s", prefix[m->level], m->text) == -ENOMEM ?
+		       -ENOMEM : 0;
+}
+
 int job_doc_finish(struct job_doc *doc, struct diag *diag)
 {
+	struct diag *out = doc->n_errors ? diag : doc->notices;
 	int r = doc->err;
 	size_t i;
 
 	if (doc->n_msgs)
 		qsort(doc->msgs, doc->n_msgs, sizeof(*doc->msgs), job_doc_msg_cmp);
 	for (i = 0; i < doc->n_msgs; i++) {
-		if (!r && i < JOB_DOC_MAX_MSGS &&
-		    diag_add(diag, doc->file, doc->msgs[i].line, "%s", doc->msgs[i].text) == -ENOMEM)
-			r = -ENOMEM;
+		if (!r && i < JOB_DOC_MAX_MSGS)
+			r = job_doc_put(doc, out, &doc->msgs[i]);
 		free(doc->msgs[i].text);
 	}
-	if (!r && doc->n_msgs > JOB_DOC_MAX_MSGS &&
-	    diag_add(diag, doc->file, 0, "%zu more problems not shown",
+	if (!r && doc->n_msgs > JOB_DOC_MAX_MSGS && out &&
+	    diag_add(out, doc->file, 0, "%zu more problems not shown",
 		     doc->n_msgs - JOB_DOC_MAX_MSGS) == -ENOMEM)
 		r = -ENOMEM;
-	if (!r && doc->n_msgs)
+	if (!r && doc->n_errors)
 		r = -EINVAL;
 	free(doc->msgs);
 	doc->msgs = NULL;
-	doc->n_msgs = doc->alloc_msgs = 0;
+	doc->n_msgs = doc->alloc_msgs = doc->n_errors = 0;
 	json_decref(doc->root);
 	json_decref(doc->lines);
 	json_decref(doc->aliases);
@@ -373,6 +430,8 @@ int job_doc_check_keys(struct job_doc *doc, const json_t *obj, const struct job_
 			r = job_doc_error(doc, key, "unknown key '%.*s'", JOB_DOC_QUOTE_MAX, key);
 		else if (k->status == JOB_KEY_UNSUPPORTED)
 			r = job_doc_error(doc, key, "unsupported key '%s': %s", key, k->reason);
+		else if (k->status == JOB_KEY_IGNORED)
+			job_doc_note(doc, key, "'%s' ignored: %s", key, k->reason);
 	}
 	return r;
 }

@@ -50,9 +50,18 @@
 #define JOB_DOC_MAX_URL 4096		/* bytes of a URL */
 #define JOB_DOC_MAX_MSGS 100		/* diagnostics handed over; then a count of the rest */
 
+/* What a message is: errors refuse the job; warnings and notes do not. */
+enum job_doc_level {
+	JOB_DOC_ERROR,
+	JOB_DOC_WARNING,	/* probably not meant (a duplicate key): `labctl check
+				 * --strict` refuses the job */
+	JOB_DOC_NOTE,		/* something labd ignores on purpose, and why */
+};
+
 struct job_doc_msg {
 	int line;
 	size_t seq;		/* discovery order among messages of one line */
+	enum job_doc_level level;
 	char *text;		/* "PATH: cause" */
 };
 
@@ -67,6 +76,10 @@ struct job_doc {
 	struct job_doc_msg *msgs;
 	size_t n_msgs;
 	size_t alloc_msgs;
+	size_t n_errors;	/* of @msgs */
+	size_t n_warnings;	/* of @msgs; kept by job_doc_finish() */
+	struct diag *notices;	/* where job_doc_finish() puts warnings and notes when
+				 * there is no error, or NULL: dropped */
 	int err;		/* -ENOMEM once an allocation failed */
 };
 
@@ -109,9 +122,12 @@ int job_doc_check_shape(struct job_doc *doc);
 /**
  * job_doc_finish() - hand the collected messages to @diag in document order
  *
- * Returns 0 when nothing was reported, -ENOMEM if an allocation failed, else
- * -EINVAL.  Releases the document (take references to @lines and @aliases first
- * to keep them).
+ * When an error was reported, every message goes to @diag, warnings and
+ * notes as "FILE:LINE: warning: PATH: cause" ("note: ..."); else warnings and
+ * notes go to @doc->notices in that form (dropped when it is NULL).  Returns
+ * 0 when no error was reported, -ENOMEM if an allocation failed, else
+ * -EINVAL.  Releases the document (take references to @lines and @aliases
+ * first to keep them); n_warnings stays.
  */
 int job_doc_finish(struct job_doc *doc, struct diag *diag);
 
@@ -157,6 +173,20 @@ int job_doc_error(struct job_doc *doc, const char *key, const char *fmt, ...)
 int job_doc_error_at(struct job_doc *doc, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/**
+ * job_doc_warn() / job_doc_note() - like job_doc_error(), a warning (the job
+ * is accepted, `--strict` refuses it) or a note (something ignored on
+ * purpose).  Return 0.
+ */
+int job_doc_warn(struct job_doc *doc, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int job_doc_note(struct job_doc *doc, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** job_doc_warn_at() - a warning at @line, without a path. Returns 0. */
+int job_doc_warn_at(struct job_doc *doc, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /** job_doc_nomem() - remember an allocation failure; returns -ENOMEM. */
 int job_doc_nomem(struct job_doc *doc);
 
@@ -167,7 +197,8 @@ const char *job_doc_type_name(const json_t *v);
 
 /**
  * job_doc_check_keys() - report every key of @obj that is unknown (in neither
- * @keys nor @more, which may be NULL) or listed as unsupported.
+ * @keys nor @more, which may be NULL) or listed as unsupported; note those
+ * listed as ignored, with their reason.
  */
 int job_doc_check_keys(struct job_doc *doc, const json_t *obj, const struct job_doc_key *keys,
 		       const struct job_doc_key *more);

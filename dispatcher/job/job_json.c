@@ -10,14 +10,15 @@
  * run over the same text in lines-only mode to fill the path -> line map.
  * Should libyaml reject something jansson accepts, the map stays partial and
  * messages fall back to the nearest enclosing value that has a line; they
- * always name the path.
+ * always name the path.  That pass also warns about duplicate keys.
  */
 int job_json_load(struct job_doc *doc, const char *text, size_t len)
 {
 	json_error_t err;
 	json_t *root;
 
-	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+	/* a duplicate key keeps its last value, as in YAML: the lines pass warns */
+	root = json_loadb(text, len, 0, &err);
 	if (!root) {
 		if (json_error_code(&err) == json_error_out_of_memory)
 			return job_doc_nomem(doc);

@@ -6,7 +6,9 @@
  * replaced by "[secret]".  In YAML, the bytes of each such scalar (where an
  * alias points: at its anchor) are replaced in the text itself, so the
  * stored definition keeps its layout and comments, as LAVA echoes it in
- * callbacks.  JSON is written again from the parsed document.
+ * callbacks.  JSON, and YAML with a duplicate key (whose first value would
+ * stay in the text), are written again from the parsed document, as JSON
+ * (which YAML readers read too).
  */
 #include "job/job.h"
 
@@ -92,6 +94,31 @@ static char *splice(const char *text, size_t len, size_t (*spans)[2], size_t n, 
 	return strbuf_detach(&out, ret_len);
 }
 
+/* @root (taken) with the secret values replaced, written as JSON. */
+static int redact_tree(json_t *root, char **ret, size_t *ret_len)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+	int r = root ? 0 : -EINVAL;
+
+	json_object_foreach(json_object_get(root, "secrets"), key, v)
+		json_object_set_new(json_object_get(root, "secrets"), key, json_string(MASK_REDACTED));
+	json_array_foreach(json_object_get(root, "actions"), i, v) {
+		json_t *login = json_object_get(json_object_get(v, "boot"), "auto_login");
+
+		if (json_object_get(login, "password"))
+			json_object_set_new(login, "password", json_string(MASK_REDACTED));
+	}
+	*ret = r ? NULL : json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (!r && !*ret)
+		r = -ENOMEM;
+	if (!r)
+		*ret_len = strlen(*ret);
+	json_decref(root);
+	return r;
+}
+
 static int redact_yaml(const char *text, size_t len, char **ret, size_t *ret_len)
 {
 	size_t (*spans)[2] = NULL, n = 0;
@@ -104,6 +131,14 @@ static int redact_yaml(const char *text, size_t len, char **ret, size_t *ret_len
 		return r;
 	doc.spans = json_object();
 	r = doc.spans ? job_yaml_load(&doc, text, len, false) : -ENOMEM;
+	if (!r && doc.n_warnings) {
+		/* duplicate keys: an earlier value (a password given twice) is in
+		 * the text but not in the tree, so the tree is written instead */
+		r = redact_tree(json_incref(doc.root), ret, ret_len);
+		job_doc_finish(&doc, &diag);
+		diag_release(&diag);
+		return r;
+	}
 	if (!r)
 		r = secret_paths(doc.root, &paths);
 	spans = calloc(strv_length(paths) + 1, sizeof(*spans));
@@ -132,26 +167,7 @@ static int redact_yaml(const char *text, size_t len, char **ret, size_t *ret_len
 
 static int redact_json(const char *text, size_t len, char **ret, size_t *ret_len)
 {
-	json_t *root = json_loadb(text, len, 0, NULL), *v;
-	const char *key;
-	size_t i;
-	int r = root ? 0 : -EINVAL;
-
-	json_object_foreach(json_object_get(root, "secrets"), key, v)
-		json_object_set_new(json_object_get(root, "secrets"), key, json_string(MASK_REDACTED));
-	json_array_foreach(json_object_get(root, "actions"), i, v) {
-		json_t *login = json_object_get(json_object_get(v, "boot"), "auto_login");
-
-		if (json_object_get(login, "password"))
-			json_object_set_new(login, "password", json_string(MASK_REDACTED));
-	}
-	*ret = r ? NULL : json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!r && !*ret)
-		r = -ENOMEM;
-	if (!r)
-		*ret_len = strlen(*ret);
-	json_decref(root);
-	return r;
+	return redact_tree(json_loadb(text, len, 0, NULL), ret, ret_len);
 }
 
 int job_redact(const struct job *job, const char *text, size_t len, enum job_format fmt,

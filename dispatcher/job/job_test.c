@@ -45,6 +45,9 @@ static const struct job_doc_key test_keys[] = {
 	{ "name", JOB_KEY_IGNORED, "results are named by their test definitions" },
 	{ "docker", JOB_KEY_UNSUPPORTED,
 	  "tests run on the board, not in a container on the lab host" },
+	/* keys of LAVA's docker test shell */
+	{ "wait", JOB_KEY_UNSUPPORTED, "docker test shells are not supported: tests run on the board" },
+	{ "results", JOB_KEY_UNSUPPORTED, "docker test shells are not supported: tests run on the board" },
 	{ "services", JOB_KEY_UNSUPPORTED, "containers on the lab host are not supported" },
 	{ NULL, 0, NULL },
 };

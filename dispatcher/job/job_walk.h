@@ -32,4 +32,24 @@ void job_notify_release(struct job_notify *n);
 int job_test_parse(struct job_doc *doc, const json_t *obj, struct job_test *ret);
 void job_test_release(struct job_test *t);
 
+/* QEMU arguments of image_arg and context extra_options (job_qemu.c) */
+
+/** job_qemu_split() - @text's words (a shell's quoting, nothing expanded) added to @words;
+ * problems reported at the current path's @key. */
+int job_qemu_split(struct job_doc *doc, const char *key, const char *text, char ***words);
+
+/**
+ * job_qemu_parse() - the options of @words into @q, each one of the allowed
+ * set; @files: whether they may name images (-kernel {label}, -drive ...):
+ * image_arg may, extra_options not.  Returns 0 or -EINVAL (reported at @key).
+ */
+int job_qemu_parse(struct job_doc *doc, const char *key, char *const *words,
+		   struct job_qemu_args *q, bool files);
+
+/** job_qemu_context() - context key @key (extra_options or memory), value @v, into @q. */
+int job_qemu_context(struct job_doc *doc, const char *key, const json_t *v,
+		     struct job_qemu_args *q);
+
+void job_qemu_release(struct job_qemu_args *q);
+
 #endif

@@ -404,6 +404,7 @@ static int yaml_on_key(struct yaml_builder *b, const yaml_event_t *ev)
 	struct yaml_frame *top = yaml_top(b);
 	const char *s = (const char *)ev->data.scalar.value;
 	size_t mark = b->path.len;
+	json_t *first;
 
 	if (memchr(s, '\0', ev->data.scalar.length))
 		return yaml_error(b, &ev->start_mark, "NUL characters are not allowed");
@@ -414,12 +415,15 @@ static int yaml_on_key(struct yaml_builder *b, const yaml_event_t *ev)
 		     !strcmp(s, "<<");
 	if (yaml_push_path(b) < 0)
 		return job_doc_nomem(b->doc);
-	/* Reported, but the last value wins as in LAVA, so the walk goes on. */
-	if (!top->merge && json_object_get(b->doc->lines, b->path.buf)) {
+	/* The last value wins, as LAVA's loader (PyYAML) keeps it: a warning. */
+	first = json_object_get(b->doc->lines, b->path.buf);
+	if (!top->merge && first) {
 		if (++b->duplicates > YAML_MAX_DUPLICATES)
 			return yaml_error(b, &ev->start_mark, "more than %d duplicate keys",
 					  YAML_MAX_DUPLICATES);
-		yaml_error(b, &ev->start_mark, "duplicate key '%.100s'", s);
+		job_doc_warn_at(b->doc, (int)ev->start_mark.line + 1,
+				"duplicate key '%.100s' (also at line %d): the value of line %d is used, as LAVA's loader keeps the last",
+				s, (int)json_integer_value(first), (int)ev->start_mark.line + 1);
 		yaml_forget_lines(b);
 	}
 	job_doc_set_line(b->doc, b->path.buf, (int)ev->start_mark.line + 1);

@@ -25,9 +25,20 @@
 
 const char *overlay_delivery_name(enum overlay_delivery d)
 {
-	static const char *const names[] = { "none", "ramdisk", "transfer", "typed", "nfsroot" };
+	static const char *const names[] = {
+		"none", "ramdisk", "transfer", "typed", "image", "nfsroot",
+	};
 
 	return (unsigned)d < sizeof(names) / sizeof(names[0]) ? names[d] : "unknown";
+}
+
+/* Whether deploy @d stages a root image the overlay is written into (apply-overlay). */
+static bool deploy_applies_overlay(const struct job_deploy *d)
+{
+	for (size_t i = 0; i < d->n_artifacts; i++)
+		if (d->artifacts[i].apply_overlay)
+			return true;
+	return false;
 }
 
 /* Whether deploy @d stages a ramdisk the overlay may be appended to. */
@@ -77,11 +88,15 @@ void overlay_plan(const struct job *job, struct overlay_plan *p)
 	else if (nfs && boot != SIZE_MAX && deploy < boot && !nfs->no_overlay)
 		p->delivery = OVERLAY_DELIVERY_NFSROOT;
 	else if (deploy != SIZE_MAX && boot != SIZE_MAX && deploy < boot && !nfs &&
+		 deploy_applies_overlay(&job->actions[deploy].deploy))
+		p->delivery = OVERLAY_DELIVERY_IMAGE;
+	else if (deploy != SIZE_MAX && boot != SIZE_MAX && deploy < boot && !nfs &&
 		 deploy_takes_overlay(&job->actions[deploy].deploy))
 		p->delivery = OVERLAY_DELIVERY_RAMDISK;
 	else
 		p->delivery = OVERLAY_DELIVERY_TYPED;
 	p->deploy = p->delivery == OVERLAY_DELIVERY_RAMDISK ||
+		    p->delivery == OVERLAY_DELIVERY_IMAGE ||
 		    p->delivery == OVERLAY_DELIVERY_NFSROOT ? deploy : 0;
 }
 
@@ -97,6 +112,7 @@ struct overlay_build {
 	char *storage;			/* the board's storage_info, or NULL */
 	char *base;			/* "lava-<id>": the overlay's top directory */
 	char **imports;
+	char *import_prefix;		/* "" for the root */
 	bool tests;
 	enum overlay_format format;
 	overlay_build_fn fn;
@@ -145,6 +161,7 @@ static void build_free(struct overlay_build *b)
 	strv_free(b->commits);
 	strv_free(b->fetched);
 	strv_free(b->imports);
+	free(b->import_prefix);
 	strbuf_release(&b->capture);
 	free(b->tar);
 	free(b->work_dir);
@@ -463,7 +480,7 @@ static void add_helpers(struct overlay_build *b)
 
 static void start_import(struct overlay_build *b)
 {
-	if (overlay_import_open(b->o, b->imports[b->cur_import], "", &b->imp) < 0) {
+	if (overlay_import_open(b->o, b->imports[b->cur_import], b->import_prefix, &b->imp) < 0) {
 		finish_overlay_error(b);
 		return;
 	}
@@ -521,6 +538,24 @@ static int collect(struct overlay_build *b)
 	return 0;
 }
 
+/* "/usr" or "usr/" -> "usr/", the form of an import's prefix; "" or "/" -> "". */
+static char *import_prefix(const char *path)
+{
+	char *out;
+	size_t n;
+
+	while (path && *path == '/')
+		path++;
+	n = path ? strlen(path) : 0;
+	while (n && path[n - 1] == '/')
+		n--;
+	if (!n)
+		return strdup("");
+	if (asprintf(&out, "%.*s/", (int)n, path) < 0)
+		return NULL;
+	return out;
+}
+
 static int build_init(struct overlay_build *b, const struct overlay_build_req *req)
 {
 	b->job = req->job;
@@ -536,7 +571,8 @@ static int build_init(struct overlay_build *b, const struct overlay_build_req *r
 		b->base = NULL;
 	if (!b->work_dir || !b->path || (req->os && !b->os) || !b->base ||
 	    (req->storage && !b->storage) ||
-	    strv_copy(req->imports, &b->imports) < 0)
+	    strv_copy(req->imports, &b->imports) < 0 ||
+	    !(b->import_prefix = import_prefix(req->import_prefix)))
 		return -ENOMEM;
 	return req->tests ? collect(b) : 0;
 }

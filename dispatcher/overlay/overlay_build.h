@@ -16,6 +16,9 @@
  * kernel modules).  overlay_plan() reads from the job how the overlay gets
  * to the board:
  *
+ *   IMAGE     the deploy before that boot has a root image with apply-overlay
+ *             (a tmpfs deploy, ext2/3/4): a tar.gz written into the job's copy
+ *             of the image (imagefs.h), with the deploy's modules
  *   NFSROOT   the deploy before that boot unpacks an NFS root: a tar.gz
  *             unpacked into the root (rootfs/rootfs.h), as LAVA writes it there
  *   RAMDISK   the boot before the first test boots a ramdisk that a tftp or
@@ -60,6 +63,7 @@ enum overlay_delivery {
 	OVERLAY_DELIVERY_RAMDISK,
 	OVERLAY_DELIVERY_TRANSFER,
 	OVERLAY_DELIVERY_TYPED,
+	OVERLAY_DELIVERY_IMAGE,
 	OVERLAY_DELIVERY_NFSROOT,
 };
 
@@ -70,13 +74,14 @@ struct overlay_plan {
 	size_t builder;		/* action index building it: the deploy before the first
 				 * test's boot, else that test */
 	size_t boot;		/* the boot before the first test (TRANSFER: its commands) */
-	size_t deploy;		/* RAMDISK, NFSROOT: the deploy whose ramdisk or root gets it */
+	size_t deploy;		/* RAMDISK, IMAGE, NFSROOT: the deploy whose ramdisk, image
+				 * or root gets it */
 };
 
 /** overlay_plan() - how @job's overlay reaches the board. */
 void overlay_plan(const struct job *job, struct overlay_plan *plan);
 
-/** overlay_delivery_name() - "none", "ramdisk", "transfer", "typed". */
+/** overlay_delivery_name() - "none", "ramdisk", "transfer", "typed", "image". */
 const char *overlay_delivery_name(enum overlay_delivery d);
 
 struct overlay_build_deps {
@@ -93,7 +98,8 @@ struct overlay_build_req {
 	const char *path;	/* the overlay to write */
 	enum overlay_format format;
 	bool tests;		/* the helpers and the definitions; false: only @imports */
-	char *const *imports;	/* strv of archives imported at the root, or NULL */
+	char *const *imports;	/* strv of archives imported below @import_prefix, or NULL */
+	const char *import_prefix;	/* "" or NULL: the root; "usr" ... (modules' path) */
 	const char *os;		/* the deploy's os, for install.deps */
 	const char *storage;	/* the board's storage_info (testdef_storage_info()), or NULL */
 };

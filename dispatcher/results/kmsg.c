@@ -14,21 +14,28 @@
 
 #define KMSG_MAX_TAIL 512	/* bytes kept of the last line of a cut excerpt */
 
-struct kmsg {
-	kmsg_report_fn fn;
-	void *userdata;
-	enum kmsg_class cls;	/* collection in progress, or KMSG_NONE */
+/* One report being collected. */
+struct kmsg_coll {
+	enum kmsg_class cls;	/* KMSG_NONE: none */
 	bool stamped;		/* the report's lines carry printk timestamps */
 	bool framed;		/* opened by a "=====" line: the next one closes it */
 	bool armed;		/* an end marker ends it (an oops: after its die line) */
-	bool stamps_seen;	/* the console has printk timestamps */
 	struct strbuf first;
 	struct strbuf excerpt;
 	struct strbuf tail;	/* the last line, once the excerpt is full */
-	struct strbuf prev;	/* the previous line, to skip a reprint */
 	int64_t start, end;
 	unsigned lines, kept;	/* lines of the report, lines in the excerpt */
 	uint64_t hash;		/* of the stamped first line, from its timestamp on */
+};
+
+struct kmsg {
+	kmsg_report_fn fn;
+	void *userdata;
+	struct kmsg_coll c;	/* the report being collected */
+	struct kmsg_coll parked;	/* an oops that had not died when another CPU's
+					 * report began: it goes on once that one ends */
+	bool stamps_seen;	/* the console has printk timestamps */
+	struct strbuf prev;	/* the previous line, to skip a reprint */
 	struct strbuf opener;	/* the last line, when it was "cut here" or "=====" */
 	int64_t opener_line;
 	int64_t prev_line;
@@ -117,6 +124,21 @@ static bool is_framed_class(enum kmsg_class cls)
 	return cls == KMSG_KASAN || cls == KMSG_KFENCE || cls == KMSG_KCSAN || cls == KMSG_UBSAN;
 }
 
+static void coll_init(struct kmsg_coll *c)
+{
+	memset(c, 0, sizeof(*c));
+	strbuf_init(&c->first);
+	strbuf_init(&c->excerpt);
+	strbuf_init(&c->tail);
+}
+
+static void coll_release(struct kmsg_coll *c)
+{
+	strbuf_release(&c->first);
+	strbuf_release(&c->excerpt);
+	strbuf_release(&c->tail);
+}
+
 int kmsg_new(kmsg_report_fn fn, void *userdata, struct kmsg **ret)
 {
 	struct kmsg *k = calloc(1, sizeof(*k));
@@ -125,9 +147,8 @@ int kmsg_new(kmsg_report_fn fn, void *userdata, struct kmsg **ret)
 		return -ENOMEM;
 	k->fn = fn;
 	k->userdata = userdata;
-	strbuf_init(&k->first);
-	strbuf_init(&k->excerpt);
-	strbuf_init(&k->tail);
+	coll_init(&k->c);
+	coll_init(&k->parked);
 	strbuf_init(&k->prev);
 	strbuf_init(&k->opener);
 	*ret = k;
@@ -138,9 +159,8 @@ struct kmsg *kmsg_free(struct kmsg *k)
 {
 	if (!k)
 		return NULL;
-	strbuf_release(&k->first);
-	strbuf_release(&k->excerpt);
-	strbuf_release(&k->tail);
+	coll_release(&k->c);
+	coll_release(&k->parked);
 	strbuf_release(&k->prev);
 	strbuf_release(&k->opener);
 	free(k);
@@ -214,6 +234,24 @@ static bool is_lockdep_header(const char *msg, size_t len)
 	       memmem(msg, len, "lock order detected", 19);
 }
 
+/*
+ * On a console without timestamps, lockdep's old bracketed header after a
+ * continuation fragment on the same line: "... USB device[ BUG: bad unlock
+ * balance detected! ]" (no other opener is distinctive enough to be looked
+ * for in the middle of a line).  Returns its offset, or @len.
+ */
+static size_t bracketed_header(const char *line, size_t len)
+{
+	const char *p = line, *end = line + len;
+
+	while ((p = memmem(p, (size_t)(end - p), "[ ", 2))) {
+		if (p > line && is_lockdep_header(p, (size_t)(end - p)))
+			return (size_t)(p - line);
+		p += 2;
+	}
+	return len;
+}
+
 /* The class a message (text after the timestamp) opens. */
 static enum kmsg_class classify_message(const char *msg, size_t len)
 {
@@ -275,6 +313,10 @@ static enum kmsg_class classify_at(const char *line, size_t len, bool need_stamp
 		msg = from;
 		if (ts < len)
 			cls = classify_message(line + msg, len - msg);
+	}
+	if (cls == KMSG_NONE && !need_stamp && (msg = bracketed_header(line, len)) < len) {
+		cls = KMSG_LOCKDEP;
+		ts = len;
 	}
 	if (cls == KMSG_NONE)
 		return cls;
@@ -375,83 +417,149 @@ static void finish_excerpt(struct kmsg *k)
 {
 	unsigned dropped;
 
-	if (k->lines <= k->kept)
+	if (k->c.lines <= k->c.kept)
 		return;
-	dropped = k->lines - k->kept - 1;
+	dropped = k->c.lines - k->c.kept - 1;
 	if (dropped)
-		strbuf_addf(&k->excerpt, "\n[... %u lines not kept ...]", dropped);
-	strbuf_addch(&k->excerpt, '\n');
-	strbuf_add(&k->excerpt, k->tail.buf, k->tail.len);
+		strbuf_addf(&k->c.excerpt, "\n[... %u lines not kept ...]", dropped);
+	strbuf_addch(&k->c.excerpt, '\n');
+	strbuf_add(&k->c.excerpt, k->c.tail.buf, k->c.tail.len);
 }
 
 static void emit(struct kmsg *k, bool complete)
 {
 	char name[KMSG_MAX_NAME];
 	struct kmsg_report rep = {
-		.cls = k->cls,
+		.cls = k->c.cls,
 		.name = name,
-		.first_line = k->first.buf,
-		.line_start = k->start,
-		.line_end = k->end,
+		.first_line = k->c.first.buf,
+		.line_start = k->c.start,
+		.line_end = k->c.end,
 		.complete = complete,
 	};
 	bool repeated;
 
-	if (k->cls == KMSG_NONE)
+	if (k->c.cls == KMSG_NONE)
 		return;
-	repeated = k->stamped && seen_before(k, k->hash);
-	if (!repeated && ++k->count[k->cls] > 1)
-		snprintf(name, sizeof(name), "%s-%u", kmsg_class_name(k->cls), k->count[k->cls]);
+	repeated = k->c.stamped && seen_before(k, k->c.hash);
+	if (!repeated && ++k->count[k->c.cls] > 1)
+		snprintf(name, sizeof(name), "%s-%u", kmsg_class_name(k->c.cls), k->count[k->c.cls]);
 	else
-		snprintf(name, sizeof(name), "%s", kmsg_class_name(k->cls));
-	k->cls = KMSG_NONE;
+		snprintf(name, sizeof(name), "%s", kmsg_class_name(k->c.cls));
+	k->c.cls = KMSG_NONE;
 	finish_excerpt(k);
-	rep.excerpt = k->excerpt.buf;
+	rep.excerpt = k->c.excerpt.buf;
 	if (k->fn && !repeated)
 		k->fn(&rep, k->userdata);
-	strbuf_reset(&k->first);
-	strbuf_reset(&k->excerpt);
-	strbuf_reset(&k->tail);
-	k->lines = k->kept = 0;
+	strbuf_reset(&k->c.first);
+	strbuf_reset(&k->c.excerpt);
+	strbuf_reset(&k->c.tail);
+	k->c.lines = k->c.kept = 0;
+}
+
+/*
+ * An oops that has not died yet (no "[#N]" line) when another report opens
+ * is another CPU's report interleaved with it ("Unable to handle kernel
+ * paging request" on CPU 0, a WARNING of CPU 1, then CPU 0's "Internal
+ * error: Oops ... [#1]"): the oops is parked and goes on once that report
+ * ended, so it is one report, not two.
+ */
+static bool may_park(const struct kmsg *k, enum kmsg_class cls)
+{
+	return k->c.cls == KMSG_OOPS && !k->c.armed && k->c.stamped &&
+	       k->parked.cls == KMSG_NONE && cls != KMSG_OOPS && cls != KMSG_PANIC;
+}
+
+/* A "cut here" or "=====" line just collected belongs to the report it opens, not the oops. */
+static void drop_opener(struct kmsg *k, int64_t lineno)
+{
+	struct kmsg_coll *c = &k->c;
+	char *nl;
+
+	if (!k->opener.len || k->opener_line + 1 != lineno || c->end != k->opener_line ||
+	    c->kept != c->lines || c->lines < 2)
+		return;
+	nl = memrchr(c->excerpt.buf, '\n', c->excerpt.len);
+	if (!nl)
+		return;
+	strbuf_remove(&c->excerpt, (size_t)(nl - c->excerpt.buf),
+		      c->excerpt.len - (size_t)(nl - c->excerpt.buf));
+	c->kept--;
+	c->lines--;
+	c->end--;
+}
+
+static void park(struct kmsg *k, int64_t lineno)
+{
+	struct kmsg_coll c = k->parked;
+
+	drop_opener(k, lineno);
+	k->parked = k->c;
+	k->c = c;		/* empty: its buffers reset when it was emitted */
+}
+
+/* The parked oops is the current report again (there is none now). */
+static void resume(struct kmsg *k)
+{
+	struct kmsg_coll c = k->c;
+
+	if (k->parked.cls == KMSG_NONE)
+		return;
+	k->c = k->parked;
+	k->parked = c;
+}
+
+/* A parked oops is reported as it is (nothing is current). */
+static void finish_parked(struct kmsg *k)
+{
+	resume(k);
+	emit(k, false);
+}
+
+/* The current report ended: reported; a parked oops goes on. */
+static void finish(struct kmsg *k, bool complete)
+{
+	emit(k, complete);
+	resume(k);
 }
 
 /* Count a line of the report; keep it while the excerpt has room, else as its tail. */
 static void collect(struct kmsg *k, const char *line, size_t len, int64_t lineno)
 {
-	if (k->kept == k->lines && k->kept < KMSG_MAX_EXCERPT_LINES &&
-	    k->excerpt.len + len < KMSG_MAX_EXCERPT) {
-		if (k->excerpt.len)
-			strbuf_addch(&k->excerpt, '\n');
-		strbuf_add(&k->excerpt, line, len);
-		k->kept++;
+	if (k->c.kept == k->c.lines && k->c.kept < KMSG_MAX_EXCERPT_LINES &&
+	    k->c.excerpt.len + len < KMSG_MAX_EXCERPT) {
+		if (k->c.excerpt.len)
+			strbuf_addch(&k->c.excerpt, '\n');
+		strbuf_add(&k->c.excerpt, line, len);
+		k->c.kept++;
 	} else {
-		strbuf_reset(&k->tail);
-		strbuf_add(&k->tail, line, len < KMSG_MAX_TAIL ? len : KMSG_MAX_TAIL);
+		strbuf_reset(&k->c.tail);
+		strbuf_add(&k->c.tail, line, len < KMSG_MAX_TAIL ? len : KMSG_MAX_TAIL);
 	}
-	k->lines++;
-	k->end = lineno;
+	k->c.lines++;
+	k->c.end = lineno;
 }
 
 /* Open a report at @line; its timestamp (if any) is at @ts, its message at @msg. */
 static void start(struct kmsg *k, enum kmsg_class cls, const char *line, size_t len, size_t ts,
 		  size_t msg, int64_t lineno)
 {
-	k->cls = cls;
-	k->stamped = ts < len;
-	k->hash = k->stamped ? line_hash(line + ts, len - ts) : 0;
-	k->framed = false;
+	k->c.cls = cls;
+	k->c.stamped = ts < len;
+	k->c.hash = k->c.stamped ? line_hash(line + ts, len - ts) : 0;
+	k->c.framed = false;
 	/* an oops' end marker counts once it died: another CPU's may come first */
-	k->armed = (cls != KMSG_OOPS && cls != KMSG_BUG) || is_die_line(line, len);
-	k->start = k->end = lineno;
-	k->lines = k->kept = 0;
-	strbuf_reset(&k->first);
-	strbuf_add(&k->first, line + msg, len - msg);
-	strbuf_reset(&k->excerpt);
+	k->c.armed = (cls != KMSG_OOPS && cls != KMSG_BUG) || is_die_line(line, len);
+	k->c.start = k->c.end = lineno;
+	k->c.lines = k->c.kept = 0;
+	strbuf_reset(&k->c.first);
+	strbuf_add(&k->c.first, line + msg, len - msg);
+	strbuf_reset(&k->c.excerpt);
 	/* the line before, or the one before a reprint of it */
 	if (k->opener.len && (k->opener_line + 1 == lineno ||
 			      (k->opener_line + 2 == lineno && k->reprint_line + 1 == lineno))) {
-		k->framed = is_framed_class(cls) && is_frame(k->opener.buf, k->opener.len);
-		k->start = k->opener_line;
+		k->c.framed = is_framed_class(cls) && is_frame(k->opener.buf, k->opener.len);
+		k->c.start = k->opener_line;
 		collect(k, k->opener.buf, k->opener.len, k->opener_line);
 	}
 	collect(k, line, len, lineno);
@@ -472,7 +580,7 @@ static bool starts_new(const struct kmsg *k, enum kmsg_class cls)
 {
 	if (cls == KMSG_NONE)
 		return false;
-	if (cls == KMSG_OOPS && (k->cls == KMSG_OOPS || k->cls == KMSG_BUG))
+	if (cls == KMSG_OOPS && (k->c.cls == KMSG_OOPS || k->c.cls == KMSG_BUG))
 		return false;	/* "kernel BUG at" then "Internal error: Oops - BUG" */
 	return true;
 }
@@ -483,7 +591,7 @@ static bool starts_new(const struct kmsg *k, enum kmsg_class cls)
  */
 static unsigned report_limit(const struct kmsg *k)
 {
-	return has_end_marker(k->cls) || k->framed ? KMSG_MAX_REPORT_LINES :
+	return has_end_marker(k->c.cls) || k->c.framed ? KMSG_MAX_REPORT_LINES :
 						     KMSG_MAX_EXCERPT_LINES;
 }
 
@@ -493,24 +601,24 @@ static bool continue_report(struct kmsg *k, const char *line, size_t len, int64_
 	size_t msg;
 	bool stamped = kernel_part(line, len, &msg) < len;
 
-	if (k->stamped && !stamped) {
-		if (has_end_marker(k->cls) || k->framed)
+	if (k->c.stamped && !stamped) {
+		if (has_end_marker(k->c.cls) || k->c.framed)
 			return false;	/* user space between the report's lines */
-		emit(k, false);
+		finish(k, false);
 		return true;
 	}
 	collect(k, line, len, lineno);
 	if (is_die_line(line, len)) {
-		k->armed = true;
-		if (k->cls == KMSG_BUG)
-			k->cls = KMSG_OOPS;	/* "kernel BUG at", then the oops it is */
+		k->c.armed = true;
+		if (k->c.cls == KMSG_BUG)
+			k->c.cls = KMSG_OOPS;	/* "kernel BUG at", then the oops it is */
 	}
-	if ((k->armed && is_end_marker(line, len)) || (k->framed && is_frame(line, len))) {
-		emit(k, true);
+	if ((k->c.armed && is_end_marker(line, len)) || (k->c.framed && is_frame(line, len))) {
+		finish(k, true);
 		return true;
 	}
-	if (k->lines >= report_limit(k)) {
-		emit(k, false);
+	if (k->c.lines >= report_limit(k)) {
+		finish(k, false);
 		return true;
 	}
 	return false;
@@ -537,6 +645,24 @@ static bool is_reprint(struct kmsg *k, const char *line, size_t len, bool kernel
 	return false;
 }
 
+/*
+ * A line opening @cls ends the current report: a not yet dead oops is
+ * parked; an oops line while one is parked is that oops going on; a panic
+ * ends a parked oops too.
+ */
+static void end_for(struct kmsg *k, enum kmsg_class cls, int64_t lineno)
+{
+	if (may_park(k, cls)) {
+		park(k, lineno);
+		return;
+	}
+	emit(k, false);
+	if (cls == KMSG_OOPS)
+		resume(k);	/* the line goes on in it */
+	else if (cls == KMSG_PANIC && k->parked.cls != KMSG_NONE)
+		finish_parked(k);
+}
+
 void kmsg_feed(struct kmsg *k, const char *line, size_t len, int64_t lineno)
 {
 	size_t ts = len, msg = 0, kmsg_at;
@@ -550,16 +676,16 @@ void kmsg_feed(struct kmsg *k, const char *line, size_t len, int64_t lineno)
 		       lineno))
 		return;
 
-	if (k->cls != KMSG_NONE && starts_new(k, cls))
-		emit(k, false);
-	if (k->cls != KMSG_NONE) {
+	if (k->c.cls != KMSG_NONE && starts_new(k, cls))
+		end_for(k, cls, lineno);
+	if (k->c.cls != KMSG_NONE) {
 		continue_report(k, line, len, lineno);
 		note_opener(k, line, len, lineno);
 		return;
 	}
 	if (cls != KMSG_NONE) {
 		start(k, cls, line, len, ts, msg, lineno);
-		if (k->armed && is_end_marker(line, len))
+		if (k->c.armed && is_end_marker(line, len))
 			emit(k, true);
 	}
 	note_opener(k, line, len, lineno);
@@ -567,5 +693,6 @@ void kmsg_feed(struct kmsg *k, const char *line, size_t len, int64_t lineno)
 
 void kmsg_flush(struct kmsg *k)
 {
-	emit(k, false);
+	finish(k, false);
+	emit(k, false);		/* a parked oops, now current */
 }

@@ -17,7 +17,10 @@
  * in the middle of a line of user-space output (or after a continuation
  * fragment), and so can every later line of a report.  Once a line with a
  * timestamp was seen, lines without one are user space and open nothing
- * ("echo BUG: x" on the shell is no kernel report).  A
+ * ("echo BUG: x" on the shell is no kernel report).  On a console without
+ * timestamps, lockdep's bracketed header is also found after a continuation
+ * fragment on the same line ("... USB device[ BUG: bad unlock balance
+ * detected! ]").  A
  * "------------[ cut here ]------------" or "=====" line just before the
  * opener belongs to the report.
  *
@@ -31,7 +34,10 @@
  *  - the opener of another report (an oops line inside a BUG or oops
  *    report is the same report, and a BUG report that dies is an oops:
  *    "kernel BUG at", then "Internal error: Oops - BUG"; a panic always
- *    starts its own);
+ *    starts its own).  An oops that has not died yet when another report
+ *    opens (another CPU's WARNING between "Unable to handle kernel paging
+ *    request" and "Internal error: Oops ... [#1]") is set aside and goes
+ *    on once that report ended: one oops report, the other CPU's apart;
  *  - for reports without an end marker (RCU stalls, hung tasks, lockdep,
  *    lockups, BUG: ...), a line without timestamp when the report's lines
  *    have one (user space writes again); reports with an end marker skip

@@ -19,7 +19,8 @@
 /* Python's str() of an aware UTC datetime: "2026-01-01 12:00:00.123456+00:00", or "None". */
 static json_t *py_time(uint64_t usec)
 {
-	char buf[48], frac[16] = "";
+	/* room for any int's digits: gcc -O0 does not know the fields of tm are small */
+	char buf[96], frac[16] = "";
 	time_t t = (time_t)(usec / 1000000);
 	struct tm tm;
 

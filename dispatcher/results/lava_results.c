@@ -226,12 +226,14 @@ static int job_case(struct lava_results *lr, const struct report *r)
 	return 0;
 }
 
+/* The login cases, as LAVA records them: only once the boot got to waiting for the login. */
 static int login_cases(struct lava_results *lr, const struct report *r)
 {
 	bool shell = report_reached(r, "shell"), ended = r->health != JOB_HEALTH_UNKNOWN;
 	int err = 0;
 
-	if (!shell && !(ended && r->health != JOB_HEALTH_COMPLETE && r->started))
+	if (!shell && !(ended && r->health != JOB_HEALTH_COMPLETE &&
+			report_stage(r, "auto-login-action")))
 		return 0;
 	err = lava_case(lr, "auto-login-action", shell, r->ended, NULL);
 	if (!err && report_reached(r, "login-prompt"))
@@ -268,22 +270,23 @@ static int kmsg_case(struct lava_results *lr, const struct report *r)
 	return err;
 }
 
-/* One case per test definition: pass when it ran and the job went past it. */
+/*
+ * One case per test definition that started, as LAVA records them: pass when
+ * it finished (every one of a complete job), fail when the job ended in it.
+ */
 static int testdef_cases(struct lava_results *lr, const struct report *r)
 {
-	long last_run = -1;
+	bool complete = r->health == JOB_HEALTH_COMPLETE;
 	size_t i;
-	int err = 0;
+	int err = 0, stage;
 
-	for (i = 0; r->testdefs && r->testdefs[i]; i++)
-		if (lava_results_suite(lr, r->testdefs[i]) >= 0)
-			last_run = (long)i;
 	if (r->health == JOB_HEALTH_UNKNOWN)
 		return 0;
-	for (i = 0; !err && r->testdefs && r->testdefs[i]; i++)
-		err = lava_case(lr, r->testdefs[i],
-				r->health == JOB_HEALTH_COMPLETE || (long)i < last_run, r->ended,
-				NULL);
+	for (i = 0; !err && r->testdefs && r->testdefs[i]; i++) {
+		stage = report_stage(r, r->testdefs[i]);
+		if (complete || stage)
+			err = lava_case(lr, r->testdefs[i], complete || stage == 2, r->ended, NULL);
+	}
 	return err;
 }
 
@@ -437,6 +440,26 @@ int lava_results_export_yaml(const struct lava_results *lr, long suite, size_t o
 	}
 	yaml_out_seq_end(&y);
 	return yaml_out_end(&y);
+}
+
+int lava_results_case_yaml(const struct lava_results *lr, long suite, const char *name,
+			   struct strbuf *out)
+{
+	struct yaml_out y;
+	size_t i, written = 0;
+	int err;
+
+	yaml_out_begin(&y, out);
+	yaml_out_seq_begin(&y, false);
+	for (i = 0; i < lr->n_cases; i++) {
+		if (lr->cases[i].suite != (size_t)suite || strcmp(lr->cases[i].name, name))
+			continue;
+		export_case(&y, lr, &lr->cases[i]);
+		written++;
+	}
+	yaml_out_seq_end(&y);
+	err = yaml_out_end(&y);
+	return err < 0 ? err : written ? 0 : -ENOENT;
 }
 
 int lava_results_suites_yaml(const struct lava_results *lr, struct strbuf *out)

@@ -18,13 +18,17 @@
  *                           Job, Test, Bug, Canceled) and error_msg;
  *                           only once the job finished
  *       auto-login-action   pass when a shell prompt was reached, fail when
- *                           the job ended without one
+ *                           the job ended without one after the boot began
+ *                           waiting for the kernel and the login (its
+ *                           "auto-login-action" stage, report_stage()): a job
+ *                           that failed before has none, as in LAVA
  *       login-action        the same, when a login prompt was answered
  *       kernel-messages     once the kernel started: fail with metadata
  *                           {extra: [{kind, message}]} when it printed
  *                           reports (oops, panic, warning ...), else pass
- *       <index>_<name>      one per test definition of the job: pass when it
- *                           ran and the job went on past it, fail otherwise
+ *       <index>_<name>      one per test definition that started: pass when
+ *                           it finished (all of a complete job), fail when the
+ *                           job ended in it; none for those that never started
  * Suite ids are their place in this list (1, 2, ...); case ids their place
  * in the job (1, 2, ...): REST routes name both below a job.  Ids of a
  * running job's lava suite cases move as results come; a finished job's
@@ -146,6 +150,14 @@ const char *lava_device_state_name(enum device_state s);
  */
 int lava_results_export_yaml(const struct lava_results *lr, long suite, size_t offset,
 			     size_t limit, struct strbuf *out);
+
+/**
+ * lava_results_case_yaml() - results.get_testcase_results_yaml: the cases
+ * named @name of suite @suite, as lava_results_export_yaml() writes them.
+ * Returns 0, -ENOENT when there is none, or -ENOMEM.
+ */
+int lava_results_case_yaml(const struct lava_results *lr, long suite, const char *name,
+			   struct strbuf *out);
 
 /** lava_results_suites_yaml() - results.get_testjob_suites_list_yaml: [{name, job, id}]. */
 int lava_results_suites_yaml(const struct lava_results *lr, struct strbuf *out);

@@ -47,7 +47,18 @@ static int add_result(const struct result_record *rec, void *ud)
 	return res->suite && res->name && res->result ? 0 : -ENOMEM;
 }
 
-/* Boot phases of the last attempt: "phase" events after the last "started". */
+/* A "stage" event: its name into the stages started or finished. */
+static int add_stage(struct report *r, const json_t *data)
+{
+	const char *name = json_string_value(json_object_get(data, "name"));
+	const char *state = json_string_value(json_object_get(data, "state"));
+
+	if (!name || !state)
+		return 0;
+	return strv_push(strcmp(state, "finished") ? &r->stages : &r->stages_done, name);
+}
+
+/* Boot phases and stages of the last attempt: "phase" and "stage" events after the last "started". */
 static int add_phase(const struct event_record *ev, void *ud)
 {
 	struct report *r = ud;
@@ -57,13 +68,17 @@ static int add_phase(const struct event_record *ev, void *ud)
 
 	if (!strcmp(ev->kind, "started")) {
 		r->phases = strv_free(r->phases);
+		r->stages = strv_free(r->stages);
+		r->stages_done = strv_free(r->stages_done);
 		return 0;
 	}
-	if (strcmp(ev->kind, "phase"))
+	if (strcmp(ev->kind, "phase") && strcmp(ev->kind, "stage"))
 		return 0;
 	data = json_loads(ev->data, 0, NULL);
 	phase = json_string_value(json_object_get(data, "phase"));
-	if (phase)
+	if (!strcmp(ev->kind, "stage"))
+		err = add_stage(r, data);
+	else if (phase)
 		err = strv_push(&r->phases, phase);
 	json_decref(data);
 	return err;
@@ -229,11 +244,18 @@ struct report *report_free(struct report *r)
 	free(r->error_msg);
 	json_decref(r->metadata);
 	strv_free(r->phases);
+	strv_free(r->stages);
+	strv_free(r->stages_done);
 	strv_free(r->testdefs);
 	free(r->log_tail);
 	free(r->log_url);
 	free(r);
 	return NULL;
+}
+
+int report_stage(const struct report *r, const char *name)
+{
+	return strv_contains(r->stages_done, name) ? 2 : strv_contains(r->stages, name);
 }
 
 bool report_reached(const struct report *r, const char *phase)

@@ -68,6 +68,9 @@ struct report {
 	int attempt;
 	json_t *metadata;	/* the job's metadata object, or NULL */
 	char **phases;		/* strv: boot phases reached by the last attempt, in order */
+	char **stages;		/* strv: the stages the last attempt started ("auto-login-action",
+				 * "0_smoke": run_stage()) */
+	char **stages_done;	/* strv: those of them it finished */
 	char **testdefs;	/* strv: the suites of the job's test definitions,
 				 * "<index>_<name>" in job order (LAVA's names) */
 	struct report_result *results;
@@ -100,6 +103,9 @@ struct report *report_free(struct report *r);
 
 /** report_reached() - whether the last attempt reached boot phase @phase ("shell"). */
 bool report_reached(const struct report *r, const char *phase);
+
+/** report_stage() - 0: the last attempt never started stage @name; 1 started; 2 finished. */
+int report_stage(const struct report *r, const char *name);
 
 /** report_time() - @usec as "2026-12-03T10:00:00.123456+00:00" in @buf (>= 40 bytes). */
 void report_time(uint64_t usec, char *buf, size_t len);

@@ -134,6 +134,24 @@ int run_expect_add_strv(struct run *r, char *const *v, int id);
  * wait is over until run_expect() is called again.
  */
 void run_expect(struct run *r, const char *stage, uint64_t timeout);
+/**
+ * run_expect_limit() - the job's key that bounds the next run_expect() when
+ * it is not the stage's connection timeout: @key ("timeouts.actions.
+ * bootloader-commands"), @usec its length, for the reason of a timeout.
+ * run_expect_limit_action() - that key is the action's own timeout.
+ */
+void run_expect_limit(struct run *r, const char *key, uint64_t usec);
+void run_expect_limit_action(struct run *r);
+
+/**
+ * run_fail_timeout() - the wait timed out: run_fail() with @fmt ("timed out
+ * waiting for the login prompt") followed by the job's `timeouts:` key that
+ * ran out, its length, the stage and the action, and the last console line
+ * seen.  @type says whose fault it is, as LAVA classes it.
+ */
+void run_fail_timeout(struct run *r, enum error_type type, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /** run_match_group() - a named group of the match just delivered (borrowed, valid
  * during the event callback). */
 bool run_match_group(struct run *r, const char *name, const uint8_t **ret, size_t *len);
@@ -175,6 +193,10 @@ const struct overlay_plan *run_overlay_plan(const struct run *r);
  */
 int run_overlay_build(struct run *r, const char *path, enum overlay_format fmt, bool tests,
 		      char *const *imports);
+
+/** run_overlay_build_at() - run_overlay_build(), @imports below @import_prefix ("/usr"). */
+int run_overlay_build_at(struct run *r, const char *path, enum overlay_format fmt, bool tests,
+			 char *const *imports, const char *import_prefix);
 enum error_type run_overlay_error_type(const struct run *r);
 
 /** run_overlay_testdef() - the job's definition @index as the build loaded it, or NULL. */
@@ -228,6 +250,15 @@ void run_watch_kernel(struct run *r, bool on);
 /* ---- log, phases, results (run_log(): run.h) ---- */
 /** run_phase() - record a boot phase time ("power-on", "bootloader-prompt", ...). */
 void run_phase(struct run *r, const char *phase);
+
+/**
+ * run_stage() - a "stage" event: a step LAVA reports as a result of its own
+ * started or finished (@state "started", "finished"): "auto-login-action"
+ * when the boot waits for the kernel and the login, "<n>_<name>" when a test
+ * definition starts and ends.  Results in LAVA's shape (lava_results.h) list
+ * only the steps that started.
+ */
+void run_stage(struct run *r, const char *name, const char *state);
 /** run_console_line() - the console log line being written (1-based). */
 int64_t run_console_line(const struct run *r);
 

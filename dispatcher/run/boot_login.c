@@ -117,9 +117,15 @@ static void next_after_kernel(struct run *r, struct boot_login *bl)
 		step_to(r, bl, bl->boot->has_auto_login ? BOOT_LOGIN_USER : BOOT_LOGIN_SHELL);
 }
 
+void boot_login_stage(struct run *r)
+{
+	run_stage(r, "auto-login-action", "started");
+}
+
 void boot_login_start(struct run *r, struct boot_login *bl, const struct job_boot *boot,
 		      bool wait_kernel)
 {
+	boot_login_stage(r);
 	bl->boot = boot;
 	bl->kernel_started = false;
 	bl->command = 0;
@@ -213,7 +219,7 @@ void boot_login_event(struct run *r, struct boot_login *bl, const struct run_eve
 		return;
 	}
 	if (ev->kind == RUN_EVENT_TIMEOUT) {
-		run_fail(r, ERROR_JOB, "timed out waiting for %s", step_waits_for(bl->step));
+		run_fail_timeout(r, ERROR_JOB, "timed out waiting for %s", step_waits_for(bl->step));
 		return;
 	}
 	if (ev->kind != RUN_EVENT_MATCH)

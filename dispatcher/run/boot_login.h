@@ -45,6 +45,14 @@ struct boot_login {
 	size_t command;		/* next login command */
 };
 
+/**
+ * boot_login_stage() - the "auto-login-action" stage started (run_stage()):
+ * the boot waits for the kernel and the login.  boot_login_start() says it;
+ * a bootloader boot says it when its commands are done and it waits for the
+ * kernel.
+ */
+void boot_login_stage(struct run *r);
+
 /** boot_login_start() - begin; @wait_kernel: require the kernel start message first. */
 void boot_login_start(struct run *r, struct boot_login *bl, const struct job_boot *boot,
 		      bool wait_kernel);

@@ -4,20 +4,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <openssl/evp.h>
 
-#include "core/loop.h"
-#include "core/strbuf.h"
+#include "core/worker.h"
 
 #define IMAGE_WRITER_HASH_HEX (2 * EVP_MAX_MD_SIZE + 1)
 
@@ -25,12 +21,8 @@ struct image_writer {
 	const struct image_writer_ops *ops;
 	void *userdata;
 	uint64_t size;
-	int fd;			/* read end of the report pipe */
-	struct loop_source *io, *child;
-	struct strbuf line;	/* a partial report line */
-	char *result;		/* the child's last word: "sha256 <hex>" or "error <reason>" */
-	bool exited, eof;
-	int status;
+	const char *src, *dst;	/* for the child, borrowed during image_writer_start() */
+	struct worker *worker;
 };
 
 /* ---- the child ---- */
@@ -160,100 +152,45 @@ static int child_run(int out, const char *src, const char *dst, uint64_t size)
 
 /* ---- the parent, in the loop ---- */
 
-/* Report once the child exited and its pipe is drained. */
-static void writer_finish(struct image_writer *w)
+/* The child: its last word is "sha256 <hex>" or "error <reason>". */
+static int writer_child(int out, void *arg)
 {
-	const struct image_writer_ops *ops = w->ops;
-	const char *res = w->result ? w->result : "";
+	struct image_writer *w = arg;
 
-	if (!w->exited || !w->eof || !ops)
-		return;
-	w->ops = NULL;		/* exactly once */
-	if (!strncmp(res, "sha256 ", 7) && w->status == 0)
-		ops->done(w, 0, res + 7, w->userdata);
-	else if (!strncmp(res, "error ", 6))
-		ops->done(w, -EIO, res + 6, w->userdata);
-	else
-		ops->done(w, -EIO, "the image writer died", w->userdata);
+	return child_run(out, w->src, w->dst, w->size);
 }
 
-static void writer_line(struct image_writer *w, char *line)
+static void writer_line(struct worker *wk, const char *line, void *userdata)
 {
+	struct image_writer *w = userdata;
 	unsigned long long n;
 
-	if (sscanf(line, "write %llu", &n) == 1 || sscanf(line, "verify %llu", &n) == 1) {
-		if (w->ops && w->ops->progress)
-			w->ops->progress(w, line[0] == 'w' ? "write" : "verify", n, w->size,
-					 w->userdata);
-		return;
-	}
-	free(w->result);
-	w->result = strdup(line);
+	if ((sscanf(line, "write %llu", &n) == 1 || sscanf(line, "verify %llu", &n) == 1) &&
+	    w->ops->progress)
+		w->ops->progress(w, line[0] == 'w' ? "write" : "verify", n, w->size, w->userdata);
 }
 
-static int writer_on_io(struct loop_source *s, int fd, uint32_t revents, void *userdata)
-{
-	struct image_writer *w = userdata;
-	char buf[IMAGE_WRITER_LINE_MAX], *nl;
-	ssize_t n = read(fd, buf, sizeof(buf));
-
-	if (n < 0 && errno == EAGAIN)
-		return 0;
-	if (n <= 0) {
-		w->io = loop_source_free(w->io);
-		w->eof = true;
-		writer_finish(w);
-		return 0;
-	}
-	if (strbuf_add(&w->line, buf, (size_t)n) < 0)
-		return -ENOMEM;
-	while ((nl = memchr(w->line.buf, '\n', w->line.len))) {
-		*nl = '\0';
-		writer_line(w, w->line.buf);
-		strbuf_consume(&w->line, (size_t)(nl - w->line.buf) + 1);
-	}
-	if (w->line.len > IMAGE_WRITER_LINE_MAX)
-		strbuf_reset(&w->line);
-	return 0;
-}
-
-static int writer_on_exit(struct loop_source *s, const siginfo_t *si, void *userdata)
+static void writer_done(struct worker *wk, int status, const char *last, void *userdata)
 {
 	struct image_writer *w = userdata;
 
-	w->child = loop_source_free(w->child);
-	w->exited = true;
-	w->status = si->si_code == CLD_EXITED ? si->si_status : 128 + si->si_status;
-	writer_finish(w);
-	return 0;
+	if (!strncmp(last, "sha256 ", 7) && status == 0)
+		w->ops->done(w, 0, last + 7, w->userdata);
+	else if (!strncmp(last, "error ", 6))
+		w->ops->done(w, -EIO, last + 6, w->userdata);
+	else
+		w->ops->done(w, -EIO, "the image writer died", w->userdata);
 }
 
-static int writer_fork(struct image_writer *w, const char *src, const char *dst, int *pipefd,
-		       pid_t *ret)
-{
-	sigset_t all;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-		close(pipefd[0]);
-		_exit(child_run(pipefd[1], src, dst, w->size));
-	}
-	*ret = pid;
-	return 0;
-}
+static const struct worker_ops writer_ops = { .line = writer_line, .done = writer_done };
 
 int image_writer_start(struct loop *l, const char *src, const char *dst,
 		       const struct image_writer_ops *ops, void *userdata,
 		       struct image_writer **ret)
 {
 	struct image_writer *w;
-	int pipefd[2], r;
 	struct stat st;
-	pid_t pid = 0;
+	int r;
 
 	if (stat(src, &st) < 0)
 		return -errno;
@@ -263,26 +200,12 @@ int image_writer_start(struct loop *l, const char *src, const char *dst,
 	w->ops = ops;
 	w->userdata = userdata;
 	w->size = (uint64_t)st.st_size;
-	strbuf_init(&w->line);
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		free(w);
-		return -errno;
-	}
-	w->fd = pipefd[0];
-	r = writer_fork(w, src, dst, pipefd, &pid);
-	close(pipefd[1]);
-	if (r >= 0)
-		r = fcntl(w->fd, F_SETFL, O_NONBLOCK) < 0 ? -errno : 0;
-	if (r >= 0)
-		r = loop_add_io(l, &w->io, w->fd, EPOLLIN, writer_on_io, w);
-	if (r >= 0)
-		r = loop_add_child(l, &w->child, pid, writer_on_exit, w);
-	if (r < 0 && pid > 0 && !w->child) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);	/* killed: reaped at once */
-	}
+	w->src = src;
+	w->dst = dst;
+	r = worker_start(l, writer_child, w, &writer_ops, w, &w->worker);
+	w->src = w->dst = NULL;
 	if (r < 0) {
-		image_writer_free(w);
+		free(w);
 		return r;
 	}
 	*ret = w;
@@ -293,11 +216,7 @@ struct image_writer *image_writer_free(struct image_writer *w)
 {
 	if (!w)
 		return NULL;
-	loop_source_free(w->child);	/* kills the child if it still runs */
-	loop_source_free(w->io);
-	close(w->fd);
-	strbuf_release(&w->line);
-	free(w->result);
+	worker_free(w->worker);	/* kills the child if it still runs */
 	free(w);
 	return NULL;
 }

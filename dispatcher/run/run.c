@@ -13,28 +13,15 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/mask.h"
+#include "core/strv.h"
 #include "drivers/power.h"
 #include "job/job.h"
 #include "journal/events.h"
 #include "journal/joblog.h"
 #include "rootfs/rootfs.h"
+#include "run/url_check.h"
 
 static void start_action(struct run *r);
-
-/* "1.5 s", "90 s", "5 min", "2 h 10 min" */
-static void format_duration(uint64_t usec, char *buf, size_t len)
-{
-	uint64_t s = usec / USEC_PER_SEC;
-
-	if (usec < 10 * USEC_PER_SEC && usec % USEC_PER_SEC)
-		snprintf(buf, len, "%.1f s", (double)usec / USEC_PER_SEC);
-	else if (s < 600 || s % 60)
-		snprintf(buf, len, "%llu s", (unsigned long long)s);
-	else if (s < 3 * 3600 || (s / 60) % 60)
-		snprintf(buf, len, "%llu min", (unsigned long long)(s / 60));
-	else
-		snprintf(buf, len, "%llu h", (unsigned long long)(s / 3600));
-}
 
 const struct job *run_job(const struct run *r)
 {
@@ -133,6 +120,19 @@ const struct run_outcome *run_outcome(const struct run *r)
 	return &r->outcome;
 }
 
+const char *run_current_action(const struct run *r, size_t *index)
+{
+	if (r->phase != RUN_PHASE_ACTIONS || !r->action_active)
+		return NULL;
+	*index = r->action_idx + 1;
+	return r->ops->name;
+}
+
+uint64_t run_started(const struct run *r)
+{
+	return r->started;
+}
+
 bool run_is_finished(const struct run *r)
 {
 	return r->phase == RUN_PHASE_FINISHED;
@@ -182,20 +182,6 @@ static const struct action_ops *action_ops_for(const struct job_action *a)
 	return NULL;
 }
 
-/* What a timed-out action means: the lab failed to deploy, the job's kernel did not
- * boot, or the test did not finish. */
-static enum error_type action_timeout_type(const struct job_action *a)
-{
-	switch (a->kind) {
-	case JOB_ACTION_DEPLOY:
-		return ERROR_INFRASTRUCTURE;
-	case JOB_ACTION_BOOT:
-		return ERROR_JOB;
-	default:
-		return ERROR_TEST;
-	}
-}
-
 void run_deliver(struct run *r, const struct run_event *ev)
 {
 	if (r->phase != RUN_PHASE_ACTIONS || !r->action_active)
@@ -239,7 +225,7 @@ void run_done(struct run *r)
 
 	if (!r->action_active)
 		return;
-	format_duration(run_now(r) - r->action_started, took, sizeof(took));
+	run_format_usec(run_now(r) - r->action_started, took, sizeof(took));
 	run_log(r, "info", "action %zu (%s) done in %s", r->action_idx + 1, r->ops->name, took);
 	(void)a;
 	move_on(r);
@@ -268,30 +254,32 @@ void run_fail(struct run *r, enum error_type type, const char *fmt, ...)
 	run_finish(r, JOB_HEALTH_INCOMPLETE, type, "%s", msg);
 }
 
+static int on_job_timeout(struct loop_source *s, uint64_t now, void *ud)
+{
+	struct run *r = ud;
+	char why[1024];
+
+	run_job_timeout_reason(r, why, sizeof(why));
+	run_finish(r, JOB_HEALTH_INCOMPLETE, ERROR_JOB, "%s", why);
+	return 0;
+}
+
 static int on_action_timeout(struct loop_source *s, uint64_t now, void *ud)
 {
 	struct run *r = ud;
 	const struct job_action *a = run_action(r);
-	char took[32];
+	char why[1024];
+	enum error_type type;
 
-	format_duration(a->timeout, took, sizeof(took));
+	if (r->action_deadline >= r->job_deadline)	/* the job's end came first */
+		return on_job_timeout(s, now, ud);
+	type = run_action_timeout_reason(r, why, sizeof(why));
 	if (a->timeout_skip) {	/* LAVA's timeout skip: the job goes on */
-		run_log(r, "warning", "action %zu (%s) timed out after %s: skipped (timeout skip)",
-			r->action_idx + 1, r->ops->name, took);
+		run_log(r, "warning", "%s: skipped (timeout skip)", why);
 		move_on(r);
 		return 0;
 	}
-	run_fail(r, action_timeout_type(a), "%s timed out after %s", r->ops->name, took);
-	return 0;
-}
-
-static int on_job_timeout(struct loop_source *s, uint64_t now, void *ud)
-{
-	struct run *r = ud;
-	char took[32];
-
-	format_duration(r->job->timeout, took, sizeof(took));
-	run_finish(r, JOB_HEALTH_INCOMPLETE, ERROR_JOB, "job timed out after %s", took);
+	run_fail(r, type, "%s", why);
 	return 0;
 }
 
@@ -338,11 +326,43 @@ static void start_action(struct run *r)
 			 strerror(-err));
 }
 
+/* The artifact URLs answered, or why not: the first action starts, or the job ends. */
+static void on_urls_checked(enum error_type type, const char *reason, size_t checked,
+			    void *userdata)
+{
+	struct run *r = userdata;
+
+	r->urls_checked = true;	/* the check is freed with the run: @reason is its */
+	if (type != ERROR_NONE) {
+		run_finish(r, JOB_HEALTH_INCOMPLETE, type, "artifact URL check before the board was powered: %s",
+			   reason);
+		return;
+	}
+	if (checked)
+		run_log(r, "info", "%zu artifact URL%s answered", checked, checked > 1 ? "s" : "");
+	loop_defer_again(r->next_action);
+}
+
+/* Before the first action: every artifact URL is asked for (url_check.h). */
+static bool check_urls(struct run *r)
+{
+	int err;
+
+	if (r->urls_checked || r->url_check)
+		return r->urls_checked;	/* done, or under way */
+	err = url_check_start(r->deps.loop, r->deps.http, r->deps.config, r->job, on_urls_checked,
+			      r, &r->url_check);
+	if (err < 0)
+		run_finish(r, JOB_HEALTH_INCOMPLETE, ERROR_BUG, "cannot check the artifact URLs: %s",
+			   strerror(-err));
+	return false;
+}
+
 static int on_next_action(struct loop_source *s, void *ud)
 {
 	struct run *r = ud;
 
-	if (r->phase == RUN_PHASE_ACTIONS && !r->action_active)
+	if (r->phase == RUN_PHASE_ACTIONS && !r->action_active && check_urls(r))
 		start_action(r);
 	return 0;
 }
@@ -359,6 +379,9 @@ static void finalize(struct run *r)
 	run_set_nfs_tree(r, NULL);	/* the board is off: nothing mounts it any more */
 	if (r->outcome.health == JOB_HEALTH_COMPLETE)
 		run_log(r, "info", "job %s", result);
+	else if (r->outcome.health == JOB_HEALTH_CANCELED)	/* "job canceled by gitlab" */
+		run_log(r, "warning", "job %s%s", strncmp(r->error_msg, "canceled", 8) ?
+			"canceled: " : "", r->error_msg);
 	else
 		run_log(r, "error", "job %s (%s): %s", result,
 			error_type_name(r->outcome.error_type), r->error_msg);
@@ -421,8 +444,7 @@ void run_finish(struct run *r, enum job_health health, enum error_type type, con
 
 void run_cancel(struct run *r, const char *why)
 {
-	run_finish(r, JOB_HEALTH_CANCELED, ERROR_NONE, "canceled%s%s", why ? ": " : "",
-		   why ? why : "");
+	run_finish(r, JOB_HEALTH_CANCELED, ERROR_NONE, "%s", why ? why : "canceled");
 }
 
 static int run_prepare_dirs(struct run *r)
@@ -538,6 +560,7 @@ int run_start(const struct run_deps *deps, int64_t id, int attempt, struct job *
 	r->finished = finished;
 	r->userdata = userdata;
 	r->phases = json_array();
+	r->started = loop_realtime(deps->loop);
 	run_overlay_init(r);
 	err = run_init_mask(r);
 	if (!err)
@@ -555,6 +578,9 @@ int run_start(const struct run_deps *deps, int64_t id, int attempt, struct job *
 	run_console_attach(r);
 	run_log(r, "info", "job %lld '%s' attempt %d on board '%s' (type '%s')", (long long)id,
 		job->name, attempt, board_name(board), job->device_type);
+	/* what the job's file says that labd took with a warning, or ignores */
+	STRV_FOREACH(n, job->notices)
+		run_log(r, strstr(*n, ": warning: ") ? "warning" : "info", "%s", *n);
 	*ret = r;
 	return 0;
 
@@ -573,6 +599,7 @@ struct run *run_free(struct run *r)
 		end_action(r);
 		run_console_detach(r);
 	}
+	url_check_free(r->url_check);
 	run_console_release(r);
 	run_overlay_release(r);
 	run_set_nfs_tree(r, NULL);

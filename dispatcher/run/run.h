@@ -94,6 +94,16 @@ void run_set_log_notify(struct run *r, void (*fn)(struct joblog *jl, void *userd
 /** run_job() - the job being run (borrowed, the run's). */
 const struct job *run_job(const struct run *r);
 
+/**
+ * run_current_action() - what the run does now, for the dashboard: the
+ * action's name ("boot-u-boot", borrowed) with its 1-based @index, or NULL
+ * between actions and once the actions are over (powering off).
+ */
+const char *run_current_action(const struct run *r, size_t *index);
+
+/** run_started() - when the run started, realtime usec. */
+uint64_t run_started(const struct run *r);
+
 /** run_log_dir() - the directory of the job's log (borrowed). */
 const char *run_log_dir(const struct run *r);
 

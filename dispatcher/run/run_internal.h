@@ -50,6 +50,7 @@ struct run {
 	run_finished_fn finished;
 	void *userdata;
 	enum run_phase phase;
+	uint64_t started;	/* realtime usec of run_start() */
 
 	/* the current action */
 	size_t action_idx;
@@ -69,6 +70,10 @@ struct run {
 	bool waiting;
 	bool board_off;		/* an emulated power cycle's "off": bytes logged, not read */
 	char wait_stage[64];
+	char limit_key[96];		/* the job's key bounding the wait (run_limits.c) */
+	uint64_t limit_usec;		/* ... its length */
+	bool limit_given;		/* run_expect_limit() named it for the next wait */
+	char last_line[160];		/* the last console line that said something */
 	struct loop_source *wait_timer;
 	struct loop_source *match_defer;	/* match bytes already buffered */
 	struct strbuf line;			/* the console line in progress */
@@ -81,6 +86,10 @@ struct run {
 	struct ktap *ktap;			/* KTAP/TAP results: watched all the job long */
 	char *panic_line;			/* a panic was seen: fail once its report ended */
 	struct loop_source *panic_timer;
+
+	/* the artifact URLs, checked before the first action (url_check.h) */
+	struct url_check *url_check;
+	bool urls_checked;
 
 	/* power, wakes, async helpers */
 	struct loop_source *wake_timer;
@@ -114,6 +123,18 @@ int run_console_init(struct run *r);
 void run_console_release(struct run *r);
 void run_console_attach(struct run *r);
 void run_console_detach(struct run *r);
+
+/* run_limits.c: which limit ran out */
+/** run_format_usec() - a duration as people read it: "1.5 s", "90 s", "5 min", "2 h". */
+void run_format_usec(uint64_t usec, char *buf, size_t len);
+/** run_limit_for_wait() - the key bounding a wait in @stage of @timeout (run_expect()). */
+void run_limit_for_wait(struct run *r, const char *stage, uint64_t timeout);
+/** run_note_line() - a console line, kept when it says something. */
+void run_note_line(struct run *r, const char *line, size_t len);
+/** run_action_timeout_reason() - why the action's timer ran out, and whose fault that is. */
+enum error_type run_action_timeout_reason(struct run *r, char *buf, size_t len);
+/** run_job_timeout_reason() - why the job's timer ran out. */
+void run_job_timeout_reason(struct run *r, char *buf, size_t len);
 
 /* run_overlay.c */
 void run_overlay_init(struct run *r);

@@ -61,6 +61,7 @@ void run_expect(struct run *r, const char *stage, uint64_t timeout)
 {
 	if (!timeout)
 		timeout = job_connection_timeout(r->job, stage);
+	run_limit_for_wait(r, stage, timeout);
 	snprintf(r->wait_stage, sizeof(r->wait_stage), "%s", stage);
 	r->waiting = true;
 	loop_timer_set_rel(r->wait_timer, timeout);
@@ -268,6 +269,7 @@ static void dispatch_line(struct run *r, char *buf, size_t len)
 	struct run_line_sub *s;
 
 	len = clean_line(buf, len);
+	run_note_line(r, buf, len);
 	if (r->watch_kernel) {
 		if (kmsg_classify(buf, len) == KMSG_PANIC)
 			note_panic(r, buf, len);

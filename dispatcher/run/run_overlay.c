@@ -122,6 +122,12 @@ static void on_built(struct overlay_build_result *res, void *ud)
 int run_overlay_build(struct run *r, const char *path, enum overlay_format fmt, bool tests,
 		      char *const *imports)
 {
+	return run_overlay_build_at(r, path, fmt, tests, imports, NULL);
+}
+
+int run_overlay_build_at(struct run *r, const char *path, enum overlay_format fmt, bool tests,
+			 char *const *imports, const char *import_prefix)
+{
 	const struct job_deploy *last = NULL;
 	const struct kv *storage_info = &board_device(run_board(r))->storage_info;
 	struct overlay_build_deps deps = {
@@ -130,7 +136,7 @@ int run_overlay_build(struct run *r, const char *path, enum overlay_format fmt, 
 	};
 	struct overlay_build_req req = { .job = r->job, .job_id = r->id, .work_dir = r->dir,
 					 .path = path, .format = fmt, .tests = tests,
-					 .imports = imports };
+					 .imports = imports, .import_prefix = import_prefix };
 	size_t i;
 	int err;
 

@@ -69,6 +69,12 @@ void run_phase(struct run *r, const char *phase)
 		    json_pack("{s:s, s:f}", "phase", phase, "t", t));
 }
 
+void run_stage(struct run *r, const char *name, const char *state)
+{
+	events_emit(r->deps.events, r->id, loop_realtime(r->deps.loop), "stage",
+		    json_pack("{s:s, s:s}", "name", name, "state", state));
+}
+
 char *run_phases_json(const struct run *r)
 {
 	return json_dumps(r->phases, JSON_COMPACT);

@@ -31,6 +31,7 @@ struct sched_run {
 	int retries_left;	/* of the job when it started */
 	char *device_type;	/* to queue it again */
 	char *tags;		/* JSON text, or NULL */
+	char *submitter;	/* or NULL */
 	struct sched_run *next;
 };
 
@@ -71,6 +72,7 @@ static void sched_run_free(struct sched_run *sr)
 	board_unref(sr->board);
 	free(sr->device_type);
 	free(sr->tags);
+	free(sr->submitter);
 	free(sr);
 }
 
@@ -124,6 +126,25 @@ struct run *sched_run_of(struct sched *s, int64_t id)
 		if (sr->id == id && !sr->finished)
 			return sr->run;
 	return NULL;
+}
+
+int sched_run_info(struct sched *s, int64_t id, struct sched_run_info *ret)
+{
+	struct sched_run *sr;
+	const struct job *job;
+
+	for (sr = s->runs; sr && (sr->id != id || sr->finished); sr = sr->next)
+		;
+	if (!sr)
+		return -ENOENT;
+	job = run_job(sr->run);
+	memset(ret, 0, sizeof(*ret));
+	ret->name = job->name;
+	ret->submitter = sr->submitter;
+	ret->started = run_started(sr->run);
+	ret->action = run_current_action(sr->run, &ret->action_index);
+	ret->n_actions = job->n_actions;
+	return 0;
 }
 
 static void emit(struct sched *s, int64_t id, const char *kind, json_t *data)
@@ -215,6 +236,7 @@ static struct sched_run *run_new(struct sched *s, const struct job_record *rec, 
 	sr->retries_left = rec->retries_left;
 	sr->device_type = rec->device_type ? strdup(rec->device_type) : NULL;
 	sr->tags = rec->tags ? strdup(rec->tags) : NULL;
+	sr->submitter = rec->submitter ? strdup(rec->submitter) : NULL;
 	sr->board = board_ref(b);
 	board_set_job(b, rec->id);
 	emit(s, rec->id, "started", json_pack("{s:s, s:i}", "device", board_name(b), "attempt",

@@ -97,10 +97,15 @@ int sched_submit(struct sched *s, const char *text, size_t len, const char *file
 
 /**
  * sched_check_job() - everything sched_submit() checks, without queueing
- * (labctl check).  Returns 0 or -EINVAL with the causes in @diag.
+ * (labctl check)
+ * @strict: warnings (a duplicate key) refuse the job too (`labctl check --strict`)
+ * @ret_notices: if not NULL, the job's warnings and notes (strv, the caller
+ *	frees it) when it is accepted
+ *
+ * Returns 0 or -EINVAL with the causes in @diag.
  */
 int sched_check_job(struct sched *s, const char *text, size_t len, const char *filename,
-		    enum job_format fmt, struct diag *diag);
+		    enum job_format fmt, bool strict, struct diag *diag, char ***ret_notices);
 
 /**
  * sched_boot_session() - a holder's boot on the board it holds (labctl boot)
@@ -179,6 +184,19 @@ int sched_start_session(struct sched *s, const struct job_record *rec, struct bo
 
 /** sched_run_of() - the run of job @id while it runs, else NULL (borrowed). */
 struct run *sched_run_of(struct sched *s, int64_t id);
+
+/* What a job running here does now (sched_run_info()), for the dashboard; borrowed. */
+struct sched_run_info {
+	const char *name;	/* the job's name */
+	const char *submitter;	/* or NULL */
+	uint64_t started;	/* realtime usec this attempt started */
+	const char *action;	/* the action running ("boot-u-boot"), or NULL */
+	size_t action_index;	/* its 1-based index */
+	size_t n_actions;
+};
+
+/** sched_run_info() - @ret for job @id while it runs here: 0, or -ENOENT. */
+int sched_run_info(struct sched *s, int64_t id, struct sched_run_info *ret);
 
 /** sched_running() - number of jobs running. */
 size_t sched_running(const struct sched *s);

@@ -28,6 +28,29 @@ static bool board_elsewhere(struct sched *s, const char *type)
 	return store_board_elsewhere(s->deps.run.store, type, &there) == 0 && there;
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The device types this lab's boards have, each once in name order: "sim-minimal, sim-uboot". */
+static char *board_types(struct sched *s)
+{
+	struct board **boards;
+	char **types = NULL, *text;
+	size_t n, i;
+
+	boards = lab_boards(s->deps.lab, &n);
+	for (i = 0; i < n; i++)
+		if (!strv_contains(types, board_device(boards[i])->type_name))
+			strv_push(&types, board_device(boards[i])->type_name);
+	if (types)
+		qsort(types, strv_length(types), sizeof(*types), by_name);
+	text = strv_join(types, ", ");
+	strv_free(types);
+	return text;
+}
+
 /* Parse @text and check it against this lab; the job on success. */
 static int check_job(struct sched *s, const char *text, size_t len, const char *filename,
 		     enum job_format fmt, struct job **ret, struct diag *diag)
@@ -40,10 +63,14 @@ static int check_job(struct sched *s, const char *text, size_t len, const char *
 	if (err < 0)
 		return err;
 	type = config_find_type(s->deps.run.config, job->device_type);
-	if (!type)
-		err = diag_add(diag, filename, 0, "unknown device type '%s' in this lab",
-			       job->device_type);
-	else
+	if (!type) {
+		char *known = board_types(s);
+
+		err = diag_add(diag, filename, 0, "unknown device type '%s' in this lab (its boards are of type%s %s)",
+			       job->device_type, known && strchr(known, ',') ? "s" : "",
+			       known && *known ? known : "none: it has no board");
+		free(known);
+	} else
 		err = job_check_device_type(job, type, diag);
 	if (job_check_git_allow(job, s->deps.run.config->git_allow, diag) < 0 && !err)
 		err = -EINVAL;
@@ -68,13 +95,23 @@ static int check_job(struct sched *s, const char *text, size_t len, const char *
 }
 
 int sched_check_job(struct sched *s, const char *text, size_t len, const char *filename,
-		    enum job_format fmt, struct diag *diag)
+		    enum job_format fmt, bool strict, struct diag *diag, char ***ret_notices)
 {
 	struct job *job;
 	int err = check_job(s, text, len, filename, fmt, &job, diag);
 
-	if (!err)
-		job_free(job);
+	if (err)
+		return err;
+	if (strict && job->n_warnings) {
+		STRV_FOREACH(n, job->notices)
+			if (strstr(*n, ": warning: ") && diag_add_message(diag, *n) == -ENOMEM)
+				err = -ENOMEM;
+		err = err ? err : -EINVAL;
+	} else if (ret_notices) {
+		*ret_notices = job->notices;
+		job->notices = NULL;
+	}
+	job_free(job);
 	return err;
 }
 

@@ -372,6 +372,7 @@ static const struct store_ops pg_ops = {
 	.reservation_end = pg_reservation_end,
 	.claim = pg_claim,
 	.queue_position = pg_queue_position,
+	.job_position = pg_job_position,
 	.announce = pg_announce,
 	.queue_summary = pg_queue_summary,
 	.sync = pg_sync,

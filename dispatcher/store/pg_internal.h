@@ -553,6 +553,7 @@ int pg_claim(struct store *st, const struct store_claim_req *req, store_claim_fn
 /* pg_claims_free() - at close, after the connection (which completed the claims). */
 void pg_claims_free(struct pg_store *ps);
 int pg_queue_position(struct store *st, int64_t id, int64_t *ret);
+int pg_job_position(struct store *st, int64_t id, int64_t *ret);
 int pg_queue_summary(struct store *st, struct store_rows *rows);
 int pg_sync(struct store *st, store_done_fn done, void *userdata);
 void pg_forget(struct store *st, void *userdata);

@@ -54,9 +54,22 @@ static const char sql_position[] =
 	" + (SELECT count(*) FROM reservations o WHERE " WAITING " AND o.priority = r.priority"
 	"    AND (o.submitted, o.id) < (r.submitted, r.id))"
 	" FROM reservations r WHERE r.id = $1 AND r.state = 'waiting'";
+static const char sql_job_position[] =
+	"SELECT 1"
+	" + (SELECT count(*) FROM jobs o WHERE o.state = 'queued' AND NOT o.session"
+	"    AND o.device_type = j.device_type AND (o.priority > j.priority"
+	"    OR (o.priority = j.priority AND (o.submitted, o.id) < (j.submitted, j.id))))"
+	" + (SELECT count(*) FROM reservations o WHERE o.state = 'waiting'"
+	"    AND o.device_type = j.device_type AND (o.priority > j.priority"
+	"    OR (o.priority = j.priority AND o.submitted < j.submitted)))"
+	" FROM jobs j WHERE j.id = $1 AND j.state = 'queued' AND NOT j.session";
 static const char sql_summary[] =
-	"SELECT device_type, count(*), min(submitted) FROM jobs WHERE state = 'queued'"
-	" AND NOT session GROUP BY device_type ORDER BY device_type";
+	"SELECT t, sum(jn), min(jo), sum(rn), min(ro) FROM ("
+	" SELECT device_type AS t, count(*) AS jn, min(submitted) AS jo, 0::bigint AS rn,"
+	"  NULL::bigint AS ro FROM jobs WHERE state = 'queued' AND NOT session GROUP BY device_type"
+	" UNION ALL SELECT device_type, 0, NULL, count(*), min(submitted) FROM reservations"
+	"  WHERE state = 'waiting' GROUP BY device_type"
+	") q GROUP BY t ORDER BY t";
 
 /* The claim ($1 type, $2 board, $3 tags, $4 lone, $5 when, $6 host, $7 the whens of
  * this board's claims in doubt and $5): nothing new while one of them is there. */
@@ -393,20 +406,31 @@ int pg_claim(struct store *st, const struct store_claim_req *req, store_claim_fn
 	return 0;
 }
 
-int pg_queue_position(struct store *st, int64_t id, int64_t *ret)
+/* The place @sql gives entry @id: 0, -ENOENT (no row: not waiting) or an error. */
+static int read_position(struct store *st, const char *sql, int64_t id, int64_t *ret)
 {
 	struct pg_args a = { 0 };
 	int64_t pos = 0;
 	int r;
 
 	pg_arg_int(&a, id);
-	r = pg_call(pg_of(st), "find a place in the queue", sql_position, &a, pg_read_int, &pos);
+	r = pg_call(pg_of(st), "find a place in the queue", sql, &a, pg_read_int, &pos);
 	if (r < 0)
 		return r;
 	if (!pos)
-		return -ENOENT;	/* no row: not waiting */
+		return -ENOENT;
 	*ret = pos;
 	return 0;
+}
+
+int pg_queue_position(struct store *st, int64_t id, int64_t *ret)
+{
+	return read_position(st, sql_position, id, ret);
+}
+
+int pg_job_position(struct store *st, int64_t id, int64_t *ret)
+{
+	return read_position(st, sql_job_position, id, ret);
 }
 
 static int queue_read(PGresult *res, int row, void *p)
@@ -416,6 +440,8 @@ static int queue_read(PGresult *res, int row, void *p)
 
 	rec->queued = pg_int(res, row, 1);
 	rec->oldest = (uint64_t)pg_int(res, row, 2);
+	rec->reservations = pg_int(res, row, 3);
+	rec->oldest_reservation = (uint64_t)pg_int(res, row, 4);
 	return pg_read_texts(res, row, rec, texts, ARRAY_SIZE(texts));
 }
 

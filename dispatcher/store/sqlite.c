@@ -492,6 +492,7 @@ static const struct store_ops sqlite_ops = {
 	.reservation_end = sqlite_reservation_end,
 	.claim = sqlite_claim,
 	.queue_position = sqlite_queue_position,
+	.job_position = sqlite_job_position,
 	.queue_summary = sqlite_queue_summary,
 	.sync = sqlite_sync,
 	.forget = sqlite_forget,

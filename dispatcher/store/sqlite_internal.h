@@ -79,6 +79,7 @@ enum sqlite_stmt {
 	STMT_TAKE_JOB,
 	STMT_TAKE_RESERVATION,
 	STMT_QUEUE_POSITION,
+	STMT_JOB_POSITION,
 	STMT_QUEUE_SUMMARY,
 	STMT_COUNT_STATE,
 	STMT_COUNT_STATE_TYPE,
@@ -333,6 +334,7 @@ int sqlite_commit_batch(struct sqlite_store *sq);
 int sqlite_claim(struct store *st, const struct store_claim_req *req, store_claim_fn done,
 		 void *userdata);
 int sqlite_queue_position(struct store *st, int64_t id, int64_t *ret);
+int sqlite_job_position(struct store *st, int64_t id, int64_t *ret);
 int sqlite_queue_summary(struct store *st, struct store_rows *rows);
 
 #endif

@@ -53,10 +53,25 @@ const struct sqlite_sql sqlite_queue_sql[] = {
 	  " + (SELECT count(*) FROM reservations o WHERE " WAITING " AND o.priority = r.priority"
 	  "    AND (o.submitted, o.id) < (r.submitted, r.id))"
 	  " FROM reservations r WHERE r.id = ?1 AND r.state = 'waiting'" },
+	/* the kept counts of queued jobs, the (few) waiting reservations counted */
+	/* a job: the order of jobs_claim (priority, submitted, id), then reservations */
+	{ STMT_JOB_POSITION,
+	  "SELECT 1"
+	  " + (SELECT count(*) FROM jobs o WHERE o.state = 'queued' AND o.session = 0"
+	  "    AND o.device_type = j.device_type AND (o.priority > j.priority"
+	  "    OR (o.priority = j.priority AND (o.submitted, o.id) < (j.submitted, j.id))))"
+	  " + (SELECT count(*) FROM reservations o WHERE o.state = 'waiting'"
+	  "    AND o.device_type = j.device_type AND (o.priority > j.priority"
+	  "    OR (o.priority = j.priority AND o.submitted < j.submitted)))"
+	  " FROM jobs j WHERE j.id = ?1 AND j.state = 'queued' AND j.session = 0" },
 	{ STMT_QUEUE_SUMMARY,
-	  "SELECT c.device_type, c.n, (SELECT min(submitted) FROM jobs WHERE state = 'queued'"
-	  " AND session = 0 AND jobs.device_type = c.device_type)"
-	  " FROM job_counts c WHERE c.state = 'queued' AND c.n > 0 ORDER BY c.device_type" },
+	  "SELECT t, sum(jn), min(jo), sum(rn), min(ro) FROM ("
+	  " SELECT c.device_type AS t, c.n AS jn, (SELECT min(submitted) FROM jobs"
+	  "  WHERE state = 'queued' AND session = 0 AND jobs.device_type = c.device_type) AS jo,"
+	  "  0 AS rn, NULL AS ro FROM job_counts c WHERE c.state = 'queued' AND c.n > 0"
+	  " UNION ALL SELECT device_type, 0, NULL, count(*), min(submitted) FROM reservations"
+	  "  WHERE state = 'waiting' GROUP BY device_type"
+	  ") GROUP BY t ORDER BY t" },
 	{ STMT_COUNT_STATE, "SELECT coalesce(sum(n), 0) FROM job_counts WHERE state = ?1" },
 	{ STMT_COUNT_STATE_TYPE,
 	  "SELECT coalesce(sum(n), 0) FROM job_counts WHERE state = ?1 AND device_type = ?2" },
@@ -141,7 +156,7 @@ int sqlite_claim(struct store *st, const struct store_claim_req *req, store_clai
 		 void *userdata)
 {
 	struct sqlite_store *sq = sqlite_of(st);
-	struct store_claimed c = { STORE_CLAIMED_NONE };
+	struct store_claimed c = { .kind = STORE_CLAIMED_NONE };
 	int r;
 
 	sqlite_write(sq);
@@ -161,14 +176,25 @@ int sqlite_claim(struct store *st, const struct store_claim_req *req, store_clai
 	return 0;
 }
 
-int sqlite_queue_position(struct store *st, int64_t id, int64_t *ret)
+/* The place statement @stmt gives entry @id: 0, -ENOENT (not waiting) or an error. */
+static int read_position(struct store *st, enum sqlite_stmt stmt, int64_t id, int64_t *ret)
 {
 	struct sqlite_store *sq = sqlite_of(st);
-	sqlite3_stmt *s = sq->stmt[STMT_QUEUE_POSITION];
+	sqlite3_stmt *s = sq->stmt[stmt];
 
 	if (sqlite3_bind_int64(s, 1, id))
 		return sqlite_fail(sq, s, "find a place in the queue");
 	return sqlite_read_int(sq, s, "find a place in the queue", ret);
+}
+
+int sqlite_queue_position(struct store *st, int64_t id, int64_t *ret)
+{
+	return read_position(st, STMT_QUEUE_POSITION, id, ret);
+}
+
+int sqlite_job_position(struct store *st, int64_t id, int64_t *ret)
+{
+	return read_position(st, STMT_JOB_POSITION, id, ret);
 }
 
 static int queue_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
@@ -180,6 +206,8 @@ static int queue_read(struct sqlite_store *sq, sqlite3_stmt *s, void *p)
 
 	rec->queued = sqlite3_column_int64(s, 1);
 	rec->oldest = (uint64_t)sqlite3_column_int64(s, 2);
+	rec->reservations = sqlite3_column_int64(s, 3);
+	rec->oldest_reservation = (uint64_t)sqlite3_column_int64(s, 4);
 	return sqlite_read_texts(s, rec, texts, ARRAY_SIZE(texts));
 }
 

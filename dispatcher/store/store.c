@@ -769,6 +769,11 @@ int store_queue_position(struct store *st, int64_t id, int64_t *ret)
 	return st->ops->queue_position(st, id, ret);
 }
 
+int store_job_position(struct store *st, int64_t id, int64_t *ret)
+{
+	return st->ops->job_position(st, id, ret);
+}
+
 int store_queue_summary(struct store *st, int (*cb)(const struct queue_record *rec, void *ud),
 			void *ud)
 {

@@ -262,8 +262,10 @@ struct job_filter {
 /** A device type's queue: what store_queue_summary() reports. */
 struct queue_record {
 	char *device_type;
-	int64_t queued;		/* queued jobs, session jobs included */
+	int64_t queued;		/* queued jobs (session jobs, which wait for no board, not) */
 	uint64_t oldest;	/* submission time of the oldest queued job, realtime usec */
+	int64_t reservations;	/* waiting reservations */
+	uint64_t oldest_reservation;	/* submission time of the oldest of them */
 };
 
 /** What a free board asks of the queue (store_claim()). */
@@ -797,7 +799,17 @@ int store_announce(struct store *st, int64_t id, const char *device_type, const 
  */
 int store_queue_position(struct store *st, int64_t id, int64_t *ret);
 
-/** store_queue_summary() - per device type with queued jobs: their count and the oldest. */
+/**
+ * store_job_position() - where queued job @id stands in its device type's
+ * queue, the same way: 1 + the queued jobs and waiting reservations a board
+ * of its type takes before it.  -ENOENT when it is not queued.
+ */
+int store_job_position(struct store *st, int64_t id, int64_t *ret);
+
+/**
+ * store_queue_summary() - per device type with queued jobs or waiting
+ * reservations: their counts and the oldest of each.
+ */
 int store_queue_summary(struct store *st, int (*cb)(const struct queue_record *rec, void *ud),
 			void *ud);
 

@@ -156,6 +156,7 @@ struct store_ops {
 	int (*claim)(struct store *st, const struct store_claim_req *req, store_claim_fn done,
 		     void *userdata);
 	int (*queue_position)(struct store *st, int64_t id, int64_t *ret);
+	int (*job_position)(struct store *st, int64_t id, int64_t *ret);
 	/* optional: a store shared by several hosts tells them */
 	int (*announce)(struct store *st, int64_t id, const char *device_type, const char *tags);
 	int (*queue_summary)(struct store *st, struct store_rows *rows);

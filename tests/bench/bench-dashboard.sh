@@ -60,12 +60,7 @@ lab() {
 
 # submit URL: $JOBS jobs from 8 keep-alive clients (as bench-scale), then until all ended
 submit() {
-	local i p=8 subs=()
-	for i in $(seq 0 $((p - 1))); do
-		$CLIENT "$1" submit "$TMP/job.yaml" $(((JOBS + p - 1 - i) / p)) >/dev/null &
-		subs+=($!)
-	done
-	wait "${subs[@]}"
+	submit_burst "$1" "$TMP/job.yaml" "$JOBS"
 	$CLIENT "$1" wait-done "$JOBS" "$JOBS" 900 >/dev/null
 }
 
@@ -84,6 +79,9 @@ run() {
 	wait "$pa" && wait "$pb" || { echo "bench-dashboard: the jobs did not end" >&2; return 1; }
 	a1=$(cpu_s "${PID[$w]}"); b1=$(cpu_s "${PID[$u]}"); t1=$(date +%s.%N)
 	kill "$pages"; wait "$pages" 2>/dev/null
+	# a tab whose requests failed measured nothing
+	grep -q ' errors=0 ' "$TMP/pages.out" ||
+		{ echo "bench-dashboard: the tabs' requests failed: $(cat "$TMP/pages.out")" >&2; return 1; }
 	awk -v a0="$a0" -v a1="$a1" -v b0="$b0" -v b1="$b1" -v t0="$t0" -v t1="$t1" \
 	    -v s="$(tr ' ' ',' <"$TMP/pages.out")" \
 		'BEGIN { printf "%.3f %.3f %.1f %s\n", a1 - a0, b1 - b0, t1 - t0, s }'

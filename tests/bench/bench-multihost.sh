@@ -142,7 +142,7 @@ run() {
 	# once a second: a list of 1000 jobs every 50 ms would load the lab it measures
 	for t in $(seq 900); do
 		[ "$(count_finished "${urls[@]}")" -ge "$SUBMITTED" ] && break
-		[ "$t" -lt 900 ] || echo "bench-multihost: $label: not all jobs finished"
+		[ "$t" -lt 900 ] || { echo "bench-multihost: $label: not all jobs finished"; exit 1; }
 		sleep 1
 	done
 	c1=$(cpu_s "${pids[@]}") p1=$(cpu_s $(pg_pids)) s1=$(cpu_s $(sim_pids "${sims[@]}"))
@@ -166,6 +166,9 @@ run() {
 	    -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN {
 		printf "bench-multihost: %s: %d jobs complete in %.1f s wall (submitted in %.1f s, answer p99 %d ms); %.1f claims/s; submit to claim p50 %d ms, p99 %d ms; submit to power-on p50 %d ms, p99 %d ms (max %d; claim to power-on p50 %d, p99 %d; queued to power-on p50 %d, p99 %d); duplicates %d, lost %d; CPU labd %.1f s, PostgreSQL %.1f s, clients %.1f s, simulated boards %.1f s; waiting for a CPU labd %.1f s, PostgreSQL %.1f s; peak RSS %s MiB; load average %s\n",
 			l, ok, w, s, a99, c, c50, c99, p50, p99, mx, o50, o99, q50, q99, d, lost, cpu, pgcpu, clcpu, simcpu, lwait, pwait, rss, la }'
+	# a job that ran twice or not to its end is a bug the figures must not hide
+	[ "$(v duplicates)" = 0 ] && [ "$(v lost)" = 0 ] ||
+		{ echo "bench-multihost: $label: $(v duplicates) jobs ran twice, $(v lost) did not complete"; exit 1; }
 }
 
 # rounds LABEL NAMES...: BENCH_MH_ROUNDS runs on the hosts NAMES, then the

@@ -69,7 +69,7 @@ run_load() {
 		ids+=("$(submit "$TMP/stream.yaml")")
 	done
 	for i in "${ids[@]}"; do
-		wait_job "$i" $((SECS + 300)) || { echo "# job $i did not finish"; break; }
+		wait_job "$i" $((SECS + 300)) || { echo "streaming: job $i did not finish" >&2; return 1; }
 	done
 	sleep 2
 	t1=$(cpu_ticks "$LABD_PID")
@@ -78,13 +78,13 @@ run_load() {
 	echo "$(( t1 - t0 )) $(getconf CLK_TCK)" | awk '{ printf "%.2f\n", $1 / $2 }'
 }
 
-cpu_plain=$(run_load "$TMP/plain.conf")
+cpu_plain=$(run_load "$TMP/plain.conf") || exit 1
 cp "$TMP/plain.conf" "$TMP/http.conf"
 cat >>"$TMP/http.conf" <<CONF
 backends = ( { type = "http"; url = "http://127.0.0.1:$REC_PORT/ingest"; token = "bench";
 	       $HTTP_OPTS } );
 CONF
-cpu_http=$(run_load "$TMP/http.conf")
+cpu_http=$(run_load "$TMP/http.conf") || exit 1
 
 $PY - "$TMP/rec.jsonl" "$N" "$SECS" "$cpu_plain" "$cpu_http" <<'PY'
 import json, sys
@@ -121,4 +121,6 @@ print("streaming: latency console -> receiver: p50 %.0f ms, p99 %.0f ms, max %.0
 print("streaming: %d jobs, log items out of order: %d" % (len(last), disorder))
 print("streaming: labd CPU: %.2f s without backend, %.2f s with http backend: +%.0f%% (target < 20%%)"
       % (cpu_plain, cpu_http, (cpu_http / cpu_plain - 1) * 100 if cpu_plain else float("nan")))
+# log items lost, repeated out of place or reordered: the backend broke its order
+sys.exit("streaming: log items out of order" if disorder or not lat else 0)
 PY

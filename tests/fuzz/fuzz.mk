@@ -20,19 +20,19 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 # The JUnit harness checks its output with libxml2's parser.
-FUZZ_XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null)
-FUZZ_XML_LIBS := $(shell pkg-config --libs libxml-2.0 2>/dev/null)
+FUZZ_XML_CFLAGS := $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
+FUZZ_XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 DEB_FUZZ := clang libclang-rt-14-dev libxml2-dev
 
 .PHONY: fuzzers fuzz
 
-$(FUZZ_OBJ)/%.o: %.c
+$(FUZZ_OBJ)/%.o: %.c | pkg-check
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(FUZZ_OBJ)/dispatcher/api/api_lava_rpc.o: FUZZ_CFLAGS += $(filter-out -I/usr/include,$(XMLRPC_CFLAGS))
-$(FUZZ_OBJ)/tests/fuzz/%.o: FUZZ_CFLAGS += -Werror
+$(FUZZ_OBJ)/tests/fuzz/%.o: FUZZ_CFLAGS += $(WERROR_FLAG)
 $(FUZZ_OBJ)/tests/fuzz/fuzz-junit.o: FUZZ_CFLAGS += $(FUZZ_XML_CFLAGS)
 
 $(FUZZ_BUILD)/liblabd.a: $(FUZZ_LIB_OBJS)
@@ -41,7 +41,7 @@ $(FUZZ_BUILD)/liblabd.a: $(FUZZ_LIB_OBJS)
 
 $(FUZZ_BUILD)/fuzz-%: $(FUZZ_OBJ)/tests/fuzz/fuzz-%.o $(FUZZ_BUILD)/liblabd.a
 	@$(if $(Q),echo "  FUZZLD  $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS) \
+	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LABD_LIBS) \
 		$(if $(filter junit,$*),$(FUZZ_XML_LIBS))
 
 ifeq ($(HAVE_FUZZ),1)

@@ -2,8 +2,8 @@
 # tests/qemu/lib.sh -- a lab of QEMU boards for the scenario tests and benchmarks,
 # sourced after tests/lib.sh:
 #
-#   qemu_fixtures x86_64 || { test_skip 'QEMU boots' "$QEMU_SKIP"; test_done; exit; }
-#   qemu_lab                   # labd.conf in $LAB: the QEMU types, boards, artifact server
+#   qemu_open 'QEMU boots' x86_64  # the fixtures, or the test skips and ends;
+#                                  # labd.conf in $LAB: the QEMU types, boards, artifact server
 #   labd_start
 #   qemu_job jobs/qemu-x86_64.yaml "$TMP/x86.yaml"   # the example job, on our server
 #
@@ -36,6 +36,20 @@ qemu_fixtures() {
 	QEMU_SKIP=$(tail -1 "$TMP/prepare.err")
 	[ -n "$QEMU_SKIP" ] || QEMU_SKIP="tests/qemu/prepare.sh failed with status $rc"
 	return 1
+}
+
+# qemu_open DESC ARCH...: every QEMU test's opening: the fixtures of ARCH...
+# and the QEMU lab (qemu_lab); without them the whole test is one skip, DESC
+# with the reason, and the script ends.
+qemu_open() {
+	local desc=$1
+	shift
+	if ! qemu_fixtures "$@"; then
+		test_skip "$desc" "$QEMU_SKIP"
+		test_done
+		exit
+	fi
+	qemu_lab
 }
 
 # qemu_lab [DIR]: labd.conf and boards in $LAB, and the artifact server of DIR
@@ -92,24 +106,4 @@ qemu_running() {
 		return 0
 	done
 	return 1
-}
-
-# qemu_submit JOB STATUS [OUT]: labctl submit --follow JOB into OUT (default
-# $TMP/follow.out), which must end with exit status STATUS; otherwise shows
-# the end of its output and of the board's console, printable.
-qemu_submit() {
-	local out=${3:-$TMP/follow.out} rc=0
-	labctl submit --follow "$1" >"$out" 2>&1 || rc=$?
-	[ "$rc" = "$2" ] && return 0
-	echo "labctl submit --follow $1: exit status $rc, expected $2"
-	tail -30 "$out"
-	echo "the end of the console, printable:"
-	tail -c 3000 "$LAB/state/jobs/$(qemu_job_id "$out")/console.log" |
-		sed 's/\x1b\[[0-9;=?]*[A-Za-z]/~/g' | tr -cd '[:print:]\n~' | tail -15
-	return 1
-}
-
-# qemu_job_id [OUT]: the id of the job qemu_submit followed into OUT.
-qemu_job_id() {
-	sed -n 's/^job \([0-9]*\): .*/\1/p' "${1:-$TMP/follow.out}" | tail -1
 }

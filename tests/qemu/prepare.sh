@@ -17,8 +17,12 @@
 #   $CACHE/armhf/zImage          Debian's armmp vmlinuz (bootz)
 #   $CACHE/armhf/initrd.cpio.gz
 #   $CACHE/<arch>/kernel-version  e.g. 6.1.0-57-cloud-amd64
+#   $CACHE/x86_64/disk-modules.tar.xz  (arch x86_64-disk) the cloud kernel's IDE disk
+#                                modules (ata_piix, sd_mod and what they need),
+#                                lib/modules/<ver>/: its ext4 is built in, its disks
+#                                are not, so a root on -hda needs them from an initramfs
 #
-# ARCH is x86_64, arm64 and/or armhf (default: all three).  The kernel ABI is
+# ARCH is x86_64, arm64, armhf (default: these three) and/or x86_64-disk.  The kernel ABI is
 # resolved through the meta packages (linux-image-cloud-amd64,
 # linux-image-arm64, linux-image-armmp), never hard-coded.  Every architecture, amd64 included, uses its own private apt
 # state under the cache, so the system's apt and dpkg state is never touched.
@@ -62,6 +66,7 @@ complete() {
 	x86_64) [ -s "$d/vmlinux" ] && [ -s "$d/bzImage" ] ;;
 	arm64) [ -s "$d/Image" ] && [ -s "$d/modules.tar.xz" ] ;;
 	armhf) [ -s "$d/zImage" ] ;;
+	x86_64-disk) complete x86_64 && [ -s "$CACHE/x86_64/disk-modules.tar.xz" ]; return ;;
 	*) return 1 ;;
 	esac && [ -s "$d/initrd.cpio.gz" ] && [ -s "$d/kernel-version" ]
 }
@@ -142,6 +147,20 @@ prepare_x86_64() {
 	echo "${pkg#linux-image-}" >"$d/kernel-version"
 }
 
+# x86_64-disk: the x86_64 fixtures and the modules a root on an IDE disk needs.
+prepare_x86_64-disk() {
+	local d=$CACHE/x86_64 pkg deb
+	complete x86_64 || prepare_x86_64
+	update amd64
+	pkg=$(kernel_pkg amd64 linux-image-cloud-amd64)
+	[ -n "$pkg" ] || skip "cannot resolve linux-image-cloud-amd64: no package lists (no network? see $LOG)"
+	[ "${pkg#linux-image-}" = "$(cat "$d/kernel-version")" ] ||
+		skip "the cached x86_64 kernel is not the current one: remove $d"
+	fetch amd64 "$pkg"
+	deb=$(deb_file amd64 "$pkg")
+	modules_tarball "$deb" "${pkg#linux-image-}" "$d/disk-modules.tar.xz" ata_piix sd_mod
+}
+
 # prepare_arm DEBARCH META KERNEL-FILE: a Debian arm kernel as is, and an initramfs.
 prepare_arm() {
 	local a=$1 d=$CACHE/$1 pkg deb bb=$CACHE/tmp/bb
@@ -173,8 +192,8 @@ main() {
 	local a todo=
 	for a in $ARCHS; do
 		case $a in
-		x86_64|arm64|armhf) complete "$a" || todo="$todo $a" ;;
-		*) echo "unknown architecture '$a' (known: x86_64, arm64, armhf)" >&2; exit 2 ;;
+		x86_64|arm64|armhf|x86_64-disk) complete "$a" || todo="$todo $a" ;;
+		*) echo "unknown architecture '$a' (known: x86_64, arm64, armhf, x86_64-disk)" >&2; exit 2 ;;
 		esac
 	done
 	if [ -n "$todo" ]; then

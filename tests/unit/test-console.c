@@ -203,179 +203,163 @@ TEST(test_console__drivers)
 	loop_free(l);
 }
 
+/* The fixture of the pty tests: a loop, a board's pty, its console started on it. */
+struct pty_bed {
+	struct loop *l;
+	int m;			/* the master: the board's side */
+	struct rec rec;
+	struct console *c;
+	char text[256];		/* the console's settings */
+};
+
+/* pty_bed_open() - the pty at tmpdir/@name, a console of driver "pty" with @keys on it. */
+static int pty_bed_open(struct pty_bed *p, const char *name, const char *keys)
+{
+	memset(p, 0, sizeof(*p));
+	p->m = -1;
+	strbuf_init(&p->rec.data);
+	if (loop_new(&p->l) < 0)
+		return -1;
+	p->m = make_pty(tmp_path(name));
+	if (p->m < 0)
+		return -1;
+	snprintf(p->text, sizeof(p->text), "driver = \"pty\"; path = \"%s\";%s", tmp_path(name),
+		 keys ? keys : "");
+	p->c = start_console(p->l, p->text, &p->rec);
+	return p->c ? 0 : -1;
+}
+
+static void pty_bed_close(struct pty_bed *p)
+{
+	console_free(p->c);
+	if (p->m >= 0)
+		close(p->m);
+	strbuf_release(&p->rec.data);
+	loop_free(p->l);
+}
+
 TEST(test_console__pty_read_write)
 {
-	struct rec rec = { .data = STRBUF_INIT };
 	struct strbuf got = STRBUF_INIT;
-	struct console *c;
-	struct loop *l;
-	char text[256];
-	int m;
+	struct pty_bed p;
 
-	CHECK(loop_new(&l) == 0);
-	m = make_pty(tmp_path("board"));
-	CHECK(m >= 0);
-	snprintf(text, sizeof(text), "driver = \"pty\"; path = \"%s\"; baud = 9600;",
-		 tmp_path("board"));
-	c = start_console(l, text, &rec);
-	CHECK(c);
-	CHECK_INT(rec.ups, ==, 1);
-	CHECK(console_is_up(c));
-	CHECK_STR(console_last_error(c), "");
-	CHECK(write(m, "U-Boot 2023.01\r\n\xff\x00!", 19) == 19);
-	RUN_UNTIL(l, rec.data.len >= 19, 2 * SEC);
-	CHECK_INT(rec.data.len, ==, 19);
-	CHECK(!memcmp(rec.data.buf, "U-Boot 2023.01\r\n\xff\x00!", 19));
-	CHECK(console_write(c, "bootm\n\xff", 7, 0) == 0);
-	drain_fd(l, m, &got, 7, 2 * SEC);
+	CHECK(pty_bed_open(&p, "board", " baud = 9600;") == 0);
+	CHECK_INT(p.rec.ups, ==, 1);
+	CHECK(console_is_up(p.c));
+	CHECK_STR(console_last_error(p.c), "");
+	CHECK(write(p.m, "U-Boot 2023.01\r\n\xff\x00!", 19) == 19);
+	RUN_UNTIL(p.l, p.rec.data.len >= 19, 2 * SEC);
+	CHECK_INT(p.rec.data.len, ==, 19);
+	CHECK(!memcmp(p.rec.data.buf, "U-Boot 2023.01\r\n\xff\x00!", 19));
+	CHECK(console_write(p.c, "bootm\n\xff", 7, 0) == 0);
+	drain_fd(p.l, p.m, &got, 7, 2 * SEC);
 	CHECK_INT(got.len, ==, 7);
 	CHECK(!memcmp(got.buf, "bootm\n\xff", 7));
-	CHECK_INT(console_queued(c), ==, 0);
-	CHECK_INT(console_send_break(c), ==, 0);
-	run_for(l, 300 * MSEC);
-	console_free(c);
-	close(m);
+	CHECK_INT(console_queued(p.c), ==, 0);
+	CHECK_INT(console_send_break(p.c), ==, 0);
+	run_for(p.l, 300 * MSEC);
 	strbuf_release(&got);
-	strbuf_release(&rec.data);
-	loop_free(l);
+	pty_bed_close(&p);
 }
+
 
 TEST(test_console__char_delay)
 {
-	struct rec rec = { .data = STRBUF_INIT };
 	struct strbuf got = STRBUF_INIT;
-	struct console *c;
-	struct loop *l;
+	struct pty_bed p;
 	uint64_t t0, t1;
-	char text[256];
-	int m;
 
-	CHECK(loop_new(&l) == 0);
-	m = make_pty(tmp_path("slow"));
-	CHECK(m >= 0);
-	snprintf(text, sizeof(text), "driver = \"pty\"; path = \"%s\";", tmp_path("slow"));
-	c = start_console(l, text, &rec);
-	CHECK(c && rec.ups == 1);
+	CHECK(pty_bed_open(&p, "slow", NULL) == 0 && p.rec.ups == 1);
 	t0 = now_monotonic();
-	CHECK(console_write(c, "abcde", 5, 30 * MSEC) == 0);
-	CHECK(console_write(c, "fg", 2, 0) == 0);
-	drain_fd(l, m, &got, 1, 2 * SEC);
+	CHECK(console_write(p.c, "abcde", 5, 30 * MSEC) == 0);
+	CHECK(console_write(p.c, "fg", 2, 0) == 0);
+	drain_fd(p.l, p.m, &got, 1, 2 * SEC);
 	CHECK_INT(got.len, ==, 1);		/* one byte, then a pause */
-	drain_fd(l, m, &got, 7, 3 * SEC);
+	drain_fd(p.l, p.m, &got, 7, 3 * SEC);
 	t1 = now_monotonic();
 	CHECK_INT(got.len, ==, 7);
 	CHECK(!memcmp(got.buf, "abcdefg", 7));
 	/* 5 delays of 30 ms (the undelayed "fg" waits for the last one) */
 	CHECK_INT(t1 - t0, >=, 140 * MSEC);
 	CHECK_INT(t1 - t0, <, 2 * SEC);
-	console_free(c);
-	close(m);
 	strbuf_release(&got);
-	strbuf_release(&rec.data);
-	loop_free(l);
+	pty_bed_close(&p);
 }
+
 
 TEST(test_console__queue_limit)
 {
-	struct rec rec = { .data = STRBUF_INIT };
-	struct console *c;
-	struct loop *l;
-	char text[256], *big;
-	int m;
+	struct pty_bed p;
+	char *big;
 
-	CHECK(loop_new(&l) == 0);
-	m = make_pty(tmp_path("full"));
-	CHECK(m >= 0);
-	snprintf(text, sizeof(text), "driver = \"pty\"; path = \"%s\";", tmp_path("full"));
-	c = start_console(l, text, &rec);
-	CHECK(c && rec.ups == 1);
+	CHECK(pty_bed_open(&p, "full", NULL) == 0 && p.rec.ups == 1);
 	big = calloc(1, CONSOLE_MAX_QUEUE);
 	CHECK(big);
-	CHECK_INT(console_write(c, big, CONSOLE_MAX_QUEUE - 1, SEC), ==, 0);
-	CHECK_INT(console_write(c, "ab", 2, 0), ==, -ENOBUFS);
-	CHECK_INT(console_write(c, "a", 1, 0), ==, 0);
-	CHECK_INT(console_queued(c), ==, CONSOLE_MAX_QUEUE);
-	CHECK_INT(console_write(c, "b", 1, 0), ==, -ENOBUFS);
+	CHECK_INT(console_write(p.c, big, CONSOLE_MAX_QUEUE - 1, SEC), ==, 0);
+	CHECK_INT(console_write(p.c, "ab", 2, 0), ==, -ENOBUFS);
+	CHECK_INT(console_write(p.c, "a", 1, 0), ==, 0);
+	CHECK_INT(console_queued(p.c), ==, CONSOLE_MAX_QUEUE);
+	CHECK_INT(console_write(p.c, "b", 1, 0), ==, -ENOBUFS);
 	free(big);
-	console_free(c);
-	close(m);
-	strbuf_release(&rec.data);
-	loop_free(l);
+	pty_bed_close(&p);
 }
+
 
 /* The board's pty vanishes (USB unplug, simulator exit) and comes back at the same link. */
 TEST(test_console__vanish_and_return)
 {
-	struct rec rec = { .data = STRBUF_INIT };
 	const char *link = tmp_path("replug");
-	struct console *c;
-	struct loop *l;
-	char text[256];
-	int m;
+	struct pty_bed p;
 
-	CHECK(loop_new(&l) == 0);
-	m = make_pty(link);
-	CHECK(m >= 0);
-	snprintf(text, sizeof(text), "driver = \"pty\"; path = \"%s\";", link);
-	c = start_console(l, text, &rec);
-	CHECK(c && rec.ups == 1);
-	CHECK(console_write(c, "queued", 6, SEC) == 0);
-	close(m);
+	CHECK(pty_bed_open(&p, "replug", NULL) == 0 && p.rec.ups == 1);
+	CHECK(console_write(p.c, "queued", 6, SEC) == 0);
+	close(p.m);
 	unlink(link);
-	RUN_UNTIL(l, rec.downs == 1, 2 * SEC);
-	CHECK_INT(rec.downs, ==, 1);
-	printf("# down: %s\n", rec.reason);
-	CHECK(rec.reason[0]);
-	CHECK(!console_is_up(c));
-	CHECK_INT(console_queued(c), ==, 0);
-	CHECK_INT(console_write(c, "x", 1, 0), ==, -ENOTCONN);
+	RUN_UNTIL(p.l, p.rec.downs == 1, 2 * SEC);
+	CHECK_INT(p.rec.downs, ==, 1);
+	printf("# down: %s\n", p.rec.reason);
+	CHECK(p.rec.reason[0]);
+	CHECK(!console_is_up(p.c));
+	CHECK_INT(console_queued(p.c), ==, 0);
+	CHECK_INT(console_write(p.c, "x", 1, 0), ==, -ENOTCONN);
 	/* retries fail quietly: still one report */
-	run_for(l, 2500 * MSEC);
-	CHECK_INT(rec.downs, ==, 1);
-	CHECK_CONTAINS(console_last_error(c), "No such file or directory");
-	m = make_pty(link);
-	CHECK(m >= 0);
-	RUN_UNTIL(l, rec.ups == 2, 3 * SEC);
-	CHECK_INT(rec.ups, ==, 2);
-	CHECK(write(m, "back", 4) == 4);
-	RUN_UNTIL(l, rec.data.len >= 4, 2 * SEC);
-	CHECK_INT(rec.data.len, ==, 4);
-	console_free(c);
-	close(m);
-	strbuf_release(&rec.data);
-	loop_free(l);
+	run_for(p.l, 2500 * MSEC);
+	CHECK_INT(p.rec.downs, ==, 1);
+	CHECK_CONTAINS(console_last_error(p.c), "No such file or directory");
+	p.m = make_pty(link);
+	CHECK(p.m >= 0);
+	RUN_UNTIL(p.l, p.rec.ups == 2, 3 * SEC);
+	CHECK_INT(p.rec.ups, ==, 2);
+	CHECK(write(p.m, "back", 4) == 4);
+	RUN_UNTIL(p.l, p.rec.data.len >= 4, 2 * SEC);
+	CHECK_INT(p.rec.data.len, ==, 4);
+	pty_bed_close(&p);
 }
+
 
 TEST(test_console__flock_conflict)
 {
-	struct rec a = { .data = STRBUF_INIT }, b = { .data = STRBUF_INIT };
-	struct console *ca, *cb;
-	struct loop *l;
-	char text[256];
-	int m;
+	struct rec b = { .data = STRBUF_INIT };
+	struct console *cb;
+	struct pty_bed p;
 
-	CHECK(loop_new(&l) == 0);
-	m = make_pty(tmp_path("shared"));
-	CHECK(m >= 0);
-	snprintf(text, sizeof(text), "driver = \"pty\"; path = \"%s\";", tmp_path("shared"));
-	ca = start_console(l, text, &a);
-	cb = start_console(l, text, &b);
-	CHECK(ca && cb);
-	CHECK_INT(a.ups, ==, 1);
+	CHECK(pty_bed_open(&p, "shared", NULL) == 0);
+	cb = start_console(p.l, p.text, &b);
+	CHECK(cb);
+	CHECK_INT(p.rec.ups, ==, 1);
 	CHECK_INT(b.ups, ==, 0);
 	CHECK_INT(b.downs, ==, 1);
 	CHECK_CONTAINS(b.reason, "is in use by another process");
 	CHECK_CONTAINS(b.reason, tmp_path("shared"));
 	/* the first owner goes away: the second takes over at its next retry */
-	ca = console_free(ca);
-	RUN_UNTIL(l, b.ups == 1, 3 * SEC);
+	p.c = console_free(p.c);
+	RUN_UNTIL(p.l, b.ups == 1, 3 * SEC);
 	CHECK_INT(b.ups, ==, 1);
 	console_free(cb);
-	close(m);
-	strbuf_release(&a.data);
 	strbuf_release(&b.data);
-	loop_free(l);
+	pty_bed_close(&p);
 }
+
 
 /* Feed @in to the telnet decoder of @c; append the data bytes to @out. */
 static void telnet_feed(struct console *c, const char *in, size_t len, struct strbuf *out)

@@ -19,7 +19,7 @@
 static const char *const lava_expected_ok[] = {
 	"doc_content_admin_basic-tutorials_device-setup_u-boot__embedded-2.yaml",
 	"tests_lava_scheduler_app_health-checks__rk3399-puma-haikou.yaml",
-	/* QEMU jobs whose image_arg are LAVA's standard forms */
+	/* QEMU jobs whose image_arg are in the allowed set */
 	"doc_v2_examples_test-jobs__inline-test-definition-example.yaml",
 	"tests_lava_dispatcher_sample_jobs__kvm-inline.yaml",
 	"tests_lava_dispatcher_sample_jobs__kvm-notest.yaml",
@@ -500,20 +500,54 @@ TEST(test_job__json_errors_have_lines)
 	CHECK_CONTAINS(m, "job.json:2: invalid JSON: ");
 	free(m);
 	m = parse_errors("{\"job_name\": \"t\", \"job_name\": \"u\"}", JOB_FORMAT_JSON);
-	CHECK_CONTAINS(m, "job.json:1: invalid JSON: duplicate object key");
+	CHECK_CONTAINS(m, "job.json:1: warning: duplicate key 'job_name' (also at line 1): the value of line 1 is used");
 	free(m);
 }
 
-TEST(test_job__duplicate_yaml_keys)
+TEST(test_job__duplicate_keys_keep_the_last_with_a_warning)
 {
 	struct strbuf sb = STRBUF_INIT;
-	char *m;
+	struct diag d = DIAG_INIT;
+	struct job *job;
 
 	strbuf_addf(&sb, "%sactions:\n- boot:\n    method: minimal\n    timeout: {minutes: 1}\n"
 		    "    timeout: {minutes: 2}\n", job_head);
-	m = parse_errors(sb.buf, JOB_FORMAT_YAML);
-	CHECK_STR(m, "job.yaml:8: duplicate key 'timeout'");
-	free(m);
+	CHECK(parse(sb.buf, JOB_FORMAT_YAML, &job, &d) == 0);
+	CHECK(job->actions[0].timeout == 2 * 60 * 1000000ULL);
+	CHECK_INT(job->n_warnings, ==, 1);
+	CHECK_INT(strv_length(job->notices), ==, 1);
+	CHECK_STR(job->notices[0], "job.yaml:8: warning: duplicate key 'timeout' (also at line 7): the value of line 8 is used, as LAVA's loader keeps the last");
+	job_free(job);
+	/* JSON too: jansson keeps the last value, the lines pass warns */
+	CHECK(parse("{\"job_name\": \"t\", \"device_type\": \"bbb\", \"job_name\": \"u\",\n"
+		    " \"timeouts\": {\"job\": {\"minutes\": 5}},\n"
+		    " \"actions\": [{\"boot\": {\"method\": \"minimal\"}}]}\n",
+		    JOB_FORMAT_JSON, &job, &d) == 0);
+	CHECK_STR(job->name, "u");
+	CHECK_INT(job->n_warnings, ==, 1);
+	job_free(job);
+	diag_release(&d);
+	strbuf_release(&sb);
+}
+
+TEST(test_job__notes_for_what_is_ignored)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct diag d = DIAG_INIT;
+	struct job *job;
+
+	strbuf_addf(&sb, "%sactions:\n- deploy:\n    to: tftp\n    root_partition: 1\n"
+		    "    kernel: {url: 'http://x/k', image_arg: '-kernel {kernel} -serial stdio'}\n"
+		    "- boot:\n    method: minimal\n    auto_login: {login_prompt: 'login:', username: ''}\n"
+		    "    prompts: ['# ']\n", job_head);
+	CHECK(parse(sb.buf, JOB_FORMAT_YAML, &job, &d) == 0);
+	CHECK_INT(job->n_warnings, ==, 0);
+	CHECK_INT(strv_length(job->notices), ==, 2);
+	CHECK_STR(job->notices[0], "job.yaml:7: note: actions[0].deploy: 'root_partition' ignored: it names the partition of a disk image that gets the test overlay; this deploy writes none");
+	CHECK_STR(job->notices[1], "job.yaml:8: note: actions[0].deploy.kernel: 'image_arg' ignored: it only tells QEMU how to attach the image, and this deploy is to 'tftp'");
+	CHECK_STR(job->actions[1].boot.auto_login.username, "");
+	job_free(job);
+	diag_release(&d);
 	strbuf_release(&sb);
 }
 
@@ -582,28 +616,55 @@ TEST(test_job__qemu_and_context)
 	diag_release(&d);
 }
 
-TEST(test_job__image_arg_standard_forms_only)
+TEST(test_job__qemu_arguments)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct diag d = DIAG_INIT;
+	const struct job_qemu_args *q;
 	struct job *job;
 	char *msgs;
 
-	strbuf_addf(&sb, "%sactions:\n- deploy:\n    to: tmpfs\n    images:\n"
-		    "      kernel: {url: 'https://example.com/bzImage', image_arg: '-kernel {kernel}'}\n"
-		    "      rootfs: {url: 'https://example.com/r.img',\n"
-		    "               image_arg: '-drive format=raw,file={rootfs}'}\n"
-		    "- boot: {method: qemu, media: tmpfs, prompts: ['/ # ']}\n", job_head);
+	/* LKFT's and KernelCI's image_arg, LAVA's extra_options */
+	strbuf_addf(&sb, "%scontext: {extra_options: ['-smp', 1, '--append \"quiet\"'], memory: 2G}\n"
+		    "actions:\n- deploy:\n    to: tmpfs\n    images:\n"
+		    "      kernel: {url: 'https://example.com/bzImage',\n"
+		    "               image_arg: '-kernel {kernel} --append \"root=/dev/sda rw  x=\\\"a b\\\"\"'}\n"
+		    "      rootfs: {url: 'https://example.com/r.ext4', format: ext4, apply-overlay: true,\n"
+		    "               image_arg: '-hda {rootfs} -m 4096 -smp 4 -nographic'}\n"
+		    "      disk: {url: 'https://example.com/d.img',\n"
+		    "             image_arg: \"-drive format=qcow2,file={disk},if=virtio,readonly\"}\n"
+		    "- boot: {method: qemu, media: tmpfs, prompts: ['/ # '], docker: {image: kernelci/qemu}}\n",
+		    job_head);
 	CHECK(parse(sb.buf, JOB_FORMAT_YAML, &job, &d) == 0);
+	q = &job->actions[0].deploy.qemu;
+	CHECK_STR(q->kernel, "kernel");
+	CHECK_STR(q->append, "root=/dev/sda rw  x=\"a b\"");
+	CHECK(q->memory_mib == 4096 && q->cpus == 4);
+	CHECK_INT(q->n_drives, ==, 2);
+	CHECK_STR(q->drives[0].label, "rootfs");
+	CHECK(q->drives[0].index == 0 && !q->drives[0].interface && !q->drives[0].format);
+	CHECK_STR(q->drives[1].format, "qcow2");
+	CHECK_STR(q->drives[1].interface, "virtio");
+	CHECK(q->drives[1].readonly && q->drives[1].index == -1);
+	CHECK(job->actions[0].deploy.artifacts[1].apply_overlay);
+	CHECK_STR(job->qemu_context.append, "quiet");
+	CHECK(job->qemu_context.cpus == 1 && job->qemu_context.memory_mib == 2048);
+	CHECK_STR(job->actions[1].boot.qemu_image, "kernelci/qemu");
 	job_free(job);
+	/* everything else is refused, naming the option */
 	strbuf_reset(&sb);
 	strbuf_addf(&sb, "%sactions:\n- deploy:\n    to: tmpfs\n    images:\n"
 		    "      kernel: {url: 'https://example.com/bzImage',\n"
-		    "               image_arg: '-kernel {kernel} -monitor tcp::4444,server'}\n"
+		    "               image_arg: '-kernel {kernel} -monitor tcp::4444,server -append \"x'}\n"
+		    "      rootfs: {url: 'https://example.com/r',\n"
+		    "               image_arg: '-drive file=/etc/shadow -object memory-backend-file,id=m -hdb {nope} -smp many'}\n"
 		    "- boot: {method: qemu, media: tmpfs, prompts: ['/ # ']}\n", job_head);
 	msgs = parse_errors(sb.buf, JOB_FORMAT_YAML);
-	CHECK(strstr(msgs, "actions[0].deploy.images.kernel: unsupported image_arg "
-			   "'-kernel {kernel} -monitor tcp::4444,server'") != NULL);
+	CHECK_STR(msgs, "job.yaml:9: actions[0].deploy.images.kernel: unterminated quote in '-kernel {kernel} -monitor tcp::4444,server -append \"x'\n"
+		  "job.yaml:11: actions[0].deploy.images.rootfs: -drive file='/etc/shadow': a job's drive is one of its images, named '{label}'\n"
+		  "job.yaml:11: actions[0].deploy.images.rootfs: QEMU option '-object' is not allowed in jobs (allowed: -append, -m, -smp, -kernel, -initrd, -dtb, -drive, -hda to -hdd, -cdrom, -nographic): the device type decides the rest of QEMU's command line\n"
+		  "job.yaml:11: actions[0].deploy.images.rootfs: -smp 'many': give the number of CPUs, N or cpus=N\n"
+		  "job.yaml:11: actions[0].deploy: image_arg names '{nope}', which this deploy does not deploy");
 	free(msgs);
 	strbuf_release(&sb);
 	diag_release(&d);
@@ -1018,6 +1079,59 @@ TEST(test_job__check_default_commands_and_qemu)
 	diag_release(&d);
 }
 
+TEST(test_job__check_qemu_limits_and_images)
+{
+	struct device_type t;
+	struct diag d = DIAG_INIT;
+	struct job *job;
+	char *m;
+
+	CHECK(parse("job_name: t\ndevice_type: bbb\ntimeouts: {job: {minutes: 5}}\n"
+		    "context: {arch: arm, memory: 512}\n"
+		    "actions:\n"
+		    "- deploy: {to: tmpfs, images: {kernel: {url: 'http://x/k',\n"
+		    "           image_arg: '-kernel {kernel} -append quiet -m 8G -smp 8'}}}\n"
+		    "- boot: {method: qemu, docker: {image: 'kernelci/qemu:v2'}}\n",
+		    JOB_FORMAT_YAML, &job, &d) == 0);
+	type_init(&t);
+	strv_push(&t.boot_methods, "qemu");
+	strv_push(&t.deploy_methods, "tmpfs");
+	strv_push(&t.context_allowed, "arch");
+	strv_push(&t.context_allowed, "memory");
+	t.has_qemu = true;
+	strv_push(&t.qemu.allowed_images, "kernel");
+	strv_push(&t.qemu.arch, "arm64");
+	CHECK(job_check_device_type(job, &t, &d) == -EINVAL);
+	m = diag_join(&d);
+	CHECK_STR(m, "job.yaml:4: context: device type 'bbb' does not let jobs choose QEMU's memory (qemu.max_memory)\n"
+		     "job.yaml:4: context: device type 'bbb' runs arch arm64, not 'arm' (qemu.arch)\n"
+		     "job.yaml:7: actions[0].deploy: device type 'bbb' does not let jobs change the kernel command line (-append)\n"
+		     "job.yaml:7: actions[0].deploy: device type 'bbb' does not let jobs choose QEMU's memory (qemu.max_memory)\n"
+		     "job.yaml:7: actions[0].deploy: device type 'bbb' does not let jobs choose QEMU's CPUs (qemu.max_cpus)\n"
+		     "job.yaml:8: actions[1].boot: device type 'bbb' does not run QEMU from container image 'kernelci/qemu:v2': containers are not supported, and the type maps no such image to its own QEMU (qemu.container_images)");
+	free(m);
+	diag_release(&d);
+	t.qemu.append_allowed = true;
+	t.qemu.max_memory = 4096;
+	t.qemu.max_cpus = 4;
+	strv_push(&t.qemu.arch, "arm");
+	strv_push(&t.qemu.container_images, "kernelci/qemu:*");
+	CHECK(job_check_device_type(job, &t, &d) == -EINVAL);
+	m = diag_join(&d);
+	CHECK_STR(m, "job.yaml:7: actions[0].deploy: 8192 MiB of memory asked for, device type 'bbb' lets jobs have up to 4096 MiB (qemu.max_memory)\n"
+		     "job.yaml:7: actions[0].deploy: 8 CPUs asked for, device type 'bbb' lets jobs have up to 4 (qemu.max_cpus)");
+	free(m);
+	diag_release(&d);
+	t.qemu.max_memory = 8192;
+	t.qemu.max_cpus = 8;
+	CHECK(job_check_device_type(job, &t, &d) == 0);
+	job_free(job);
+	strv_free(t.qemu.arch);
+	strv_free(t.qemu.container_images);
+	type_release(&t);
+	diag_release(&d);
+}
+
 TEST(test_job__stage_timeouts)
 {
 	struct diag d = DIAG_INIT;
@@ -1121,15 +1235,17 @@ TEST(test_job__lava_corpus)
 	CHECK_INT(parsed, >=, (int)i);
 }
 
-TEST_LIST(test_job__image_arg_standard_forms_only, test_job__good_uboot, test_job__good_tests, test_job__good_minimal,
+TEST_LIST(test_job__qemu_arguments, test_job__good_uboot, test_job__good_tests, test_job__good_minimal,
 	  test_job__yaml_json_identical, test_job__bad_files,
 	  test_job__errors_are_all_reported_in_order, test_job__json_errors_have_lines,
-	  test_job__duplicate_yaml_keys, test_job__regex_and_named_groups,
+	  test_job__duplicate_keys_keep_the_last_with_a_warning,
+	  test_job__notes_for_what_is_ignored, test_job__regex_and_named_groups,
 	  test_job__priority_values, test_job__qemu_and_context, test_job__yaml_scalars,
 	  test_job__yaml_anchors_aliases_merge, test_job__yaml_alias_errors_point_at_the_original,
 	  test_job__yaml_alias_bomb, test_job__yaml_other_documents_and_tags,
 	  test_job__huge_numbers, test_job__deep_nesting, test_job__size_limit,
 	  test_job__many_problems_are_capped, test_job__large_documents_are_fast,
 	  test_job__truncated_and_mutated, test_job__binary_garbage, test_job__check_device_type,
-	  test_job__check_default_commands_and_qemu, test_job__stage_timeouts, test_job__names,
+	  test_job__check_default_commands_and_qemu, test_job__check_qemu_limits_and_images,
+	  test_job__stage_timeouts, test_job__names,
 	  test_job__lava_corpus);

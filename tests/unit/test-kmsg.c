@@ -159,6 +159,39 @@ TEST(test_kmsg__lockdep_headers)
 	CHECK_INT(kmsg_classify("[ 1.0] [ INFO: not closed", 25), ==, KMSG_NONE);
 }
 
+/* On a console without timestamps, the bracketed header after a continuation fragment. */
+TEST(test_kmsg__lockdep_header_mid_line_without_timestamps)
+{
+	CHECK_STR(run_fixture("lockdep-no-timestamps.txt"),
+		  "lockdep '[ BUG: bad unlock balance detected! ]' @3-10\n"
+		  "lockdep-2 '[ INFO: possible circular locking dependency detected ]' @11-15\n");
+	CHECK_CONTAINS(excerpts.buf, "usb 1-1: config 1 has an invalid descriptor[ BUG: bad unlock balance detected! ]\n"
+				     "3.10.0 #1 Not tainted\n");
+	CHECK_INT(kmsg_classify("text[ BUG: bad unlock balance detected! ]", 41), ==, KMSG_LOCKDEP);
+	CHECK_INT(kmsg_classify("user text [ nothing ]", 21), ==, KMSG_NONE);
+}
+
+/*
+ * An oops interleaved with other CPUs' warnings is one report: its first
+ * lines and its "Internal error: Oops ... [#1]" line together, the warning
+ * apart; a panic ends an oops that never died.
+ */
+TEST(test_kmsg__oops_interleaved_with_a_warning_is_one)
+{
+	CHECK_STR(run_fixture("oops-interleaved-warning.txt"),
+		  "warning 'WARNING: CPU: 1 PID: 212 at kernel/sched/core.c:3066 try_to_wake_up+0x2ec/0x310' @4-10 complete\n"
+		  "oops 'Unable to handle kernel paging request at virtual address ffff00000badc0de' @1-17 complete\n"
+		  "warning-2 'WARNING: CPU: 1 PID: 9 at mm/slub.c:100 kfree+0x1/0x2' @19-20\n"
+		  "oops-2 'Unable to handle kernel NULL pointer dereference at virtual address 0000000000000000' @18-22 complete\n"
+		  "warning-3 'WARNING: CPU: 2 PID: 7 at kernel/irq.c:5 irq_work+0x1/0x2' @24-25\n"
+		  "oops-3 'Unable to handle kernel paging request at virtual address 00000000deadbeef' @23-23\n"
+		  "panic 'Kernel panic - not syncing: Attempted to kill init!' @26-27 complete\n");
+	/* the oops' excerpt: its own lines, the die line with them, not the warning's */
+	CHECK_CONTAINS(excerpts.buf, "[   80.100020]   ESR = 0x0000000096000005\n"
+				     "[   80.100100]   EC = 0x25: DABT (current EL), IL = 32 bits\n"
+				     "[   80.100110] Internal error: Oops: 0000000096000005 [#1] PREEMPT SMP\n");
+}
+
 /*
  * Another CPU's end marker inside an oops does not end it before the oops
  * died ("[#N]"); a BUG that dies is one oops report.
@@ -210,7 +243,8 @@ TEST(test_kmsg__reprinted_lines)
 	CHECK(!strstr(excerpts.buf, "SMP: stopping secondary CPUs\n[    6.000010] SMP"));
 }
 
-TEST_LIST(test_kmsg__kernel_lines_after_user_output, test_kmsg__lockdep_headers,
+TEST_LIST(test_kmsg__lockdep_header_mid_line_without_timestamps,
+	  test_kmsg__oops_interleaved_with_a_warning_is_one, test_kmsg__kernel_lines_after_user_output, test_kmsg__lockdep_headers,
 	  test_kmsg__oops_ends_after_it_died, test_kmsg__long_report_is_cut_not_left_open,
 	  test_kmsg__reprinted_lines, test_kmsg__timestamps, test_kmsg__classify, test_kmsg__arm64_oops, test_kmsg__x86_oops,
 	  test_kmsg__warning_with_cut_here, test_kmsg__kasan_framed, test_kmsg__kfence_and_ubsan,

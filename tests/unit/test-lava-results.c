@@ -27,6 +27,10 @@ static struct report *sample(enum job_health health, enum error_type type)
 	strv_push(&r->phases, "kernel-start");
 	strv_push(&r->phases, "login-prompt");
 	strv_push(&r->phases, "shell");
+	strv_push(&r->stages, "auto-login-action");
+	strv_push(&r->stages, "0_smoke");
+	strv_push(&r->stages_done, "0_smoke");
+	strv_push(&r->stages, "1_ltp.v2");
 	strv_push(&r->testdefs, "0_smoke");
 	strv_push(&r->testdefs, "1_ltp.v2");
 	strv_push(&r->testdefs, "2_never");
@@ -102,11 +106,11 @@ TEST(test_lava_results__suites_and_lava_cases)
 		  "WARNING: at x.c:1");
 	CHECK((c = find(lr, "lava", "0_smoke")) && !strcmp(c->result, "pass"));
 	CHECK((c = find(lr, "lava", "1_ltp.v2")) && !strcmp(c->result, "fail"));
-	CHECK((c = find(lr, "lava", "2_never")) && !strcmp(c->result, "fail"));
+	CHECK(!find(lr, "lava", "2_never"));	/* never started: no result, as in LAVA */
 	CHECK((c = find(lr, "0_smoke", "pwd")) && c->id == 1);
 	CHECK_STR(json_string_value(json_object_get(c->metadata, "set")), "basic");
 	CHECK_STR(json_string_value(json_object_get(c->metadata, "definition")), "0_smoke");
-	CHECK_INT(lr->n_cases, ==, 4 + 7);
+	CHECK_INT(lr->n_cases, ==, 4 + 6);
 	lava_results_free(lr);
 	report_free(r);
 
@@ -126,6 +130,44 @@ TEST(test_lava_results__suites_and_lava_cases)
 	report_free(r);
 }
 
+/*
+ * A job that failed before its board was powered (a download): the job case
+ * with its error, and nothing for the login or the test definitions, which
+ * never ran; one that failed in the bootloader has no login case either.
+ */
+TEST(test_lava_results__only_what_ran)
+{
+	struct report *r = sample(JOB_HEALTH_INCOMPLETE, ERROR_INFRASTRUCTURE);
+	size_t n_results = r->n_results;
+	struct lava_results *lr;
+	const struct lava_case *c;
+
+	free(r->error_msg);
+	r->error_msg = strdup("download of 'http://x/Image' failed: HTTP 404");
+	r->phases = strv_free(r->phases);
+	r->stages = strv_free(r->stages);
+	r->stages_done = strv_free(r->stages_done);
+	r->n_results = 0;	/* none recorded */
+	CHECK(lava_results_build(r, NULL, &lr) == 0);
+	CHECK_INT(lr->n_cases, ==, 1);
+	CHECK((c = find(lr, "lava", "job")) && !strcmp(c->result, "fail"));
+	CHECK_STR(json_string_value(json_object_get(c->metadata, "error_type")), "Infrastructure");
+	CHECK_STR(json_string_value(json_object_get(c->metadata, "error_msg")),
+		  "download of 'http://x/Image' failed: HTTP 404");
+	lava_results_free(lr);
+	strv_push(&r->phases, "power-on");
+	strv_push(&r->phases, "bootloader-prompt");
+	CHECK(lava_results_build(r, NULL, &lr) == 0);
+	CHECK(!find(lr, "lava", "auto-login-action") && !find(lr, "lava", "0_smoke"));
+	lava_results_free(lr);
+	strv_push(&r->stages, "auto-login-action");
+	CHECK(lava_results_build(r, NULL, &lr) == 0);
+	CHECK((c = find(lr, "lava", "auto-login-action")) && !strcmp(c->result, "fail"));
+	lava_results_free(lr);
+	r->n_results = n_results;	/* freed with the report */
+	report_free(r);
+}
+
 /* What lavacli, squad and KernelCI's callback handler load from the YAML. */
 TEST(test_lava_results__export_yaml)
 {
@@ -141,7 +183,7 @@ TEST(test_lava_results__export_yaml)
 		     "d[1][\"name\"], d[1][\"measurement\"], d[1][\"unit\"], d[1][\"log_start_line\"], "
 		     "d[3][\"name\"], d[3][\"log_end_line\"], d[4][\"url\"], d[4][\"logged\"])",
 		     &yaml, out, sizeof(out)) == 0);
-	CHECK_STR(out, "11 True 42 1 basic mm: \"x\" 12.0000000000 MB/s 3 12 None "
+	CHECK_STR(out, "10 True 42 1 basic mm: \"x\" 12.0000000000 MB/s 3 12 None "
 		       "/results/42/lava/job 2025-12-02 18:27:28.300000+00:00");
 	strbuf_reset(&yaml);
 	CHECK(lava_results_export_yaml(lr, lava_results_suite(lr, "0_smoke"), 1, 5, &yaml) == 0);
@@ -194,5 +236,5 @@ TEST(test_lava_results__json)
 	report_free(r);
 }
 
-TEST_LIST(test_lava_results__suites_and_lava_cases, test_lava_results__export_yaml,
+TEST_LIST(test_lava_results__suites_and_lava_cases, test_lava_results__only_what_ran, test_lava_results__export_yaml,
 	  test_lava_results__json);

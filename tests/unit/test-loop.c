@@ -97,6 +97,48 @@ TEST(test_loop__timer_rearm_and_cancel)
 	loop_free(l);
 }
 
+/*
+ * The test clock: an hour passes at once, timers fire in the order of their
+ * deadlines as the clock reaches them, and not before; realtime follows.
+ */
+TEST(test_loop__test_clock)
+{
+	struct loop *l;
+	struct loop_source *a, *b, *c;
+	uint64_t t0, r0;
+
+	CHECK(loop_new(&l) == 0);
+	loop_set_test_clock(l, loop_now(l));
+	t0 = loop_now(l);
+	r0 = loop_realtime(l);
+	timer_hits = norder = 0;
+	CHECK(loop_add_timer(l, &a, t0 + 3600 * USEC_PER_SEC, on_timer, (void *)3) == 0);
+	CHECK(loop_add_timer(l, &b, t0 + 10 * USEC_PER_SEC, on_timer, (void *)1) == 0);
+	CHECK(loop_add_timer(l, &c, t0 + 60 * USEC_PER_SEC, on_timer, (void *)2) == 0);
+	CHECK(loop_next_timer(l) == t0 + 10 * USEC_PER_SEC);
+	CHECK_INT(loop_run_once(l, 0), ==, 0);	/* nothing due: the system's clock is not read */
+	CHECK(loop_now(l) == t0);
+	loop_set_test_clock(l, t0 + 60 * USEC_PER_SEC);
+	CHECK_INT(loop_run_once(l, USEC_PER_SEC), ==, 2);	/* due: no wait */
+	CHECK_INT(timer_hits, ==, 2);
+	CHECK_INT(order[0], ==, 1);
+	CHECK_INT(order[1], ==, 2);
+	CHECK(loop_realtime(l) == r0 + 60 * USEC_PER_SEC);
+	loop_set_test_clock(l, t0);	/* never back */
+	CHECK(loop_now(l) == t0 + 60 * USEC_PER_SEC);
+	CHECK(loop_next_timer(l) == t0 + 3600 * USEC_PER_SEC);
+	loop_set_test_clock(l, loop_next_timer(l));
+	CHECK_INT(loop_run_once(l, 0), ==, 1);
+	CHECK_INT(order[2], ==, 3);
+	CHECK(loop_next_timer(l) == USEC_INFINITY);
+	CHECK(loop_timer_set_rel(a, 5) == 0);	/* relative to the test's clock */
+	CHECK(loop_next_timer(l) == t0 + 3600 * USEC_PER_SEC + 5);
+	loop_source_free(a);
+	loop_source_free(b);
+	loop_source_free(c);
+	loop_free(l);
+}
+
 static int child_code = -1;
 
 static int on_child(struct loop_source *s, const siginfo_t *si, void *ud)
@@ -267,5 +309,6 @@ TEST(test_loop__bulk_after_urgent_and_its_defers)
 }
 
 TEST_LIST(test_loop__io_pipe, test_loop__timer_order, test_loop__timer_rearm_and_cancel,
+	  test_loop__test_clock,
 	  test_loop__child_exit, test_loop__child_free_kills, test_loop__signal,
 	  test_loop__defer_and_free_in_callback, test_loop__bulk_after_urgent_and_its_defers)

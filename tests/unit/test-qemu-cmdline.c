@@ -226,7 +226,36 @@ TEST(test_qemu_cmdline__commas_in_the_log_path_are_escaped)
 	fixture_release(&f);
 }
 
-TEST_LIST(test_qemu_cmdline__fixed_part_first, test_qemu_cmdline__substitutions,
+TEST(test_qemu_cmdline__job_arguments_last_one_each)
+{
+	struct fixture f;
+	char **argv = NULL, err[512];
+	size_t n;
+
+	fixture_init(&f);
+	kv_set(&f.vars, QEMU_CMDLINE_JOB_ARGS,
+	       "-m\n4096M\n-drive\nfile=/var/lib/labd/jobs/7/images/r.ext4,format=raw,index=0,media=disk");
+	CHECK_INT(build(&f, &argv, err, sizeof(err)), ==, 0);
+	n = strv_length(argv);
+	CHECK_INT(n, ==, 9 + strv_length(x86_args) + 4);
+	CHECK_STR(argv[n - 4], "-m");	/* after the type's: QEMU takes the last -m */
+	CHECK_STR(argv[n - 3], "4096M");
+	CHECK_STR(argv[n - 1], "file=/var/lib/labd/jobs/7/images/r.ext4,format=raw,index=0,media=disk");
+	strv_free(argv);
+	kv_set(&f.vars, QEMU_CMDLINE_JOB_ARGS, "-append\n");	/* an empty argument at the end */
+	CHECK_INT(build(&f, &argv, err, sizeof(err)), ==, 0);
+	n = strv_length(argv);
+	CHECK_STR(argv[n - 2], "-append");
+	CHECK_STR(argv[n - 1], "");
+	strv_free(argv);
+	kv_set(&f.vars, QEMU_CMDLINE_JOB_ARGS, "");
+	CHECK_INT(build(&f, &argv, err, sizeof(err)), ==, 0);
+	CHECK_INT(strv_length(argv), ==, 9 + strv_length(x86_args));
+	strv_free(argv);
+	fixture_release(&f);
+}
+
+TEST_LIST(test_qemu_cmdline__fixed_part_first, test_qemu_cmdline__job_arguments_last_one_each, test_qemu_cmdline__substitutions,
 	  test_qemu_cmdline__append_is_one_argument,
 	  test_qemu_cmdline__job_cannot_set_other_variables,
 	  test_qemu_cmdline__comma_in_a_job_value_inside_an_option,

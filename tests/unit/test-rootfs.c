@@ -302,7 +302,11 @@ TEST(test_rootfs__unpack_keeps_metadata)
 	CHECK_INT(write_archive(path_in(archive, sizeof(archive), tmp, "root.tar.xz"), "xz",
 				root_entries), ==, 0);
 	CHECK_INT(bed_open(&b, 0, false), ==, 0);
-	CHECK(rootfs_privileged(b.fs));
+	if (!rootfs_privileged(b.fs)) {
+		bed_close(&b);
+		cleanup();
+		TEST_SKIP("owners and device nodes are kept only with root's rights");
+	}
 	t = new_tree(&b);
 	CHECK(t);
 	dir = rootfs_tree_dir(t);
@@ -740,6 +744,8 @@ TEST(test_rootfs__unprivileged)
 	char archive[400], tree[400], out[4096], p[600];
 	struct stat st;
 
+	if (geteuid() != 0)
+		TEST_SKIP("the helper runs as another user only when the test runs as root");
 	setup();
 	CHECK_INT(write_archive(path_in(archive, sizeof(archive), tmp, "root.tar"), NULL,
 				root_entries), ==, 0);

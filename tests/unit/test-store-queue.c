@@ -218,11 +218,42 @@ TEST(test_queue__position)
 	store_close(st);
 }
 
+/* A queued job's place: the jobs and reservations a board of its type takes before it. */
+TEST(test_queue__job_position)
+{
+	struct store *st = open_new("job-position.db");
+	int64_t a, b, c, q, pos;
+
+	CHECK(st);
+	a = job(st, "a", "sim", NULL, 50, 1);
+	CHECK(reservation(st, "alice", "sim", NULL, 50, 1) > 0);	/* after a: same time */
+	b = job(st, "b", "sim", NULL, 50, 2);
+	c = job(st, "c", "sim", NULL, 90, 3);
+	q = job(st, "other", "qemu", NULL, 90, 1);
+	CHECK(reservation(st, "bob", "sim", NULL, 10, 0) > 0);	/* low priority: last */
+	CHECK(store_job_position(st, c, &pos) == 0);
+	CHECK_INT(pos, ==, 1);
+	CHECK(store_job_position(st, a, &pos) == 0);
+	CHECK_INT(pos, ==, 2);
+	CHECK(store_job_position(st, b, &pos) == 0);
+	CHECK_INT(pos, ==, 4);	/* c, a, alice's reservation, then b */
+	CHECK(store_job_position(st, q, &pos) == 0);
+	CHECK_INT(pos, ==, 1);
+	CHECK(store_job_start(st, c, "sim-01", 10) == 0);
+	CHECK(store_job_position(st, c, &pos) == -ENOENT);
+	CHECK(store_job_position(st, b, &pos) == 0);
+	CHECK_INT(pos, ==, 3);
+	CHECK(store_job_position(st, 999, &pos) == -ENOENT);
+	store_close(st);
+}
+
 struct summary {
 	int n;
 	char type[4][16];
 	int64_t queued[4];
 	uint64_t oldest[4];
+	int64_t reservations[4];
+	uint64_t oldest_reservation[4];
 };
 
 static int seen_summary(const struct queue_record *rec, void *ud)
@@ -233,6 +264,8 @@ static int seen_summary(const struct queue_record *rec, void *ud)
 		snprintf(s->type[s->n], sizeof(s->type[0]), "%s", rec->device_type);
 		s->queued[s->n] = rec->queued;
 		s->oldest[s->n] = rec->oldest;
+		s->reservations[s->n] = rec->reservations;
+		s->oldest_reservation[s->n] = rec->oldest_reservation;
 	}
 	s->n++;
 	return 0;
@@ -278,6 +311,22 @@ TEST(test_queue__counts_and_summary)
 	memset(&s, 0, sizeof(s));
 	CHECK(store_queue_summary(st, seen_summary, &s) == 0);
 	CHECK_INT(s.n, ==, 1);
+	/* waiting reservations are counted too, a type with only them included */
+	CHECK(reservation(st, "alice", "sim", NULL, 50, 40) > 0);
+	CHECK(reservation(st, "bob", "sim", NULL, 50, 35) > 0);
+	CHECK(reservation(st, "carol", "x86", NULL, 50, 45) > 0);
+	memset(&s, 0, sizeof(s));
+	CHECK(store_queue_summary(st, seen_summary, &s) == 0);
+	CHECK_INT(s.n, ==, 3);
+	CHECK_STR(s.type[0], "qemu");
+	CHECK_INT(s.reservations[0], ==, 0);
+	CHECK_STR(s.type[1], "sim");
+	CHECK_INT(s.queued[1], ==, 0);
+	CHECK_INT(s.reservations[1], ==, 2);
+	CHECK_INT(s.oldest_reservation[1], ==, 35);
+	CHECK_STR(s.type[2], "x86");
+	CHECK_INT(s.queued[2], ==, 0);
+	CHECK_INT(s.reservations[2], ==, 1);
 	store_close(st);
 }
 
@@ -729,6 +778,7 @@ TEST(test_queue__pg_ids_never_wait)
 }
 
 TEST_LIST(test_queue__claim_order, test_queue__claim_board_avoid_session, test_queue__position,
+	  test_queue__job_position,
 	  test_queue__counts_and_summary, test_queue__list_cursors, test_queue__batch_and_sync,
 	  test_queue__pg_write_groups, test_queue__pg_reaped_journal_dropped,
 	  test_queue__host_reaped, test_queue__read_context_writes_once,

@@ -210,6 +210,8 @@ static const struct {
 	{ STMT_JOB_RUNNING, "sorts the running jobs: at most one per board" },
 	{ STMT_RESERVATION_WAITING, "sorts the waiting reservations: a few per developer" },
 	{ STMT_RESERVATION_ACTIVE, "active reservations: at most one per board" },
+	{ STMT_QUEUE_SUMMARY, "groups a row per device type: the kept counts of queued jobs "
+			      "and the waiting reservations (through their index)" },
 };
 
 /* Tables that grow with the history: never scanned, never sorted outside an index. */

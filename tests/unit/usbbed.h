@@ -343,10 +343,11 @@ __attribute__((constructor)) static void bed_reexec(int argc, char **argv)
 }
 #else /* !HAVE_UMOCKDEV */
 
-__attribute__((constructor)) static void bed_skip_all(void)
+/* The test's cases are left out with libumockdev: the program is this skip. */
+int main(void)
 {
 	printf("1..1\nok 1 - usb tests # SKIP built without libumockdev\n");
-	exit(0);
+	return 0;
 }
 
 #endif

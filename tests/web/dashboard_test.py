@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """dashboard_test.py -- the dashboard in a real headless Chromium, as a person uses it.
 
-    dashboard_test.py URL SHOTS RESULTS --job-file F --boards N --chart-board B
-                      --console-board C --tokens reader=T,admin=T,developer=T
+    dashboard_test.py URL SHOTS RESULTS --job-file F --queued-file F --boards N
+                      --chart-board B --failed-job ID --console-board C
+                      --tokens reader=T,admin=T,developer=T
 
 Drives Debian's chromium through chromium-driver with Selenium.  Each check
 is written to RESULTS as one JSON line {"name", "ok", "why"} for the shell
@@ -161,6 +162,127 @@ class Session:
                 return False
         return True
 
+    def rows_of(self, table):
+        """The cells' texts of each data row of table @table (read in one go)."""
+        return self.js("""const t = document.getElementById(arguments[0]);
+            if (!t || !t.dataset.loaded) return null;
+            return [...t.querySelectorAll('tr[data-id]')].map((tr) =>
+                [...tr.children].map((td) => td.textContent));""", table)
+
+    def job_list(self):
+        """The job list, filtered, and a board's recent jobs show rows, as the API has them."""
+        for query, table in (("", "jobs"), ("?device_type=sim-uboot", "jobs"),
+                             ("?state=finished&health=complete", "jobs")):
+            _, jobs = api(self.base, "/jobs" + (query + "&" if query else "?") + "limit=50",
+                          self.tokens["admin"])
+            self.open("/jobs" + query)
+            rows = wait("the rows of /jobs%s" % query, lambda: self.rows_of(table))
+            if "[object" in self.d.find_element(By.TAG_NAME, "body").text:
+                raise Failed("/jobs%s shows '[object ...]' text" % query)
+            if [r[0] for r in rows] != [str(j["id"]) for j in jobs]:
+                raise Failed("/jobs%s shows rows %s, the API has %s" %
+                             (query, [r[0] for r in rows], [j["id"] for j in jobs]))
+            for r, j in zip(rows, jobs):
+                if r[1] != j["name"] or r[2] != j["device_type"]:
+                    raise Failed("row of job %s shows %s" % (j["id"], r))
+            if not jobs:
+                raise Failed("/jobs%s: no job to show" % query)
+            if not query:
+                self.shot("jobs")
+        board = self.a.chart_board
+        _, jobs = api(self.base, "/jobs?device=%s&limit=20" % board, self.tokens["admin"])
+        self.open("/boards/" + board)
+        rows = wait("the board's recent jobs", lambda: self.rows_of("board-jobs"))
+        if [r[0] for r in rows] != [str(j["id"]) for j in jobs] or not rows:
+            raise Failed("board %s lists jobs %s, the API %s" % (board, [r[0] for r in rows],
+                                                                 [j["id"] for j in jobs]))
+
+    def queue_waiting(self):
+        """The queue counts the waiting reservation and lists it with what waits."""
+        _, res = api(self.base, "/reservations", self.tokens["admin"])
+        waiting = [r for r in res if r["state"] == "waiting"]
+        if not waiting:
+            raise Failed("no waiting reservation to show: %s" % res)
+        self.open("/")
+        wait("the queue", lambda: self.d.find_element(By.CSS_SELECTOR, "#queue tr[data-type]"))
+        cell = lambda: self.js("const c = document.querySelector('#queue tr[data-type=\"sim-uboot\"]"
+                               " td.reservations'); return c ? c.textContent : null;")
+        wait("the queue to count the reservation", lambda: cell() == str(len(waiting)), 15)
+        _, boards = api(self.base, "/devices", self.tokens["admin"])
+        types = set(b["type"] for b in boards)
+        shown = set(self.js("return [...document.querySelectorAll('#queue tr[data-type]')]"
+                            ".map((tr) => tr.dataset.type);"))
+        if not shown <= types:
+            raise Failed("the queue lists device types without boards: %s" % (shown - types))
+        row = wait("the reservation among what waits", lambda: self.js(
+            "const r = document.querySelector('#waiting tr[data-reservation=\"' + arguments[0]"
+            " + '\"]'); return r ? r.textContent : null;", waiting[0]["id"]), 15)
+        if waiting[0]["holder"] not in row or "board sim-04" not in row:
+            raise Failed("the waiting reservation's row says '%s'" % row)
+        self.js("document.getElementById('queue').scrollIntoView()")
+        self.shot("queue")
+        self.open("/reservations")
+        wait("the reservations page", lambda: self.js(
+            "const r = document.querySelector('#reservations tr[data-state=\"waiting\"] td.position');"
+            " return r && r.textContent === '1';"), 15)
+        self.shot("reservations")
+
+    def running_card(self):
+        """A running job's card: its name, submitter, action and a growing elapsed time."""
+        with open(self.a.queued_file, "rb") as f:
+            status, job = api(self.base, "/jobs", self.tokens["admin"], "POST", f.read(),
+                              "application/yaml")
+        if status != 201:
+            raise Failed("submit: %s %s" % (status, job))
+        self.long_id = job["id"]
+        self.open("/")
+        card = lambda: self.js("""for (const c of document.querySelectorAll('#boards .board')) {
+                const a = c.querySelector('.what a');
+                if (a && a.textContent === 'job ' + arguments[0]) return {
+                    name: (c.querySelector('.job-name') || {}).textContent,
+                    by: (c.querySelector('.submitter') || {}).textContent,
+                    action: (c.querySelector('.action') || {}).textContent,
+                    elapsed: (c.querySelector('.elapsed') || {}).textContent };
+            } return null;""", self.long_id)
+        first = wait("the card to show the test action",
+                     lambda: (lambda c: c if c and c["action"] and
+                              c["action"].startswith("test-interactive") else None)(card()), 90)
+        if first["name"] != "runs until canceled" or first["by"] != " by boss":
+            raise Failed("the card says %s" % first)
+        secs = lambda c: int(c["elapsed"].split()[0]) if c and c["elapsed"].endswith(" s") else -1
+        t0 = secs(first)
+        wait("the elapsed time to grow", lambda: secs(card()) >= t0 + 2, 10)
+        self.shot("boards-running")
+
+    def failed_counts(self):
+        """A complete job with failed tests: not green, its counts and labd's lines on top."""
+        jid = self.a.failed_job
+        _, job = api(self.base, "/jobs/%s" % jid, self.tokens["admin"])
+        self.open("/jobs/%s" % jid)
+        wait("the job's health", lambda: self.text("job-health") == "complete, 3 failed", 20)
+        cls = self.js("return document.getElementById('job-health').className")
+        if "failed" not in cls or "complete" in cls:
+            raise Failed("the health's class is '%s'" % cls)
+        if self.text("job-results") != "1 passed, 3 failed, 0 skipped":
+            raise Failed("the counts say '%s'" % self.text("job-results"))
+        wait("the log with labd's lines", lambda: self.d.find_element(By.CSS_SELECTOR,
+                                                                       "#log[data-complete]"), 20)
+        labd = self.js("return [...document.querySelectorAll('#log .line.labd')]"
+                       ".map((e) => e.textContent);")
+        if not any("action 1 of" in t for t in labd) or not any("job complete" in t for t in labd):
+            raise Failed("labd's lines on the page: %s" % labd[:10])
+        legend = self.js("return [...document.querySelectorAll('#timeline-legend .phase')]"
+                         ".map((e) => [e.textContent, e.scrollWidth <= e.clientWidth + 1,"
+                         " e.getBoundingClientRect().right <= window.innerWidth]);")
+        names = [p["phase"] for p in job["phases"]]
+        if len(legend) != len(names) or not names:
+            raise Failed("the legend has %s for phases %s" % (legend, names))
+        for (text, whole, inside), name in zip(legend, names):
+            if not text.startswith(name) or not whole or not inside:
+                raise Failed("phase '%s' shown as '%s' (whole %s, on the page %s)" %
+                             (name, text, whole, inside))
+        self.shot("job-failed")
+
     def running_log(self):
         with open(self.a.job_file, "rb") as f:
             status, job = api(self.base, "/jobs", self.tokens["admin"], "POST", f.read(),
@@ -214,13 +336,20 @@ class Session:
             return n;""", canvas)
         if inked < 1000:
             raise Failed("the chart's canvas is blank (%d pixels drawn)" % inked)
+        labels = self.js("return window.labdChart.data.labels")
+        marked = [l for l in labels if l.startswith("#%s " % self.a.failed_job)]
+        if not marked or "✗" not in marked[0]:
+            raise Failed("the failed job %s is not marked on the chart: %s" %
+                         (self.a.failed_job, labels))
         self.shot("board")
 
     def roles_cancel(self):
-        with open(self.a.queued_file, "rb") as f:
-            _, job = api(self.base, "/jobs", self.tokens["admin"], "POST", f.read(),
-                         "application/yaml")
-        jid = job["id"]
+        jid = getattr(self, "long_id", None)
+        if not jid:
+            with open(self.a.queued_file, "rb") as f:
+                _, job = api(self.base, "/jobs", self.tokens["admin"], "POST", f.read(),
+                             "application/yaml")
+            jid = job["id"]
         self.login("reader")
         self.open("/jobs/%d" % jid)
         wait("the job page", lambda: self.d.find_element(By.ID, "job-state"))
@@ -269,14 +398,19 @@ def main():
     p.add_argument("--boards", type=int, required=True)
     p.add_argument("--chart-board", required=True)
     p.add_argument("--console-board", required=True)
+    p.add_argument("--failed-job", required=True)
     p.add_argument("--tokens", required=True)
     a = p.parse_args()
     os.makedirs(a.shots, exist_ok=True)
     s = Session(a)
     try:
         s.check("board grid", s.board_grid)
-        s.check("running log", s.running_log)
+        s.check("job list", s.job_list)
+        s.check("queue waiting", s.queue_waiting)
+        s.check("failed counts", s.failed_counts)
         s.check("board chart", s.board_chart)
+        s.check("running card", s.running_card)
+        s.check("running log", s.running_log)
         s.check("roles cancel", s.roles_cancel)
         s.check("console", s.console)
     finally:

@@ -98,6 +98,7 @@ static uint64_t stage_timeout(struct run *r, struct state *st, const char *stage
 			      uint64_t timeout)
 {
 	uint64_t now = run_now(r), limit;
+	char key[96];
 
 	if (!st->stage || strcmp(st->stage, stage)) {
 		st->stage = stage;
@@ -108,6 +109,10 @@ static uint64_t stage_timeout(struct run *r, struct state *st, const char *stage
 		return timeout;
 	if (!timeout)
 		timeout = job_connection_timeout(run_job(r), stage);
+	if (st->stage_end <= now || st->stage_end - now < timeout) {
+		snprintf(key, sizeof(key), "timeouts.actions.%s", stage);
+		run_expect_limit(r, key, job_stage_timeout(run_job(r), run_action(r), stage, 0));
+	}
 	return st->stage_end <= now ? 1 : st->stage_end - now < timeout ? st->stage_end - now
 									: timeout;
 }
@@ -273,6 +278,7 @@ static void wait_final(struct run *r, struct state *st)
 		return;
 	}
 	run_phase(r, "bootloader-final");
+	boot_login_stage(r);
 	st->step = STEP_KERNEL;
 	expect(r, st, "kernel-start", boot_login_kernel_message(r, st->boot), false, 0);
 }
@@ -500,6 +506,7 @@ static void on_want(struct run *r, struct state *st)
 		break;
 	case STEP_FINAL:
 		run_phase(r, "bootloader-final");
+		boot_login_stage(r);
 		st->step = STEP_KERNEL;
 		expect(r, st, "kernel-start", boot_login_kernel_message(r, st->boot), false, 0);
 		break;
@@ -515,18 +522,19 @@ static void on_want(struct run *r, struct state *st)
 static void on_timeout(struct run *r, struct state *st)
 {
 	if (st->stage_end && run_now(r) >= st->stage_end) {
-		run_fail(r, ERROR_INFRASTRUCTURE, "%s: the job's %s timeout ran out%s%s%s", name(st),
-			 st->stage, st->next ? " after '" : "", last_command(st),
-			 st->next ? "'" : "");
+		run_fail_timeout(r, ERROR_INFRASTRUCTURE, "%s: the job's %s timeout ran out%s%s%s",
+				 name(st), st->stage, st->next ? " after '" : "", last_command(st),
+				 st->next ? "'" : "");
 		return;
 	}
 	switch (st->step) {
 	case STEP_INTERRUPT:
-		run_fail(r, ERROR_INFRASTRUCTURE, "timed out waiting for the %s %s", name(st),
-			 st->c.dialect->interrupt_what);
+		run_fail_timeout(r, ERROR_INFRASTRUCTURE, "timed out waiting for the %s %s",
+				 name(st), st->c.dialect->interrupt_what);
 		break;
 	case STEP_PROMPT:
-		run_fail(r, ERROR_INFRASTRUCTURE, "timed out waiting for the %s prompt", name(st));
+		run_fail_timeout(r, ERROR_INFRASTRUCTURE, "timed out waiting for the %s prompt",
+				 name(st));
 		break;
 	case STEP_ECHO:
 		run_log(r, "warning", "%s: no echo of '%s' seen: waiting for the prompt", name(st),
@@ -543,15 +551,15 @@ static void on_timeout(struct run *r, struct state *st)
 		} else if (st->moves) {
 			menu_not_found(r, st);
 		} else
-			run_fail(r, ERROR_INFRASTRUCTURE, "timed out waiting for the %s menu",
-				 name(st));
+			run_fail_timeout(r, ERROR_INFRASTRUCTURE, "timed out waiting for the %s menu",
+					 name(st));
 		break;
 	case STEP_KERNEL:
-		run_fail(r, ERROR_JOB, "timed out waiting for the kernel to start");
+		run_fail_timeout(r, ERROR_JOB, "timed out waiting for the kernel to start");
 		break;
 	default:
-		run_fail(r, ERROR_INFRASTRUCTURE, "timed out waiting for %s after '%s'", name(st),
-			 last_command(st));
+		run_fail_timeout(r, ERROR_INFRASTRUCTURE, "timed out waiting for %s after '%s'",
+				 name(st), last_command(st));
 		break;
 	}
 }

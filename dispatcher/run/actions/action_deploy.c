@@ -14,6 +14,11 @@
  * `unzip -p` for a zip, its one file), their output bounded by
  * max_artifact_size too, and staged without the suffix.
  *
+ * A root image with apply-overlay (ext2/3/4) gets an archive of the job's
+ * test overlay and the deploy's modules (at their `path`) written into it by
+ * a child (overlay/imagefs.h), the image copied first when it is the cache's
+ * file: the cached download stays as it was.
+ *
  * Then the ramdisk (or initrd) gets a second archive appended: the job's
  * test overlay when it travels in the ramdisk, and the deploy's kernel
  * modules (`install_overlay` / `install_modules: false` keep them out); or,
@@ -50,6 +55,7 @@
 #include "job/job.h"
 #include "run/action.h"
 #include "run/deploy_cache.h"
+#include "overlay/imagefs.h"
 #include "overlay/overlay_build.h"
 #include "overlay/ramdisk.h"
 #include "run/actions/deploy_nfsroot.h"
@@ -84,6 +90,8 @@ struct download {
 
 enum deploy_phase {
 	PHASE_DOWNLOAD,		/* artifacts being fetched and staged, the NFS root unpacked */
+	PHASE_IMAGE_TAR,	/* the archive for the root image (tests, modules) being built */
+	PHASE_IMAGE_WRITE,	/* ... being written into the job's copy of the image */
 	PHASE_NFSROOT,		/* modules, overlays and tests being unpacked into the root */
 	PHASE_RAMDISK,		/* the archive for the ramdisk (tests, modules) being built */
 	PHASE_OVERLAY,		/* the tests' overlay for transfer_overlay or typing */
@@ -98,6 +106,9 @@ struct deploy_state {
 	enum deploy_phase phase;
 	struct download *ramdisk;	/* the staged ramdisk (or initrd), or NULL */
 	char *appendix;		/* the archive appended to it */
+	struct download *image;	/* the root image with apply-overlay, or NULL */
+	char *image_tar;	/* the archive written into it */
+	struct imagefs_write *imagefs;
 	struct deploy_nfsroot *nfsroot;	/* the NFS root, or NULL */
 	struct run *run;
 	enum error_type fail_type;	/* of a failed download phase (the root's content: job) */
@@ -754,6 +765,73 @@ static void append_to_ramdisk(struct run *r, struct deploy_state *st)
 	build_overlay(r, st);
 }
 
+/* ---- apply-overlay: the tests and the modules into the job's copy of a root image ---- */
+
+static void on_image_written(struct imagefs_write *w, int err, const char *msg, uint64_t files,
+			     uint64_t bytes, void *userdata)
+{
+	struct deploy_state *st = userdata;
+	struct run *r = st->image->run;
+	char why[DEPLOY_MSG_MAX];
+
+	st->imagefs = imagefs_write_free(st->imagefs);
+	unlink(st->image_tar);
+	if (err) {
+		snprintf(why, sizeof(why), "cannot write the overlay into '%s': %s",
+			 st->image->path, msg);
+		run_async_done(r, err, why);
+		return;
+	}
+	run_log(r, "info", "overlay written into %s: %llu files, %llu bytes", st->image->path,
+		(unsigned long long)files, (unsigned long long)bytes);
+	run_async_done(r, 0, NULL);
+}
+
+/* The archive is built: into the image, copied first when the cache shares its file. */
+static void write_image(struct run *r, struct deploy_state *st)
+{
+	struct stat sb;
+	int flags = stat(st->image->path, &sb) == 0 && sb.st_nlink > 1 ? IMAGEFS_COPY : 0;
+	int err;
+
+	st->phase = PHASE_IMAGE_WRITE;
+	err = imagefs_write_start(run_loop(r), st->image->path, st->image_tar, "", flags,
+				  on_image_written, st, &st->imagefs);
+	if (err < 0)
+		run_fail(r, ERROR_INFRASTRUCTURE, "cannot start writing into '%s': %s",
+			 st->image->path, strerror(-err));
+}
+
+/* A root image with apply-overlay gets the tests (when the plan says so) and the modules. */
+static bool build_image(struct run *r, struct deploy_state *st)
+{
+	const struct overlay_plan *p = run_overlay_plan(r);
+	struct download *mods = find_download(st, "modules", NULL);
+	char *imports[] = { mods ? mods->path : NULL, NULL };
+	bool tests = p->delivery == OVERLAY_DELIVERY_IMAGE && p->deploy == run_action_index(r);
+	int err;
+
+	for (size_t i = 0; i < st->n && !st->image; i++)
+		if (st->dl[i].art->apply_overlay)
+			st->image = &st->dl[i];
+	if (!st->image || (!tests && !mods))
+		return false;
+	st->phase = PHASE_IMAGE_TAR;
+	if (asprintf(&st->image_tar, "%s/image-overlay.tar.gz", run_dir(r)) < 0) {
+		st->image_tar = NULL;
+		run_fail(r, ERROR_BUG, "out of memory");
+		return true;
+	}
+	err = run_overlay_build_at(r, st->image_tar, OVERLAY_TAR_GZ, tests, imports,
+				   mods ? mods->art->path : NULL);
+	if (err < 0)
+		run_fail(r, ERROR_INFRASTRUCTURE, "cannot build the root image's overlay: %s",
+			 strerror(-err));
+	return true;
+}
+
+/* ---- the NFS root ---- */
+
 /*
  * Into the NFS root, after the downloads: the modules (unless `install_modules:
  * false` on the nfsrootfs), the root's overlays, and the test overlay when
@@ -795,17 +873,32 @@ static void deploy_event(struct run *r, void *state, const struct run_event *ev)
 	}
 	if (ev->err) {
 		run_fail(r, st->phase == PHASE_DOWNLOAD ? st->fail_type :
-			 run_overlay_error_type(r), "%s", ev->msg);
+			 st->phase == PHASE_IMAGE_WRITE ? ERROR_JOB : run_overlay_error_type(r),
+			 "%s", ev->msg);
 		return;
 	}
-	if (st->phase == PHASE_DOWNLOAD && st->nfsroot)
-		fill_nfsroot(r, st);
-	else if (st->phase == PHASE_DOWNLOAD)
+	switch (st->phase) {
+	case PHASE_DOWNLOAD:
+		if (st->nfsroot)
+			fill_nfsroot(r, st);
+		else if (!build_image(r, st))
+			build_appendix(r, st);
+		break;
+	case PHASE_IMAGE_TAR:
+		write_image(r, st);
+		break;
+	case PHASE_IMAGE_WRITE:
 		build_appendix(r, st);
-	else if (st->phase == PHASE_RAMDISK)
+		break;
+	case PHASE_RAMDISK:
 		append_to_ramdisk(r, st);
-	else
+		break;
+	case PHASE_OVERLAY:
 		run_done(r);
+		break;
+	case PHASE_NFSROOT:	/* deploy_nfsroot_event() above */
+		break;
+	}
 }
 
 static void deploy_stop(struct run *r, void *state)
@@ -837,6 +930,10 @@ static void deploy_stop(struct run *r, void *state)
 	if (st->appendix)
 		unlink(st->appendix);
 	free(st->appendix);
+	imagefs_write_free(st->imagefs);
+	if (st->image_tar)
+		unlink(st->image_tar);
+	free(st->image_tar);
 }
 
 const struct action_ops action_deploy_ops = {

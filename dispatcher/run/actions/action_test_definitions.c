@@ -217,7 +217,10 @@ static void on_signal(const struct lava_signal *sig, void *ud)
 
 	switch (sig->kind) {
 	case LAVA_SIGNAL_STARTRUN:
-		st->started = st->started || !strcmp(sig->name, current(st)->suite);
+		if (!st->started && !strcmp(sig->name, current(st)->suite)) {
+			st->started = true;
+			run_stage(r, current(st)->suite, "started");
+		}
 		break;
 	case LAVA_SIGNAL_ENDRUN:
 		st->ended = st->ended || (!strcmp(sig->name, current(st)->suite) && sig->uuid &&
@@ -372,6 +375,7 @@ static void run_script(struct run *r, struct defs_state *st)
 	left = st->deadline > now ? st->deadline - now : 1;
 	run_expect_clear(r);	/* nothing to match: the lines bring ENDRUN */
 	wait = left > 2 * TESTDEFS_MARGIN ? left - TESTDEFS_MARGIN : left;
+	run_expect_limit_action(r);	/* the definitions run until the action's end */
 	run_expect(r, "test-definitions", wait);
 }
 
@@ -497,6 +501,7 @@ static void on_line(struct run *r, const char *line, size_t len, int64_t lineno,
 	record_missing(r, st);
 	run_log(r, "info", "test definition '%s' finished: %zu test cases", td->suite,
 		strv_length(st->seen));
+	run_stage(r, td->suite, "finished");
 	st->cur++;
 	expect_prompt(r, st, WAIT_DONE_PROMPT);
 }
@@ -649,10 +654,10 @@ static int start_overlay(struct run *r, struct defs_state *st)
 		return 0;
 	}
 	if (run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_RAMDISK ||
+	    run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_IMAGE ||
 	    run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_NFSROOT) {
 		run_fail(r, ERROR_BUG, "the %s's overlay was not built",
-			 run_overlay_plan(r)->delivery == OVERLAY_DELIVERY_RAMDISK ? "ramdisk" :
-			 "NFS root");
+			 overlay_delivery_name(run_overlay_plan(r)->delivery));
 		return 0;
 	}
 	if (asprintf(&path, "%s/overlay.tar.gz", run_dir(r)) < 0)
@@ -713,13 +718,13 @@ static void defs_event(struct run *r, void *state, const struct run_event *ev)
 
 	if (ev->kind == RUN_EVENT_TIMEOUT && st->wait == WAIT_RUN) {
 		record_missing(r, st);
-		run_fail(r, ERROR_TEST, "test definition '%s' did not finish in time; last output: '%s'",
-			 current(st)->suite, st->last_line);
+		run_fail_timeout(r, ERROR_TEST, "test definition '%s' did not finish in time",
+				 current(st)->suite);
 		return;
 	}
 	if (ev->kind == RUN_EVENT_TIMEOUT) {
-		run_fail(r, ERROR_TEST, "test definitions: no shell prompt after '%.200s'",
-			 st->cmd ? st->cmds[st->cmd - 1] : "the script");
+		run_fail_timeout(r, ERROR_TEST, "test definitions: no shell prompt after '%.200s'",
+				 st->cmd ? st->cmds[st->cmd - 1] : "the script");
 		return;
 	}
 	if (ev->kind == RUN_EVENT_DONE && st->wait == WAIT_BUILD) {

@@ -225,9 +225,11 @@ static void interactive_event(struct run *r, void *state, const struct run_event
 
 	if (ev->kind == RUN_EVENT_TIMEOUT) {
 		record(r, st, "fail");
-		run_fail(r, ERROR_TEST, "interactive test '%s': timed out waiting for %s%s%s",
-			 block_of(r, st)->name, st->wait == WAIT_PROMPT ? "a prompt" : "an answer",
-			 s->command ? " to " : "", s->command ? s->command : "");
+		run_fail_timeout(r, ERROR_TEST, "interactive test '%s': timed out waiting for %s%s%s%s",
+				 block_of(r, st)->name,
+				 st->wait == WAIT_PROMPT ? "a prompt" : "an answer",
+				 s->command ? " to '" : "", s->command ? s->command : "",
+				 s->command ? "'" : "");
 		return;
 	}
 	if (ev->kind != RUN_EVENT_MATCH)

@@ -7,7 +7,7 @@
  * For each monitor: wait for its start pattern, then record a result for
  * every match of its pattern (named groups test_case_id and result, and
  * optionally measurement and units; the fixupdict maps raw result strings)
- * until the end pattern.
+ * until the end pattern.  A result is read once its console line is complete.
  */
 #include <stdio.h>
 #include <strings.h>
@@ -37,9 +37,15 @@ static const struct job_monitor *monitor_of(struct run *r, struct monitors_state
 	return st->monitor < t->n_monitors ? &t->monitors[st->monitor] : NULL;
 }
 
+/*
+ * The result pattern matches once its line is complete: a console line can
+ * arrive in pieces ("PASS - t", then "est_task_sum\n"), and "(?P<test_case_id>\w+)"
+ * must not take the first piece for the name.
+ */
 static void wait_next(struct run *r, struct monitors_state *st)
 {
 	const struct job_monitor *m = monitor_of(r, st);
+	char *whole;
 
 	if (!m) {
 		run_done(r);
@@ -48,9 +54,10 @@ static void wait_next(struct run *r, struct monitors_state *st)
 	run_expect_clear(r);
 	if (!st->started) {
 		run_expect_add(r, m->start, ID_START);
-	} else {
-		run_expect_add(r, m->pattern, ID_RESULT);
+	} else if (asprintf(&whole, "(?:%s)(?=[^\n]*\n)", m->pattern) >= 0) {
+		run_expect_add(r, whole, ID_RESULT);
 		run_expect_add(r, m->end, ID_END);
+		free(whole);
 	}
 	run_expect(r, "test-monitor", 0);
 }
@@ -119,8 +126,8 @@ static void monitors_event(struct run *r, void *state, const struct run_event *e
 	const struct job_monitor *m = monitor_of(r, st);
 
 	if (ev->kind == RUN_EVENT_TIMEOUT) {
-		run_fail(r, ERROR_TEST, "monitor '%s': timed out waiting for '%s'", m->name,
-			 st->started ? m->end : m->start);
+		run_fail_timeout(r, ERROR_TEST, "monitor '%s': timed out waiting for '%s'", m->name,
+				 st->started ? m->end : m->start);
 		return;
 	}
 	if (ev->kind != RUN_EVENT_MATCH)
