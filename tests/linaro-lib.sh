@@ -16,6 +16,10 @@
 # Written for labd from what those files do, not copied: the same paths,
 # parameters, options and output formats, so that the jobs' steps run as
 # they are.
+#   automated/linux/ltp/ltp.yaml, ltp.sh: the real definition's parameters and
+#     steps; the stand-in runs no LTP: for each name of TST_CMDFILES (timers
+#     when empty) it checks a few things of the shell and the parameters and
+#     writes "<case> pass|fail" lines to output/result.txt, as the real one does
 #   automated/linux/kselftest/kselftest.yaml, kselftest.sh: downloads
 #     TESTPROG_URL (wget) into KSELFTEST_PATH, runs run_kselftest.sh for the
 #     collections of TST_CMDFILES (or the test TST_CASENAME), writes each TAP
@@ -33,10 +37,11 @@
 
 linaro_testdefs() {
 	local d=$1
-	mkdir -p "$d/automated/linux/kselftest" "$d/automated/linux/signaltest" \
-		 "$d/automated/utils" "$d/automated/lib"
+	mkdir -p "$d/automated/linux/ltp" "$d/automated/linux/kselftest" \
+		 "$d/automated/linux/signaltest" "$d/automated/utils" "$d/automated/lib"
 	git_init "$d"
 	_linaro_lib "$d"
+	_linaro_ltp "$d/automated/linux/ltp"
 	_linaro_kselftest "$d/automated/linux/kselftest"
 	_linaro_signaltest "$d/automated/linux/signaltest"
 	chmod +x "$d"/automated/linux/*/*.sh "$d/automated/utils/send-to-lava.sh"
@@ -70,6 +75,47 @@ while read -r name result m u; do
 		echo "<TEST_CASE_ID=$name RESULT=$result${m:+ MEASUREMENT=$m}${u:+ UNITS=$u}>"
 	fi
 done <"$f"
+SH
+}
+
+_linaro_ltp() {
+	cat >"$1/ltp.yaml" <<'YAML'
+metadata:
+  format: Lava-Test Test Definition 1.0
+  name: ltp
+  description: "Stand-in for test-definitions' LTP: the same path, parameters and steps"
+params:
+  TST_CMDFILES: ""
+  SKIP_INSTALL: "false"
+  SKIPFILE: ""
+  BOARD: ""
+  BRANCH: ""
+  ENVIRONMENT: ""
+  TIMEOUT_MULTIPLIER: "3"
+  LTP_TMPDIR: "/ltp-tmp"
+  SHARD_NUMBER: "1"
+  SHARD_INDEX: "1"
+run:
+  steps:
+    - cd ./automated/linux/ltp/
+    - ./ltp.sh -T "${TST_CMDFILES}" -s "${SKIP_INSTALL}" -S "${SKIPFILE}" -b "${BOARD}" -d "${LTP_TMPDIR}" -c "${SHARD_NUMBER}" -n "${SHARD_INDEX}"
+    - ../../utils/send-to-lava.sh ./output/result.txt
+YAML
+	cat >"$1/ltp.sh" <<'SH'
+#!/bin/sh
+# Stand-in: no LTP, a few checks per command file, results as LTP's runner writes them.
+while getopts "T:s:S:b:d:c:n:" o; do
+	case $o in T) FILES=$OPTARG ;; d) TMPDIR_LTP=$OPTARG ;; n) INDEX=$OPTARG ;; *) ;; esac
+done
+mkdir -p output
+: >output/result.txt
+check() { if eval "$2" >/dev/null 2>&1; then echo "$1 pass"; else echo "$1 fail"; fi >>output/result.txt; }
+for f in ${FILES:-timers}; do
+	check "${f}_shell" "[ \$((6 * 7)) -eq 42 ]"
+	check "${f}_tmpdir" "mkdir -p ${TMPDIR_LTP:-/tmp}/ltp-$$ && rmdir ${TMPDIR_LTP:-/tmp}/ltp-$$"
+	check "${f}_shard" "[ '${INDEX:-1}' = 1 ]"
+done
+echo "uptime pass $(cut -d' ' -f1 /proc/uptime) s" >>output/result.txt
 SH
 }
 

@@ -18,16 +18,11 @@ qemu_open 'CI jobs on QEMU boards' x86_64 arm64
 SECRET=labd-s3cr3t-$$-$RANDOM
 git_repo "$TMP/git/test-definitions"
 git_daemon "$TMP/git"
-CB_TOKEN=cb-token-$$-$RANDOM
+callback_recorder
 cat >>"$LAB/labd.conf" <<CONF
 git_allow = [ "$GIT_URL" ];
 notify = { tokens = { kernelci-callback = "$CB_TOKEN"; }; retry_max_ms = 3000; };
 CONF
-CB_PORT=$(free_port)
-$PY "$TOP/tests/helper/recorder.py" --port "$CB_PORT" --out "$TMP/callbacks.jsonl" \
-	>"$TMP/recorder.log" 2>&1 &
-at_exit "kill $!"
-wait_for "curl -s http://127.0.0.1:$CB_PORT/ -o /dev/null" 10
 labd_start
 at_exit labd_stop
 

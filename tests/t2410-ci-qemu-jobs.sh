@@ -20,7 +20,7 @@
 # loopback: Debian's cloud kernel for both kernels, busybox images for
 # KernelCI's buildroot ramdisk and LKFT's OpenEmbedded ext4 root and its
 # modules (tests/qemu/ci-images.sh); test-definitions is a git repository
-# with the same path layout (tests/ci/lib.sh ltp_repo) on `git daemon`; the
+# with the same path layout (tests/linaro-lib.sh) on `git daemon`; the
 # callback goes to a recorder.  The LKFT type gives QEMU a small initramfs of
 # its own (disk-initrd): Debian's kernel needs its IDE disk modules, LKFT's
 # has them built in.
@@ -28,6 +28,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/qemu/lib.sh"
 . "$TOP/tests/ci/lib.sh"
+. "$TOP/tests/linaro-lib.sh"
 
 REAL=${JOBS_REAL:-$TOP/../shared/jobs-real}
 [ -n "${JOBS_REAL:-}" ] || [ -d "$REAL" ] || REAL=$TOP/../../shared/jobs-real
@@ -56,15 +57,10 @@ ART_URL=http://127.0.0.1:$ART_PORT
 $PY -m http.server "$ART_PORT" --bind 127.0.0.1 --directory "$ART" >"$TMP/artifacts.log" 2>&1 &
 at_exit "kill $!"
 wait_for "curl -sf $ART_URL/dtb -o /dev/null" 10
-ltp_repo "$TMP/git/test-definitions.git"
+linaro_testdefs "$TMP/git/test-definitions.git"
 git_daemon "$TMP/git"
 
-CB_TOKEN=cb-token-$$-$RANDOM
-CB_PORT=$(free_port)
-$PY "$TOP/tests/helper/recorder.py" --port "$CB_PORT" --out "$TMP/callbacks.jsonl" \
-	>"$TMP/recorder.log" 2>&1 &
-at_exit "kill $!"
-wait_for "curl -s http://127.0.0.1:$CB_PORT/ -o /dev/null" 10
+callback_recorder
 
 mkdir -p "$LAB/devices"
 cat >"$LAB/labd.conf" <<CONF

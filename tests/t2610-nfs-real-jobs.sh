@@ -75,12 +75,7 @@ ln -s linaro "$TMP/git/Linaro"
 git_daemon "$TMP/git"
 linaro_git_mirror https://github.com/linaro/test-definitions.git \
 		  https://github.com/Linaro/test-definitions.git
-CB_TOKEN=cb-token-$$-$RANDOM
-CB_PORT=$(free_port)
-$PY "$TOP/tests/helper/recorder.py" --port "$CB_PORT" --out "$TMP/callbacks.jsonl" \
-	>"$TMP/recorder.log" 2>&1 &
-at_exit "kill $!"
-wait_for "curl -s http://127.0.0.1:$CB_PORT/ -o /dev/null" 10
+callback_recorder
 cat >>"$LAB/labd.conf" <<CONF
 git_allow = [ "https://github.com/linaro/", "https://github.com/Linaro/" ];
 notify = { tokens = { kernelci-callback = "$CB_TOKEN"; }; retry_max_ms = 3000; };

@@ -6,6 +6,7 @@
 #   git_repo DIR             a repository shaped like Linaro's test-definitions
 #   git_daemon DIR           `git daemon` on loopback serving DIR; sets GIT_URL
 #                            (git://127.0.0.1:PORT/) and GIT_DAEMON_PID
+#   callback_recorder        a receiver of notify callbacks; sets CB_PORT, CB_TOKEN
 
 # git_init DIR: an empty repository at DIR (made if missing), branch master,
 # with a committer.
@@ -74,70 +75,14 @@ git_daemon() {
 	wait_for "git ls-remote $GIT_URL$(ls "$1" | head -1) >/dev/null" 10
 }
 
-# ltp_repo DIR: a stand-in for Linaro's test-definitions as KernelCI's and LKFT's
-# LTP jobs use it: automated/linux/ltp/ltp.yaml with the real definition's
-# parameters and steps (cd into its directory, ./ltp.sh with the options, then
-# ../../utils/send-to-lava.sh ./output/result.txt).  The stand-in ltp.sh runs
-# no LTP: for each name of TST_CMDFILES (timers when empty) it checks a few
-# things of the shell and the parameters and writes "<case> pass|fail" lines
-# to output/result.txt, as the real one does; send-to-lava.sh turns each line
-# into lava-test-case, as the real one does.  Branch master.
-ltp_repo() {
-	local d=$1
-	mkdir -p "$d/automated/linux/ltp" "$d/automated/utils"
-	git -C "$d" init -q -b master
-	git -C "$d" config user.email ci@labd.test
-	git -C "$d" config user.name ci
-	cat >"$d/automated/linux/ltp/ltp.yaml" <<'YAML'
-metadata:
-  format: Lava-Test Test Definition 1.0
-  name: ltp
-  description: "Stand-in for test-definitions' LTP: the same path, parameters and steps"
-params:
-  TST_CMDFILES: ""
-  SKIP_INSTALL: "false"
-  SKIPFILE: ""
-  BOARD: ""
-  BRANCH: ""
-  ENVIRONMENT: ""
-  TIMEOUT_MULTIPLIER: "3"
-  LTP_TMPDIR: "/ltp-tmp"
-  SHARD_NUMBER: "1"
-  SHARD_INDEX: "1"
-run:
-  steps:
-    - cd ./automated/linux/ltp/
-    - ./ltp.sh -T "${TST_CMDFILES}" -s "${SKIP_INSTALL}" -S "${SKIPFILE}" -b "${BOARD}" -d "${LTP_TMPDIR}" -c "${SHARD_NUMBER}" -n "${SHARD_INDEX}"
-    - ../../utils/send-to-lava.sh ./output/result.txt
-YAML
-	cat >"$d/automated/linux/ltp/ltp.sh" <<'SH'
-#!/bin/sh
-# Stand-in: no LTP, a few checks per command file, results as LTP's runner writes them.
-while getopts "T:s:S:b:d:c:n:" o; do
-	case $o in T) FILES=$OPTARG ;; d) TMPDIR_LTP=$OPTARG ;; n) INDEX=$OPTARG ;; *) ;; esac
-done
-mkdir -p output
-: >output/result.txt
-check() { if eval "$2" >/dev/null 2>&1; then echo "$1 pass"; else echo "$1 fail"; fi >>output/result.txt; }
-for f in ${FILES:-timers}; do
-	check "${f}_shell" "[ \$((6 * 7)) -eq 42 ]"
-	check "${f}_tmpdir" "mkdir -p ${TMPDIR_LTP:-/tmp}/ltp-$$ && rmdir ${TMPDIR_LTP:-/tmp}/ltp-$$"
-	check "${f}_shard" "[ '${INDEX:-1}' = 1 ]"
-done
-echo "uptime pass $(cut -d' ' -f1 /proc/uptime) s" >>output/result.txt
-SH
-	cat >"$d/automated/utils/send-to-lava.sh" <<'SH'
-#!/bin/sh
-# Each "<case> <result> [<measurement> <units>]" line of $1 as a LAVA test case.
-while read -r name result measurement units; do
-	if [ -n "$measurement" ]; then
-		lava-test-case "$name" --result "$result" --measurement "$measurement" --units "$units"
-	else
-		lava-test-case "$name" --result "$result"
-	fi
-done <"$1"
-SH
-	chmod +x "$d/automated/linux/ltp/ltp.sh" "$d/automated/utils/send-to-lava.sh"
-	git -C "$d" add -A
-	git -C "$d" commit -q -m "ltp stand-in"
+# callback_recorder: a receiver of notify callbacks (tests/helper/recorder.py)
+# on a free port, CB_PORT, recording each request in $TMP/callbacks.jsonl;
+# CB_TOKEN is the token for labd.conf's notify tokens.
+callback_recorder() {
+	CB_TOKEN=cb-token-$$-$RANDOM
+	CB_PORT=$(free_port)
+	$PY "$TOP/tests/helper/recorder.py" --port "$CB_PORT" --out "$TMP/callbacks.jsonl" \
+		>"$TMP/recorder.log" 2>&1 &
+	at_exit "kill $!"
+	wait_for "curl -s http://127.0.0.1:$CB_PORT/ -o /dev/null" 10
 }
